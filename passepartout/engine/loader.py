@@ -1,0 +1,236 @@
+"""Loading skills: one path for the skills that ship and the person's own.
+
+Each skill file runs in its own module, ``passepartout.skills.<name>``, after the
+vetting scan; it exports only the names that start with ``<name>_``.  Loading has a
+timeout; a skill's failure is recorded in the catalog and the others load.  Hot reload
+builds the new version beside the old one and swaps only when it loaded cleanly.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import enum
+import logging
+import sys
+import threading
+import time
+import types
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import passepartout.skills as skills_package
+from passepartout.engine import discovery, literate, vetting
+from passepartout.engine.registry import Registry
+from passepartout.engine.skill import Skill, _collector
+from passepartout.errors import BootError, SkillError
+
+log = logging.getLogger(__name__)
+
+SHIPPED_SKILLS_DIR = Path(__file__).resolve().parents[2] / "skills"
+
+
+class Status(enum.StrEnum):
+    DISCOVERED = "discovered"
+    LOADING = "loading"
+    READY = "ready"
+    FAILED = "failed"
+    BLOCKED = "blocked"
+
+
+@dataclass
+class CatalogEntry:
+    """What the engine knows of one skill file."""
+
+    name: str
+    path: Path
+    status: Status = Status.DISCOVERED
+    error: str | None = None
+    mandatory: bool = False
+    load_seconds: float = 0.0
+    skills: list[str] = field(default_factory=list)
+    reloads: int = 0
+
+    def describe(self) -> str:
+        text = f"{self.name}: {self.status}"
+        return f"{text} ({self.error})" if self.error else text
+
+
+@dataclass
+class _Loaded:
+    module: types.ModuleType
+    skills: list[Skill]
+    exports: dict[str, Any]
+
+
+class SkillLoader:
+    """Discovers, orders, vets and loads skills into a :class:`Registry`."""
+
+    def __init__(
+        self,
+        registry: Registry,
+        dirs: Iterable[Path] = (SHIPPED_SKILLS_DIR,),
+        *,
+        mandatory: Iterable[str] = (),
+        timeout: float = 5.0,
+    ) -> None:
+        self.registry = registry
+        self.dirs = [Path(d) for d in dirs]
+        self.mandatory = tuple(mandatory)
+        self.timeout = timeout
+        self.catalog: dict[str, CatalogEntry] = {}
+        self._lock = threading.RLock()
+
+    def load_all(self) -> dict[str, CatalogEntry]:
+        """Load every skill in dependency order; a broken mandatory skill stops the boot."""
+        files = discovery.discover(self.dirs)
+        order, blocked = discovery.topological_order(files)
+        for entry in files:
+            self.catalog[entry.name] = CatalogEntry(
+                entry.name, entry.path, mandatory=entry.name in self.mandatory
+            )
+        for name, reason in blocked.items():
+            if name in self.catalog:
+                self._set(self.catalog[name], Status.BLOCKED, reason)
+        for entry in order:
+            self._load_into_registry(entry.path, self.catalog[entry.name])
+        self._check_mandatory()
+        return self.catalog
+
+    def _check_mandatory(self) -> None:
+        problems = []
+        for name in self.mandatory:
+            entry = self.catalog.get(name)
+            if entry is None:
+                where = ", ".join(str(d) for d in self.dirs)
+                problems.append(f"mandatory skill {name!r} was not found in {where}")
+            elif entry.status is not Status.READY:
+                problems.append(f"mandatory skill {name!r} is {entry.status}: {entry.error}")
+        if problems:
+            raise BootError("cannot start safely: " + "; ".join(problems))
+
+    def reload(self, name: str) -> CatalogEntry:
+        """Load the skill's file again; a broken new version leaves the old one serving."""
+        with self._lock:
+            entry = self.catalog.get(name)
+            if entry is None:
+                raise SkillError(f"no skill named {name!r}", skill=name)
+            entry.reloads += 1
+            previous = entry.status
+            try:
+                loaded = self._load_module(entry.path, name)
+            except SkillError as err:
+                if previous is Status.READY:
+                    entry.error = f"reload failed, previous version still serving: {err.message}"
+                else:
+                    self._set(entry, _status_for(err), err.message)
+                log.warning("skill %s: %s", name, entry.error)
+                return entry
+            self._install(entry, loaded)
+            return entry
+
+    def _load_into_registry(self, path: Path, entry: CatalogEntry) -> None:
+        self._set(entry, Status.LOADING, None)
+        started = time.perf_counter()
+        try:
+            loaded = self._load_module(path, entry.name)
+        except SkillError as err:
+            self._set(entry, _status_for(err), err.message)
+            log.error("skill %s %s: %s", entry.name, entry.status, err.message)
+            return
+        entry.load_seconds = time.perf_counter() - started
+        self._install(entry, loaded)
+
+    def _install(self, entry: CatalogEntry, loaded: _Loaded) -> None:
+        for old in entry.skills:
+            self.registry.remove(old)
+        for skill in loaded.skills:
+            skill.module = loaded.module.__name__
+            self.registry.add(skill, loaded.exports)
+        entry.skills = [s.name for s in loaded.skills]
+        sys.modules[loaded.module.__name__] = loaded.module
+        setattr(skills_package, entry.name, loaded.module)
+        self._set(entry, Status.READY, None)
+
+    def _load_module(self, path: Path, name: str) -> _Loaded:
+        source = _read_source(path, name)
+        try:
+            code = compile(source, str(path), "exec", dont_inherit=True)
+            findings = vetting.vet(source, str(path))
+        except SyntaxError as err:
+            raise SkillError(
+                f"syntax error at line {err.lineno}: {err.msg}", skill=name, stage="syntax"
+            ) from None
+        if findings:
+            raise SkillError(
+                "blocked by the vetting scan: " + "; ".join(map(str, findings)),
+                skill=name,
+                stage="vetting",
+            )
+        module = types.ModuleType(f"passepartout.skills.{name}")
+        module.__file__ = str(path)
+        collected = self._run_with_timeout(code, module, name)
+        prefix = f"{name}_"
+        exports = {k: v for k, v in vars(module).items() if k.startswith(prefix)}
+        module.__all__ = sorted(exports)  # type: ignore[attr-defined]
+        return _Loaded(module, collected, exports)
+
+    def _run_with_timeout(self, code: types.CodeType, module: types.ModuleType, name: str) -> list[Skill]:
+        collected: list[Skill] = []
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            _collector.set(collected)
+            try:
+                exec(code, module.__dict__)
+            except BaseException as err:  # anything a skill raises is its own failure
+                failure.append(err)
+
+        thread = threading.Thread(
+            target=contextvars.Context().run, args=(run,), name=f"skill-load-{name}", daemon=True
+        )
+        thread.start()
+        thread.join(self.timeout)
+        if thread.is_alive():
+            raise SkillError(
+                f"did not finish loading within {self.timeout:g} s", skill=name, stage="timeout"
+            )
+        if failure:
+            err = failure[0]
+            raise SkillError(
+                f"raised {type(err).__name__} while loading: {err}", skill=name, stage="load"
+            ) from err
+        return collected
+
+    def _set(self, entry: CatalogEntry, status: Status, error: str | None) -> None:
+        entry.status = status
+        entry.error = error
+
+    def report(self) -> list[CatalogEntry]:
+        return [self.catalog[k] for k in sorted(self.catalog)]
+
+
+def _status_for(err: SkillError) -> Status:
+    return Status.BLOCKED if err.fields.get("stage") == "vetting" else Status.FAILED
+
+
+def _read_source(path: Path, name: str) -> str:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise SkillError(f"cannot read {path}: {err}", skill=name, stage="read") from None
+    if path.suffix == ".org":
+        try:
+            return literate.python_code(text)
+        except ValueError as err:
+            raise SkillError(f"malformed org file: {err}", skill=name, stage="syntax") from None
+    return text
+
+
+def require(registry: Registry, name: str) -> Any:
+    """The exported names of a ready skill (for skills that depend on it)."""
+    exports = registry.exports(name)
+    if exports is None:
+        raise SkillError(f"skill {name!r} is not loaded", skill=name)
+    return exports

@@ -1,0 +1,80 @@
+"""The skill record and ``defskill``, the one call a skill makes to register itself."""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from passepartout.errors import SkillError
+from passepartout.loop.actions import Action, Prompt, Verdict
+from passepartout.signals import Signal
+
+Trigger = Callable[[Signal], bool]
+PromptBuilder = Callable[[Signal], "Prompt | str"]
+Reflex = Callable[[Signal], "list[Action] | Action | None"]
+Gate = Callable[[Action, Signal], Verdict]
+Augment = Callable[[Signal], str]
+
+
+@dataclass
+class Skill:
+    """A capability: when it applies, what it asks the model, what it forbids."""
+
+    name: str
+    priority: int = 10
+    depends_on: tuple[str, ...] = ()
+    trigger: Trigger | None = None
+    prompt: PromptBuilder | None = None
+    reflex: Reflex | None = None
+    gate: Gate | None = None
+    augment: Augment | None = None
+    tools: tuple[Any, ...] = ()
+    module: str = ""
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+# The loader sets this while a skill file runs, so ``defskill`` knows where to register.
+_collector: contextvars.ContextVar[list[Skill] | None] = contextvars.ContextVar(
+    "passepartout_skill_collector", default=None
+)
+
+
+def defskill(
+    name: str,
+    *,
+    priority: int = 10,
+    depends_on: Iterable[str] = (),
+    trigger: Trigger | None = None,
+    prompt: PromptBuilder | None = None,
+    reflex: Reflex | None = None,
+    gate: Gate | None = None,
+    augment: Augment | None = None,
+    tools: Iterable[Any] = (),
+    **extras: Any,
+) -> Skill:
+    """Declare a skill.  Called at the top level of a skill file while it loads."""
+    if not name or not isinstance(name, str):
+        raise SkillError("defskill needs a name", skill=repr(name))
+    skill = Skill(
+        name=name,
+        priority=int(priority),
+        depends_on=tuple(depends_on),
+        trigger=trigger,
+        prompt=prompt,
+        reflex=reflex,
+        gate=gate,
+        augment=augment,
+        tools=tuple(tools),
+        extras=extras,
+    )
+    collector = _collector.get()
+    if collector is None:
+        raise SkillError(
+            f"defskill({name!r}) called outside the skill loader; "
+            "put the skill in a skills directory or use Registry.add",
+            skill=name,
+        )
+    collector.append(skill)
+    return skill

@@ -1,0 +1,257 @@
+"""The loop itself: Perceive -> Reason -> Act until no feedback is left (seed 001).
+
+Recoveries (the seeds' restarts) are exceptions a skill's error handler may return:
+skip the signal, use a fallback reply, abort the cycle; an unexpected (critical) error
+rolls memory back through the hook the memory store provides.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from passepartout.engine.registry import Registry
+from passepartout.errors import GateError, PassepartoutError, PipelineError, ProtocolError
+from passepartout.loop.actions import Action, Actuator, Approver, Thought
+from passepartout.loop.gates import GatePipeline
+from passepartout.loop.perceive import perceive
+from passepartout.loop.reason import Reasoner
+from passepartout.signals import Keyword, Signal
+
+log = logging.getLogger(__name__)
+
+MAX_DEPTH = 10
+_TERMINAL_SENSORS = frozenset({"loop-error", "tool-error", "syntax-error"})
+
+
+class Recovery(Exception):
+    """Base of the recoveries an error handler can choose."""
+
+
+class SkipSignal(Recovery):
+    """Drop the current signal and go on."""
+
+
+class UseFallback(Recovery):
+    """Answer with this text instead of the model's."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+
+class AbortCycle(Recovery):
+    """End this cycle cleanly, feedback included."""
+
+
+ErrorHandler = Callable[[BaseException, Signal], Recovery | None]
+Emitter = Callable[[Signal, str, dict[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class Report:
+    """Something the person was told went wrong."""
+
+    kind: str
+    message: str
+    session_id: str | None
+
+
+def _no_model(thought: Thought) -> list[Action]:
+    raise PipelineError("no model is configured for this loop")
+
+
+def _log_emit(signal: Signal, kind: str, data: dict[str, Any]) -> None:
+    log.debug("emit %s %s: %s", signal.session_id, kind, data)
+
+
+class Loop:
+    """One agent loop: its registry, gates, actuators and recoveries."""
+
+    def __init__(
+        self,
+        registry: Registry,
+        *,
+        think: Callable[[Thought], list[Action]] | None = None,
+        emit: Emitter | None = None,
+        rollback: Callable[[], Any] | None = None,
+        gate_timeout: float = 2.0,
+    ) -> None:
+        self.registry = registry
+        self.gates = GatePipeline(registry, timeout=gate_timeout)
+        self.reasoner = Reasoner(registry, self.gates, think or _no_model)
+        self.actuators: dict[str, Actuator] = {"chat": self._reply, "system": _noop}
+        self.emit: Emitter = emit or _log_emit
+        self.rollback = rollback
+        self.error_handlers: list[ErrorHandler] = []
+        self.reports: collections.deque[Report] = collections.deque(maxlen=200)
+        self.stopping = threading.Event()
+        self._cancels: dict[str, threading.Event] = {}
+        self._cancelled_turns: set[str] = set()
+        self._lock = threading.Lock()
+        registry.on_skill_error = self._skill_error
+
+    # -- wiring ---------------------------------------------------------------
+
+    @property
+    def think(self) -> Callable[[Thought], list[Action]]:
+        return self.reasoner.think
+
+    @think.setter
+    def think(self, fn: Callable[[Thought], list[Action]]) -> None:
+        self.reasoner.think = fn
+
+    @property
+    def approver(self) -> Approver | None:
+        return self.reasoner.approver
+
+    @approver.setter
+    def approver(self, fn: Approver | None) -> None:
+        self.reasoner.approver = fn
+
+    def register_actuator(self, target: str, actuator: Actuator) -> None:
+        self.actuators[target] = actuator
+
+    # -- cancellation -----------------------------------------------------------
+
+    def cancel(self, session_id: str, turn_id: str | None = None) -> None:
+        """Cancel a turn (or the session's running turn), even one not started yet."""
+        with self._lock:
+            if turn_id is not None:
+                self._cancelled_turns.add(turn_id)
+            event = self._cancels.get(session_id)
+            if event is not None and (turn_id is None or getattr(event, "turn", None) == turn_id):
+                event.set()
+
+    def _turn_event(self, signal: Signal) -> threading.Event:
+        event = threading.Event()
+        turn = signal.meta.get("turn-id")
+        event.turn = turn  # type: ignore[attr-defined]
+        with self._lock:
+            if turn is not None and str(turn) in self._cancelled_turns:
+                event.set()
+            if signal.session_id is not None:
+                self._cancels[signal.session_id] = event
+        return event
+
+    # -- the loop ---------------------------------------------------------------
+
+    def process(self, raw: Any) -> list[Action]:
+        """Run one stimulus to the end.  Returns the actions that were carried out."""
+        try:
+            signal = perceive(raw)
+        except ProtocolError as err:
+            log.warning("dropped malformed input: %s", err.message)
+            self.reports.append(Report(err.kind, err.message, None))
+            return []
+        cancel = self._turn_event(signal)
+        done: list[Action] = []
+        pending: collections.deque[Signal] = collections.deque([signal])
+        try:
+            while pending and not self.stopping.is_set() and not cancel.is_set():
+                current = pending.popleft()
+                if current.depth > MAX_DEPTH:
+                    self._report(current, "depth-limit",
+                                 f"The loop stopped: depth limit ({MAX_DEPTH}) reached.")
+                    break
+                try:
+                    pending.extend(self._step(current, cancel, done))
+                except AbortCycle:
+                    break
+        finally:
+            if signal.meta.get("turn-id") is not None:
+                self.emit(signal, "done", {"cancelled": cancel.is_set()})
+        return done
+
+    def _step(self, signal: Signal, cancel: threading.Event, done: list[Action]) -> list[Signal]:
+        def emit(kind: str, data: dict[str, Any]) -> None:
+            self.emit(signal, kind, data)
+
+        try:
+            actions = self.reasoner.reason(signal, emit, cancel)
+            feedback: list[Signal] = []
+            for action in actions:
+                if cancel.is_set():
+                    return []
+                result = self._act(action, signal)
+                done.append(action)
+                if result is not None:
+                    feedback.append(result)
+            return _merge_tool_outputs(feedback)
+        except Exception as err:
+            return self._recover(err, signal)
+
+    def _act(self, action: Action, signal: Signal) -> Signal | None:
+        actuator = self.actuators.get(action.target)
+        if actuator is None:
+            raise PipelineError(f"no actuator for target {action.target!r}", signal=signal)
+        return actuator(action, signal)
+
+    def _recover(self, err: Exception, signal: Signal) -> list[Signal]:
+        for handler in self.error_handlers:
+            try:
+                choice = handler(err, signal)
+            except Exception as handler_err:
+                log.error("error handler failed: %s", handler_err)
+                continue
+            if isinstance(choice, SkipSignal):
+                return []
+            if isinstance(choice, UseFallback):
+                self.emit(signal, "reply", {"text": choice.text})
+                return []
+            if isinstance(choice, AbortCycle):
+                raise choice
+        if isinstance(err, Recovery):
+            return []
+        message = err.message if isinstance(err, PassepartoutError) else f"{type(err).__name__}: {err}"
+        kind = err.kind if isinstance(err, PassepartoutError) else "internal-error"
+        self._report(signal, kind, message)
+        sensor = signal.sensor
+        critical = not isinstance(err, PassepartoutError)
+        if critical:
+            log.exception("critical error on %s", sensor, exc_info=err)
+            if sensor not in _TERMINAL_SENSORS and self.rollback is not None:
+                log.error("critical error: rolling memory back")
+                try:
+                    self.rollback()
+                except Exception as rb_err:
+                    log.error("rollback failed: %s", rb_err)
+        if isinstance(err, GateError | ProtocolError) or sensor in _TERMINAL_SENSORS:
+            return []
+        if signal.depth > 2:
+            return []
+        return [signal.child({"sensor": Keyword("loop-error"), "message": message,
+                              "depth": signal.depth})]
+
+    def _report(self, signal: Signal, kind: str, message: str) -> None:
+        log.warning("%s: %s", kind, message)
+        self.reports.append(Report(kind, message, signal.session_id))
+        self.emit(signal, "error", {"kind": kind, "message": message})
+
+    def _skill_error(self, skill: str, stage: str, err: BaseException) -> None:
+        self.reports.append(Report("skill-error", f"skill {skill} failed in its {stage}: {err}", None))
+
+    def _reply(self, action: Action, signal: Signal) -> Signal | None:
+        self.emit(signal, "reply", {"text": action.text})
+        return None
+
+
+def _noop(action: Action, signal: Signal) -> Signal | None:
+    return None
+
+
+def _merge_tool_outputs(feedback: list[Signal]) -> list[Signal]:
+    """Tool results of one step go back to the model together, as one signal."""
+    outputs = [s for s in feedback if s.sensor == "tool-output"]
+    if len(outputs) <= 1:
+        return feedback
+    results: list[Any] = []
+    for s in outputs:
+        results.extend(s.payload.get("results") or [])
+    merged = Signal(payload={"sensor": Keyword("tool-output"), "results": results},
+                    meta=outputs[0].meta, depth=outputs[0].depth)
+    return [merged, *(s for s in feedback if s.sensor != "tool-output")]

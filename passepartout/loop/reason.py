@@ -1,0 +1,130 @@
+"""Stage 2: the owning skill proposes (its reflex, or the model through ``think``);
+every gate disposes; a refusal goes back as a trace for self-correction, at most 3 times.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from passepartout.engine.registry import Registry
+from passepartout.engine.skill import Skill
+from passepartout.errors import GateError, PassepartoutError, PipelineError
+from passepartout.loop.actions import Action, ApprovalRequest, Approver, Prompt, Think, Thought
+from passepartout.loop.gates import GatePipeline, GateResult
+from passepartout.signals import Signal
+
+log = logging.getLogger(__name__)
+
+MAX_RETRIES = 3
+
+Emit = Callable[[str, dict[str, Any]], None]
+
+
+class Reasoner:
+    def __init__(self, registry: Registry, gates: GatePipeline, think: Think) -> None:
+        self.registry = registry
+        self.gates = gates
+        self.think = think
+        self.approver: Approver | None = None
+
+    def reason(self, signal: Signal, emit: Emit, cancel: threading.Event) -> list[Action]:
+        skill = self.registry.triggered(signal)
+        if skill is None:
+            return []
+        trace: list[str] = []
+        refused: list[tuple[Action, GateResult]] = []
+        for _attempt in range(MAX_RETRIES + 1):
+            actions = self._propose(skill, signal, trace, emit, cancel)
+            if cancel.is_set():
+                return []
+            refused = []
+            approved: list[Action] = []
+            for action in actions:
+                result = self.gates.evaluate(action, signal)
+                if result.decision == "allow" or (
+                    result.decision == "ask" and self._ask(action, result, signal, emit)
+                ):
+                    approved.append(action)
+                else:
+                    refused.append((action, result))
+            if not refused:
+                return approved
+            for action, result in refused:
+                why = "; ".join(result.reasons) or result.decision
+                emit("denied", {"action": action.describe(), "reason": why})
+                trace.append(f"{action.describe()} was refused ({result.decision}): {why}")
+            if skill.prompt is None or skill.reflex is not None:
+                break  # a deterministic reflex would propose the same thing again
+        action, result = refused[0]
+        raise GateError(
+            f"stopped {action.describe()}: {'; '.join(result.reasons) or result.decision}",
+            gate_name=result.verdicts[-1].gate if result.verdicts else "",
+            rejected_action=action,
+            signal=signal,
+        )
+
+    def _propose(
+        self,
+        skill: Skill,
+        signal: Signal,
+        trace: list[str],
+        emit: Emit,
+        cancel: threading.Event,
+    ) -> list[Action]:
+        if skill.reflex is not None:
+            proposed = _call(skill, "reflex", skill.reflex, signal)
+            return _as_actions(proposed, skill)
+        assert skill.prompt is not None
+        prompt = _call(skill, "prompt", skill.prompt, signal)
+        if isinstance(prompt, str):
+            prompt = Prompt(prompt)
+        if not isinstance(prompt, Prompt):
+            raise PipelineError(f"skill {skill.name} built no prompt", skill=skill.name)
+        thought = Thought(
+            prompt=prompt,
+            signal=signal,
+            system=self.registry.augments(signal),
+            gate_trace=list(trace),
+            emit=emit,
+            cancel=cancel,
+        )
+        return _as_actions(self.think(thought), skill)
+
+    def _ask(self, action: Action, result: GateResult, signal: Signal, emit: Emit) -> bool:
+        if self.approver is None:
+            return False
+        request = ApprovalRequest(action, result.reasons, signal)
+        emit("approval", {"action": action.describe(), "reason": "; ".join(result.reasons)})
+        try:
+            granted = self.approver(request) is True
+        except Exception as err:  # an approval that fails is a denial
+            log.warning("approval of %s failed: %s", action.describe(), err)
+            granted = False
+        log.info("approval of %s: %s", action.describe(), "granted" if granted else "denied")
+        return granted
+
+
+def _call(skill: Skill, stage: str, fn: Callable[[Signal], Any], signal: Signal) -> Any:
+    try:
+        return fn(signal)
+    except PassepartoutError:
+        raise
+    except Exception as err:
+        raise PipelineError(
+            f"skill {skill.name} failed in its {stage}: {type(err).__name__}: {err}",
+            skill=skill.name,
+            stage=stage,
+        ) from err
+
+
+def _as_actions(proposed: Any, skill: Skill) -> list[Action]:
+    if proposed is None:
+        return []
+    if isinstance(proposed, Action):
+        return [proposed]
+    if isinstance(proposed, list) and all(isinstance(a, Action) for a in proposed):
+        return proposed
+    raise PipelineError(f"skill {skill.name} proposed {proposed!r}, not actions", skill=skill.name)
