@@ -1,0 +1,1 @@
+"""Events: org timestamps and repeats, hooks, cron, heartbeat, org scanning."""
