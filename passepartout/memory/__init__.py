@@ -1,0 +1,39 @@
+"""Memory: org nodes in SQLite as a Merkle tree, with snapshots and rollback.
+
+Every memory object is an org node (:class:`MemoryNode`). The store keeps them
+content-addressed, so the root hash names a whole memory state, a snapshot is
+one row, and ``rollback(n)`` restores a state exactly. Importing this package
+is cheap: orgparse, numpy and the embedding model load only when used.
+
+Entry points for the loop: :meth:`MemoryStore.open`, ``put``/``delete``/
+``get``/``children``, ``snapshot``/``rollback``/``verify``, ``save`` (autosave
+and shutdown), ``search``; :func:`flush_turns` before context truncation;
+:class:`EmbeddingIndex` for semantic search; :func:`write_back` after the agent
+changes memory; ``memory.cli`` for ``passepartout memory ...``.
+"""
+
+from passepartout.memory.nodes import ROOT_ID, MemoryNode
+from passepartout.memory.schema import CorruptObjectError, default_home, default_path
+from passepartout.memory.store import (
+    DEFAULT_KEEP_SNAPSHOTS,
+    MemoryStore,
+    SearchHit,
+    SnapshotInfo,
+    StoreStats,
+)
+from passepartout.memory.verify import VerifyProblem, VerifyReport
+
+__all__ = [
+    "DEFAULT_KEEP_SNAPSHOTS",
+    "ROOT_ID",
+    "CorruptObjectError",
+    "MemoryNode",
+    "MemoryStore",
+    "SearchHit",
+    "SnapshotInfo",
+    "StoreStats",
+    "VerifyProblem",
+    "VerifyReport",
+    "default_home",
+    "default_path",
+]

@@ -1,0 +1,104 @@
+"""SQLite schema, connection settings and the object table's verified I/O."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from passepartout.memory.merkle import hash_object, object_hash
+from passepartout.memory.nodes import decode
+
+SCHEMA_VERSION = "1"
+DB_NAME = "memory.sqlite3"
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS objects (hash TEXT PRIMARY KEY, data BLOB NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS idx (
+    id TEXT NOT NULL UNIQUE,
+    parent TEXT NOT NULL,
+    pos INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    ckey TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idx_parent ON idx(parent, pos, id);
+CREATE TABLE IF NOT EXISTS snapshots (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    root TEXT NOT NULL,
+    label TEXT NOT NULL,
+    created REAL NOT NULL,
+    nodes INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(title, body);
+CREATE TABLE IF NOT EXISTS embeddings (ckey TEXT PRIMARY KEY, vec BLOB NOT NULL) WITHOUT ROWID;
+"""
+
+
+class CorruptObjectError(Exception):
+    """An object row is missing, or its bytes do not hash to its key."""
+
+    def __init__(self, h: str, reason: str) -> None:
+        super().__init__(f"object {h[:12]}: {reason}")
+        self.hash = h
+        self.reason = reason
+
+
+def default_home() -> Path:
+    """PASSEPARTOUT_HOME, else $XDG_STATE_HOME/passepartout, else ~/.local/state/passepartout."""
+    home = os.environ.get("PASSEPARTOUT_HOME")
+    if home:
+        return Path(home).expanduser()
+    xdg = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(xdg) / "passepartout"
+
+
+def default_path() -> Path:
+    return default_home() / DB_NAME
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """Open the database durable: WAL, every commit fsynced before it returns."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=FULL")
+    conn.execute("PRAGMA foreign_keys=OFF")
+    conn.executescript(SCHEMA)
+    conn.execute(
+        "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,)
+    )
+    return conn
+
+
+class ObjectTable:
+    """The content-addressed object table; every load re-checks the hash."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.written = 0
+
+    def load(self, h: str) -> dict[str, Any]:
+        row = self.conn.execute("SELECT data FROM objects WHERE hash = ?", (h,)).fetchone()
+        if row is None:
+            raise CorruptObjectError(h, "missing")
+        data = bytes(row[0])
+        if object_hash(data) != h:
+            raise CorruptObjectError(h, "content does not match its hash")
+        try:
+            return decode(data)
+        except ValueError as e:  # includes JSON and UTF-8 errors
+            raise CorruptObjectError(h, f"undecodable: {e}") from e
+
+    def save(self, obj: Mapping[str, Any]) -> str:
+        h, data = hash_object(obj)
+        # Rewriting a row whose bytes differ heals a corrupted copy of the same object.
+        self.conn.execute(
+            "INSERT INTO objects(hash, data) VALUES (?, ?) ON CONFLICT(hash) DO UPDATE"
+            " SET data = excluded.data WHERE objects.data IS NOT excluded.data",
+            (h, data),
+        )
+        self.written += 1
+        return h

@@ -1,0 +1,432 @@
+"""The memory store: org nodes in SQLite as a Merkle tree with snapshots.
+
+State lives in three tables: ``objects`` (content-addressed, immutable),
+``meta.head`` (the root hash of the current state) and ``idx`` (id -> parent,
+position and current hash: a cache of the head tree for fast lookups, kept in
+step inside the same transaction). Every public write is one transaction that
+is committed with ``synchronous=FULL`` before the call returns: a write is
+acknowledged exactly when its call returns.
+
+One ``RLock`` serialises all calls, so the loop worker, the heartbeat and the
+EPC threads can share a store.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from passepartout.memory.merkle import content_key, iter_tree, root_object
+from passepartout.memory.nodes import ROOT_ID, MemoryNode, node_from_fields
+from passepartout.memory.schema import DB_NAME, ObjectTable, connect, default_path
+from passepartout.memory.tree import HeadTree, Pending, Row
+from passepartout.memory.verify import VerifyReport, check_tree, reachable
+
+log = logging.getLogger(__name__)
+
+DEFAULT_KEEP_SNAPSHOTS = 20
+
+
+@dataclass(frozen=True)
+class SnapshotInfo:
+    seq: int
+    root: str
+    label: str
+    created: float
+    nodes: int
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """A search result; ``method`` says how it was found: "embedding" or "fts"."""
+
+    id: str
+    title: str
+    score: float
+    method: str
+
+
+@dataclass(frozen=True)
+class StoreStats:
+    path: str
+    head: str
+    nodes: int
+    objects: int
+    snapshots: int
+    embedded: int
+    bytes_on_disk: int
+
+
+class SemanticSearch(Protocol):
+    """What an embedding index offers the store (see ``embeddings.py``)."""
+
+    def search(self, query: str, k: int, threshold: float | None) -> list[SearchHit] | None: ...
+
+
+class MemoryStore:
+    """Open with :meth:`open`; see the module docstring for the guarantees."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path, keep_snapshots: int) -> None:
+        if keep_snapshots < 1:
+            raise ValueError("keep_snapshots must be at least 1")
+        self.path = path
+        self.keep_snapshots = keep_snapshots
+        self.load_report: VerifyReport | None = None
+        self._conn = conn
+        self._io = ObjectTable(conn)
+        self._tree = HeadTree(conn, self._io)
+        self._lock = threading.RLock()
+        self._listeners: list[Callable[[list[tuple[str, str]]], None]] = []
+        self._semantic: SemanticSearch | None = None
+        self._gc_allowed = True
+        self._closed = False
+
+    # ---- opening and closing -------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path | None = None,
+        *,
+        keep_snapshots: int = DEFAULT_KEEP_SNAPSHOTS,
+        verify: bool = True,
+    ) -> MemoryStore:
+        """Open (creating if needed) the store at ``path`` (a file or a directory).
+
+        With ``verify`` the head state is re-hashed; if a row is corrupt the
+        store falls back to the newest snapshot that verifies, and
+        ``load_report`` says what was found.
+        """
+        p = Path(path) if path is not None else default_path()
+        if p.is_dir():
+            p = p / DB_NAME
+        store = cls(connect(p), p, keep_snapshots)
+        with store._txn():
+            if store._tree.meta("head") is None:
+                store._tree.set_meta("head", store._io.save(root_object(None)))
+                store._tree.set_meta("count", "0")
+        if verify:
+            store._recover()
+        return store
+
+    def save(self) -> None:
+        """Make everything durable and compact (autosave and shutdown call this).
+
+        Commits are already durable when each call returns; this checkpoints
+        the WAL into the main file and collects unreachable objects when they
+        have piled up.
+        """
+        with self._lock:
+            self._check_open()
+            if self._gc_allowed and self._io.written > max(1000, self._tree.node_count()):
+                self.gc()
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self.save()
+            self._conn.close()
+            self._closed = True
+
+    def __enter__(self) -> MemoryStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---- reading ---------------------------------------------------------
+
+    def root_hash(self) -> str:
+        with self._lock:
+            self._check_open()
+            return self._tree.head()
+
+    def get(self, node_id: str) -> MemoryNode | None:
+        with self._lock:
+            self._check_open()
+            row = self._tree.row(node_id)
+            return self._tree.node(row) if row else None
+
+    def children(self, node_id: str | None = None) -> list[MemoryNode]:
+        """Children of ``node_id`` in order (None: the top-level nodes)."""
+        with self._lock:
+            self._check_open()
+            rows = self._conn.execute(
+                "SELECT rowid, id, parent, pos, hash FROM idx WHERE parent = ? ORDER BY pos, id",
+                (node_id or ROOT_ID,),
+            ).fetchall()
+            return [self._tree.node(Row(*r)) for r in rows]
+
+    def ancestors(self, node_id: str) -> list[MemoryNode]:
+        """The chain from the top-level node down to ``node_id``'s parent."""
+        with self._lock:
+            out: list[MemoryNode] = []
+            row = self._tree.row(node_id)
+            while row is not None and row.parent != ROOT_ID:
+                row = self._tree.row(row.parent)
+                if row is not None:
+                    out.append(self._tree.node(row))
+            return out[::-1]
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._tree.node_count()
+
+    # ---- writing ---------------------------------------------------------
+
+    def put(self, node: MemoryNode) -> MemoryNode:
+        """Insert or replace one node; returns it as stored (position, times set)."""
+        return self.put_many([node])[0]
+
+    def put_many(self, nodes: Iterable[MemoryNode]) -> list[MemoryNode]:
+        """Insert or replace nodes in one transaction (parents before children)."""
+        changed: list[tuple[str, str]] = []
+        out: list[MemoryNode] = []
+        with self._txn():
+            pending: Pending = {}
+            now = time.time()
+            for node in nodes:
+                out.append(self._tree.put_one(node, pending, now, changed))
+            self._tree.propagate(pending)
+        self._notify(changed)
+        return out
+
+    def delete(self, node_id: str) -> bool:
+        """Remove a node and its whole subtree; False when it did not exist."""
+        with self._txn():
+            row = self._tree.row(node_id)
+            if row is None:
+                return False
+            self._tree.remove_rows(self._tree.subtree_rows(row))
+            self._tree.propagate({row.parent: {node_id: None}})
+        return True
+
+    # ---- snapshots -------------------------------------------------------
+
+    def snapshot(self, label: str = "") -> SnapshotInfo:
+        """Name the current state; only the newest ``keep_snapshots`` are kept."""
+        with self._txn():
+            head, now, count = self._tree.head(), time.time(), self._tree.node_count()
+            cur = self._conn.execute(
+                "INSERT INTO snapshots(root, label, created, nodes) VALUES (?, ?, ?, ?)",
+                (head, label, now, count),
+            )
+            self._conn.execute(
+                "DELETE FROM snapshots WHERE seq NOT IN"
+                " (SELECT seq FROM snapshots ORDER BY seq DESC LIMIT ?)",
+                (self.keep_snapshots,),
+            )
+            return SnapshotInfo(int(cur.lastrowid or 0), head, label, now, count)
+
+    def snapshots(self) -> list[SnapshotInfo]:
+        """Kept snapshots, newest first (index n is what ``rollback(n)`` restores)."""
+        with self._lock:
+            self._check_open()
+            rows = self._conn.execute(
+                "SELECT seq, root, label, created, nodes FROM snapshots ORDER BY seq DESC"
+            ).fetchall()
+            return [SnapshotInfo(*r) for r in rows]
+
+    def rollback(self, n: int = 0) -> SnapshotInfo:
+        """Restore the n-th newest snapshot exactly (0: the last one)."""
+        with self._txn():
+            snaps = self.snapshots()
+            if not 0 <= n < len(snaps):
+                raise ValueError(f"cannot roll back {n}: {len(snaps)} snapshot(s) kept")
+            target = snaps[n]
+            self._tree.move_head(target.root)
+        log.info("memory rolled back to snapshot #%d (%s)", target.seq, target.root[:12])
+        return target
+
+    # ---- integrity and housekeeping ----------------------------------------
+
+    def verify(self, snapshots: bool = True) -> VerifyReport:
+        """Re-hash the head tree (and every kept snapshot) and check the index."""
+        with self._lock:
+            self._check_open()
+            head = self._tree.head()
+            problems, nodes, checked = check_tree(self._io, head)
+            report = VerifyReport(head, len(nodes), checked, problems)
+            if not problems:
+                report.index_mismatches = self._tree.index_mismatches(nodes)
+            if snapshots:
+                seen: set[str] = set()
+                for s in self.snapshots():
+                    bad, _nodes, n = check_tree(self._io, s.root, seen)
+                    report.objects += n
+                    if bad:
+                        report.snapshots_bad.append(s.seq)
+            return report
+
+    def gc(self) -> int:
+        """Delete objects no kept state reaches; returns how many went."""
+        with self._txn():
+            if not self._gc_allowed:
+                return 0
+            roots = [self._tree.head()] + [s.root for s in self.snapshots()]
+            live = reachable(self._io, roots)
+            self._conn.execute("CREATE TEMP TABLE IF NOT EXISTS live(hash TEXT PRIMARY KEY)")
+            self._conn.execute("DELETE FROM live")
+            self._conn.executemany("INSERT INTO live VALUES (?)", ((h,) for h in live))
+            cur = self._conn.execute(
+                "DELETE FROM objects WHERE hash NOT IN (SELECT hash FROM live)"
+            )
+            self._conn.execute("DELETE FROM embeddings WHERE ckey NOT IN (SELECT ckey FROM idx)")
+            self._conn.execute("DELETE FROM live")
+            self._io.written = 0
+            return int(cur.rowcount)
+
+    def stats(self) -> StoreStats:
+        with self._lock:
+            self._check_open()
+            q = self._conn.execute
+            size = sum(
+                f.stat().st_size
+                for f in (self.path, Path(f"{self.path}-wal"), Path(f"{self.path}-shm"))
+                if f.exists()
+            )
+            return StoreStats(
+                str(self.path),
+                self._tree.head(),
+                self._tree.node_count(),
+                q("SELECT count(*) FROM objects").fetchone()[0],
+                q("SELECT count(*) FROM snapshots").fetchone()[0],
+                q("SELECT count(*) FROM idx JOIN embeddings USING (ckey)").fetchone()[0],
+                size,
+            )
+
+    # ---- search and embeddings hooks -----------------------------------------
+
+    def search(self, query: str, k: int = 5, threshold: float | None = None) -> list[SearchHit]:
+        """Embedding similarity when an index is attached and its model loads;
+        otherwise SQLite FTS5 full-text ranking (bm25), ``method="fts"``."""
+        semantic = self._semantic
+        if semantic is not None:
+            hits = semantic.search(query, k, threshold)
+            if hits is not None:
+                return hits
+        return self.text_search(query, k)
+
+    def text_search(self, query: str, k: int = 5) -> list[SearchHit]:
+        words = re.findall(r"\w+", query)
+        if not words:
+            return []
+        match = " OR ".join('"' + w.replace('"', "") + '"' for w in words)
+        with self._lock:
+            self._check_open()
+            rows = self._conn.execute(
+                "SELECT idx.id, fts.title, bm25(fts) FROM fts JOIN idx ON idx.rowid = fts.rowid"
+                " WHERE fts MATCH ? ORDER BY bm25(fts) LIMIT ?",
+                (match, k),
+            ).fetchall()
+        return [SearchHit(r[0], r[1], -float(r[2]), "fts") for r in rows]
+
+    def set_semantic(self, semantic: SemanticSearch | None) -> None:
+        self._semantic = semantic
+
+    def add_change_listener(self, fn: Callable[[list[tuple[str, str]]], None]) -> None:
+        """``fn`` gets (content key, text) of changed nodes after each commit."""
+        self._listeners.append(fn)
+
+    def remove_change_listener(self, fn: Callable[[list[tuple[str, str]]], None]) -> None:
+        if fn in self._listeners:
+            self._listeners.remove(fn)
+
+    def texts_without_vectors(self, limit: int = 1000) -> list[tuple[str, str]]:
+        with self._lock:
+            self._check_open()
+            rows = self._conn.execute(
+                "SELECT rowid, id, parent, pos, hash FROM idx WHERE ckey NOT IN"
+                " (SELECT ckey FROM embeddings) LIMIT ?",
+                (limit,),
+            ).fetchall()
+            nodes = [self._tree.node(Row(*r)) for r in rows]
+            return [(content_key(n), n.text()) for n in nodes]
+
+    def store_vectors(self, items: list[tuple[str, bytes]]) -> None:
+        with self._txn():
+            self._conn.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?)", items)
+
+    def head_vectors(self) -> list[tuple[str, str, bytes]]:
+        """(id, title, vector bytes) for every current node that has a vector."""
+        with self._lock:
+            self._check_open()
+            rows = self._conn.execute(
+                "SELECT idx.id, fts.title, embeddings.vec FROM idx JOIN embeddings USING (ckey)"
+                " JOIN fts ON fts.rowid = idx.rowid"
+            ).fetchall()
+            return [(r[0], r[1], bytes(r[2])) for r in rows]
+
+    def import_memex(self, directory: str | Path) -> Any:
+        """Import every org file under ``directory`` (see ``orgimport``)."""
+        from passepartout.memory.orgimport import import_memex
+
+        return import_memex(self, Path(directory))
+
+    # ---- internals ----------------------------------------------------------
+
+    @contextmanager
+    def _txn(self) -> Iterator[None]:
+        with self._lock:
+            self._check_open()
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("memory store is closed")
+
+    def _notify(self, changed: list[tuple[str, str]]) -> None:
+        if not changed:
+            return
+        for fn in list(self._listeners):
+            try:
+                fn(changed)
+            except Exception:  # a listener must never undo an acknowledged write
+                log.exception("memory change listener failed")
+
+    def _recover(self) -> None:
+        """On open: verify the head; fall back to the newest verified snapshot."""
+        report = self.verify(snapshots=False)
+        self.load_report = report
+        if report.ok:
+            return
+        with self._txn():
+            if report.tree_ok:
+                log.warning("memory index disagreed with the tree; rebuilt: %s", report.summary())
+                self._tree.rebuild_index(report.root)
+                return
+            log.error("memory head state is corrupt: %s", report.summary())
+            seen: set[str] = set()
+            for snap in self.snapshots():
+                if snap.root != report.root and not check_tree(self._io, snap.root, seen)[0]:
+                    self._tree.rebuild_index(snap.root)
+                    report.recovered_from = snap.seq
+                    log.warning("memory restored from snapshot #%d", snap.seq)
+                    return
+            # Nothing verifies: start empty but keep the rows for forensics.
+            self._gc_allowed = False
+            report.lost_state = True
+            self._tree.rebuild_index(self._io.save(root_object(None)))
+
+
+def node_items(store: MemoryStore, root: str | None = None) -> Iterator[MemoryNode]:
+    """Every node of a state (the head by default), parents before children."""
+    for parent, _h, obj in iter_tree(store._io, root or store.root_hash()):
+        yield node_from_fields(obj, parent or None)
+
