@@ -1,0 +1,1 @@
+"""Gates, approvals, the shell policy and the sandbox."""

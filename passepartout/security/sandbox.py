@@ -1,0 +1,258 @@
+"""Run a shell command inside bubblewrap: workspace writable, everything else read-only.
+
+The command reaches bash as one argv element (``bwrap ... -- timeout N bash -c CMD``), so
+it is never re-quoted. Without bwrap nothing runs: :class:`SandboxUnavailable` says why.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from passepartout.errors import PassepartoutError
+
+log = logging.getLogger(__name__)
+
+MINIMAL_PATH = "/usr/local/bin:/usr/bin:/bin"
+FIX_HINT = "install bubblewrap (Debian/Ubuntu: sudo apt-get install bubblewrap)"
+# Variables that make bash or the dynamic loader run code before the command itself.
+_FORBIDDEN_ENV = ("BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PROMPT_COMMAND", "PS4")
+_FORBIDDEN_ENV_PREFIXES = ("LD_", "BASH_FUNC_")
+_KILL_GRACE = 2.0
+
+
+class SandboxUnavailable(PassepartoutError):
+    """bubblewrap is missing or cannot start; nothing ran."""
+
+    kind = "sandbox-unavailable"
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What the command did. ``truncated``: a stream passed the cap and the run was killed."""
+
+    exit_code: int
+    stdout: str
+    stderr: str
+    truncated: bool
+    timed_out: bool
+
+
+def find_bwrap(bwrap: str | None = None) -> str:
+    """The bwrap executable to use, or raise :class:`SandboxUnavailable`."""
+    if bwrap is not None:
+        if os.path.isfile(bwrap) and os.access(bwrap, os.X_OK):
+            return bwrap
+        raise SandboxUnavailable(
+            f"the configured bubblewrap binary {bwrap} does not exist or is not executable; "
+            f"{FIX_HINT} or fix the path"
+        )
+    found = shutil.which("bwrap")
+    if found is None:
+        raise SandboxUnavailable(
+            f"bubblewrap (bwrap) is not on PATH, so shell commands cannot be sandboxed; {FIX_HINT}"
+        )
+    return found
+
+
+def _mask_args(hidden: Sequence[Path | str]) -> list[str]:
+    """Cover secret paths: an empty tmpfs over a directory, /dev/null over a file."""
+    args: list[str] = []
+    for entry in hidden:
+        path = os.path.realpath(os.path.expanduser(str(entry)))
+        if os.path.isdir(path):
+            args += ["--tmpfs", path]
+        elif os.path.exists(path):
+            args += ["--ro-bind", "/dev/null", path]
+    return args
+
+
+def build_argv(
+    bwrap: str,
+    cmd: str,
+    workspace: Path,
+    *,
+    timeout: float,
+    allow_network: bool,
+    hidden: Sequence[Path | str] = (),
+    status_fd: int | None = None,
+) -> list[str]:
+    """The full argument list; ``cmd`` is a single element, never re-quoted."""
+    ws = str(workspace)
+    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    argv += _mask_args(hidden)
+    argv += ["--bind", ws, ws, "--chdir", ws]
+    argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    if not allow_network:
+        argv.append("--unshare-net")
+    argv += ["--die-with-parent", "--new-session"]
+    if status_fd is not None:
+        argv += ["--json-status-fd", str(status_fd)]
+    seconds = f"{max(timeout, 0.1):.3f}"
+    argv += ["--", "timeout", "--kill-after=1", seconds, "bash", "-c", cmd]
+    return argv
+
+
+def _clean_env(env: Mapping[str, str] | None) -> dict[str, str]:
+    extra = dict(env or {})
+    for key in extra:
+        if key in _FORBIDDEN_ENV or key.startswith(_FORBIDDEN_ENV_PREFIXES):
+            raise ValueError(f"environment variable {key} is not allowed in the sandbox")
+    base = {"PATH": MINIMAL_PATH, "HOME": os.path.expanduser("~"), "LANG": "C.UTF-8"}
+    base.update(extra)
+    return base
+
+
+def run_sandboxed(
+    cmd: str,
+    workspace: Path,
+    *,
+    timeout: float,
+    allow_network: bool = False,
+    env: Mapping[str, str] | None = None,
+    output_cap: int = 100_000,
+    hidden: Sequence[Path | str] = (),
+    bwrap: str | None = None,
+) -> RunResult:
+    """Run ``cmd`` with ``bash -c`` in a bubblewrap sandbox rooted at ``workspace``."""
+    if "\x00" in cmd:
+        raise ValueError("the command contains a NUL byte")
+    workspace = Path(workspace).resolve()
+    if not workspace.is_dir():
+        raise ValueError(f"workspace {workspace} is not a directory")
+    exe = find_bwrap(bwrap)
+    status_r, status_w = os.pipe()
+    argv = build_argv(
+        exe,
+        cmd,
+        workspace,
+        timeout=timeout,
+        allow_network=allow_network,
+        hidden=hidden,
+        status_fd=status_w,
+    )
+    try:
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=_clean_env(env),
+            cwd=workspace,
+            pass_fds=(status_w,),
+            start_new_session=True,
+        )
+    except OSError as exc:
+        os.close(status_r)
+        os.close(status_w)
+        raise SandboxUnavailable(f"bubblewrap could not be started: {exc}; {FIX_HINT}") from exc
+    os.close(status_w)
+    started = time.monotonic()
+    out, err, truncated, killed = _collect(proc, output_cap, deadline=started + timeout + 3)
+    code = proc.wait()
+    with os.fdopen(status_r, "rb") as handle:
+        status = handle.read().decode("utf-8", "replace")
+    if '"child-pid"' not in status:
+        raise SandboxUnavailable(
+            "bubblewrap could not set up the sandbox: "
+            f"{err.decode('utf-8', 'replace').strip() or f'exit code {code}'}; "
+            "check that unprivileged user namespaces are enabled "
+            "(sysctl kernel.unprivileged_userns_clone=1) or " + FIX_HINT
+        )
+    code = _child_exit_code(status, code)
+    elapsed = time.monotonic() - started
+    timed_out = killed == "timeout" or (code in (124, 137) and elapsed >= timeout * 0.95)
+    return RunResult(
+        exit_code=code,
+        stdout=out.decode("utf-8", "replace"),
+        stderr=err.decode("utf-8", "replace"),
+        truncated=truncated,
+        timed_out=timed_out,
+    )
+
+
+def _child_exit_code(status: str, fallback: int) -> int:
+    """The command's own exit code from bwrap's JSON status stream."""
+    for line in status.splitlines():
+        try:
+            doc = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(doc, dict) and "exit-code" in doc:
+            return int(doc["exit-code"])
+    return fallback
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    # bwrap leads its own process group; --die-with-parent and the pid namespace take
+    # the sandboxed processes down with it.
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _collect(
+    proc: subprocess.Popen[bytes], cap: int, *, deadline: float
+) -> tuple[bytes, bytes, bool, str]:
+    """Read both streams incrementally; kill on passing ``cap`` or the hard deadline."""
+    assert proc.stdout is not None and proc.stderr is not None
+    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
+    bufs = {out_fd: bytearray(), err_fd: bytearray()}
+    sel = selectors.DefaultSelector()
+    for stream in (proc.stdout, proc.stderr):
+        sel.register(stream, selectors.EVENT_READ)
+    truncated, killed = False, ""
+    try:
+        while sel.get_map():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                _kill(proc)
+                killed = "timeout"
+                break
+            for key, _ in sel.select(timeout=min(remaining, 0.5)):
+                chunk = os.read(key.fd, 65536)
+                if not chunk:
+                    sel.unregister(key.fileobj)
+                    continue
+                buf = bufs[key.fd]
+                buf += chunk
+                if len(buf) > cap:
+                    del buf[cap:]
+                    truncated = True
+            if truncated and not killed:
+                _kill(proc)
+                killed = "cap"
+    finally:
+        sel.close()
+        proc.stdout.close()
+        proc.stderr.close()
+    if killed:
+        try:
+            proc.wait(timeout=_KILL_GRACE)
+        except subprocess.TimeoutExpired:
+            log.warning("sandboxed process %d did not exit after SIGKILL", proc.pid)
+    return bytes(bufs[out_fd]), bytes(bufs[err_fd]), truncated, killed
+
+
+def sandbox_check(bwrap: str | None = None) -> tuple[bool, str]:
+    """For ``passepartout doctor``: can a command run in the sandbox here?"""
+    try:
+        with tempfile.TemporaryDirectory(prefix="passepartout-probe-") as tmp:
+            result = run_sandboxed("true", Path(tmp), timeout=10, bwrap=bwrap)
+    except SandboxUnavailable as exc:
+        return False, exc.message
+    except (OSError, ValueError) as exc:
+        return False, f"the sandbox probe failed: {exc}"
+    if result.exit_code != 0:
+        return False, f"the sandbox probe exited with {result.exit_code}: {result.stderr.strip()}"
+    return True, f"bubblewrap works ({find_bwrap(bwrap)})"

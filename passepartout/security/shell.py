@@ -1,0 +1,378 @@
+"""Shell policy: decide whether a proposed bash command may run, must be asked, or is refused.
+
+The command is parsed with bashlex and every node is visited; only plain commands whose
+argv[0] is on the allowlist, with literal arguments, joined by ``&&``, ``||``, ``;``,
+newline or ``|``, are allowed. Anything the analysis does not fully understand asks; a
+parse error never allows. Deny beats ask beats allow across all subcommands.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import bashlex
+
+from passepartout.security import shell_rules as rules
+from passepartout.security.shell_words import (
+    decode_word,
+    has_non_ascii,
+    suspicious_characters,
+)
+
+log = logging.getLogger(__name__)
+
+Decision = Literal["allow", "ask", "deny"]
+
+DEFAULT_ALLOWLIST = rules.names(
+    """
+    ls cat grep rg git echo printf wc head tail sort uniq find pwd date true false cut tr
+    basename dirname realpath stat du nl tac rev diff cmp comm seq whoami uname id sed cd
+    """
+)
+DEFAULT_PROTECTED = rules.words(
+    """
+    ~/.bashrc ~/.bash_profile ~/.bash_login ~/.bash_logout ~/.profile ~/.zshrc ~/.zprofile
+    ~/.zshenv ~/.ssh ~/.gnupg ~/.aws ~/.netrc ~/.config ~/.local ~/.emacs ~/.emacs.d
+    ~/.gitconfig ~/.git-credentials /etc /usr /bin /sbin /lib /lib64 /boot /opt .git/hooks
+    .git/config
+    """
+)
+DEFAULT_SECRETS = rules.words(
+    """
+    ~/.ssh ~/.gnupg ~/.aws ~/.netrc ~/.authinfo ~/.authinfo.gpg ~/.password-store
+    ~/.docker/config.json ~/.kube ~/.git-credentials ~/.pypirc ~/.config/gh
+    ~/.config/passepartout ~/.local/share/passepartout /etc/shadow /etc/gshadow
+    """
+)
+_SAFE_REDIRECT_TARGETS = frozenset({"/dev/null"})
+_PIPE_TO_SHELL = re.compile(r"\|&?\s*(?:sudo\s+|env\s+)?(?:\S*/)?(?:ba|da|z|k|mk|a)?sh\b")
+_DEV_NET = re.compile(r"/dev/(?:tcp|udp)/")
+
+
+@dataclass(frozen=True)
+class ShellPolicy:
+    """What may run without asking. ``protected_paths``: writing there is refused.
+
+    ``secret_paths``: reading there asks, and the sandbox hides them. Relative entries
+    (``.git/hooks``) match anywhere in a path; ``workspace`` resolves relative targets.
+    """
+
+    allowlist: frozenset[str] = DEFAULT_ALLOWLIST
+    protected_paths: tuple[str, ...] = DEFAULT_PROTECTED
+    secret_paths: tuple[str, ...] = DEFAULT_SECRETS
+    workspace: Path | None = None
+    max_length: int = 20_000
+    max_commands: int = 1_000
+
+
+@dataclass
+class ShellVerdict:
+    """The decision, the human reasons for it, and the argv of every simple command."""
+
+    decision: Decision
+    reasons: list[str] = field(default_factory=list)
+    commands: list[list[str]] = field(default_factory=list)
+    network: bool = False
+
+
+class _Collector:
+    """Accumulates findings while walking the tree; the strictest one wins."""
+
+    def __init__(self, cmd: str, policy: ShellPolicy) -> None:
+        self.cmd = cmd
+        self.policy = policy
+        self.level: Decision = "allow"
+        self.reasons: list[str] = []
+        self.commands: list[list[str]] = []
+        self.network = False
+
+    def add(self, level: Decision, reason: str, *, network: bool = False) -> None:
+        order = {"allow": 0, "ask": 1, "deny": 2}
+        if order[level] > order[self.level]:
+            self.level = level
+        prefix = "refused: " if level == "deny" else ""
+        if prefix + reason not in self.reasons:
+            self.reasons.append(prefix + reason)
+        self.network = self.network or network
+
+    def verdict(self) -> ShellVerdict:
+        if self.level == "deny":
+            # A refusal leads; the asks behind it are context.
+            self.reasons.sort(key=lambda r: not r.startswith("refused: "))
+        return ShellVerdict(self.level, self.reasons, self.commands, self.network)
+
+
+def analyze(cmd: str, policy: ShellPolicy | None = None) -> ShellVerdict:
+    """Decide whether ``cmd`` may run as is ("allow"), needs a person ("ask") or not at all."""
+    policy = policy or ShellPolicy()
+    col = _Collector(cmd, policy)
+    if not cmd.strip():
+        col.add("deny", "the command is empty")
+        return col.verdict()
+    if len(cmd) > policy.max_length:
+        col.add("ask", f"the command is longer than {policy.max_length} characters")
+        _raw_scan(col)
+        return col.verdict()
+    _raw_scan(col)
+    if "\x00" in cmd:
+        return col.verdict()
+    try:
+        trees = bashlex.parse(cmd)
+    except Exception as exc:  # bashlex raises many types, all mean "not understood"
+        log.debug("bashlex could not parse %r: %s", cmd, exc)
+        col.add("ask", f"the command could not be parsed ({_short(exc)})")
+        return col.verdict()
+    for tree in trees:
+        _visit(tree, col, top=True)
+    if len(col.commands) > policy.max_commands:
+        col.add("ask", f"the command has more than {policy.max_commands} simple commands")
+    return col.verdict()
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return text[:120]
+
+
+def _raw_scan(col: _Collector) -> None:
+    """Checks on the raw text, which hold even where the parser fails or disagrees."""
+    cmd = col.cmd
+    if "\x00" in cmd:
+        col.add("deny", "the command contains a NUL byte (bash would run something else)")
+    for reason in suspicious_characters(cmd):
+        col.add("ask", reason)
+    if "\\\n" in cmd:
+        col.add("ask", "line continuation (backslash-newline)")
+    if _DEV_NET.search(cmd):
+        col.add("ask", "network access through /dev/tcp or /dev/udp", network=True)
+    if _PIPE_TO_SHELL.search(cmd):
+        col.add("deny", "output piped into a shell (| sh, | bash)")
+
+
+def _visit(node: Any, col: _Collector, *, top: bool = False) -> None:
+    kind = node.kind
+    if kind == "list":
+        for part in node.parts:
+            if part.kind == "operator" and part.op == "&":
+                col.add("ask", "background job &")
+            elif part.kind != "operator":
+                _visit(part, col)
+    elif kind == "pipeline":
+        _visit_pipeline(node, col)
+    elif kind == "command":
+        _visit_command(node, col, piped_into=False)
+    elif kind == "compound":
+        _visit_compound(node, col)
+    elif kind == "function":
+        col.add("ask", "function definition")
+        for part in node.parts:
+            if part.kind == "compound":
+                _visit(part, col)
+    elif kind in ("if", "for", "while", "until"):
+        col.add("ask", f"control structure ({kind})")
+        for part in node.parts:
+            if part.kind not in ("reservedword", "word", "operator", "pipe"):
+                _visit(part, col)
+            elif part.kind == "word":
+                _visit_word(part, col, position=1, argv0="")
+    else:
+        col.add("ask", f"shell construct the analysis does not know ({kind})")
+
+
+def _visit_compound(node: Any, col: _Collector) -> None:
+    opener = node.list[0].word if node.list and node.list[0].kind == "reservedword" else ""
+    if opener == "(":
+        col.add("ask", "subshell ( ... )")
+    elif opener == "{":
+        col.add("ask", "command grouping { ... }")
+    for part in node.list:
+        if part.kind not in ("reservedword", "operator"):
+            _visit(part, col)
+    for redirect in getattr(node, "redirects", []) or []:
+        _visit_redirect(redirect, col)
+
+
+def _visit_pipeline(node: Any, col: _Collector) -> None:
+    index = 0
+    for part in node.parts:
+        if part.kind == "command":
+            _visit_command(part, col, piped_into=index > 0)
+            index += 1
+        elif part.kind in ("pipe", "reservedword"):
+            if part.kind == "pipe" and part.pipe == "|&":
+                col.add("ask", "pipe of standard error |&")
+        else:
+            if index > 0:
+                col.add("ask", "compound command inside a pipeline")
+            _visit(part, col)
+            index += 1
+
+
+def _visit_command(node: Any, col: _Collector, *, piped_into: bool) -> None:
+    argv: list[str] = []
+    literal = True
+    for part in node.parts:
+        if part.kind == "word":
+            info_ok = _visit_word(part, col, position=len(argv), argv0=argv[0] if argv else "")
+            literal = literal and info_ok
+            argv.append(part.word)
+        elif part.kind == "assignment":
+            col.add("ask", f"variable assignment {part.word.split('=', 1)[0]}=...")
+            _visit_nested(part, col)
+        elif part.kind == "redirect":
+            _visit_redirect(part, col)
+        else:
+            _visit(part, col)
+    if not argv:
+        return
+    col.commands.append(argv)
+    _check_program(argv, col, piped_into=piped_into, literal=literal)
+
+
+def _visit_nested(node: Any, col: _Collector) -> None:
+    """Visit the commands inside $(...), `...`, <(...) and >(...) of a word."""
+    for part in getattr(node, "parts", []) or []:
+        if part.kind == "commandsubstitution" or part.kind == "processsubstitution":
+            _visit(part.command, col)
+        elif part.kind == "parameter" and "IFS" in (getattr(part, "value", "") or ""):
+            col.add("ask", "IFS expansion (changes how words split)")
+
+
+def _visit_word(word: Any, col: _Collector, *, position: int, argv0: str) -> bool:
+    """Check one word; return True when it is literal (its value is exactly its argument)."""
+    raw = col.cmd[word.pos[0] : word.pos[1]]
+    info = decode_word(raw)
+    for part in getattr(word, "parts", []) or []:
+        if part.kind == "processsubstitution":
+            info.expansions.append("process substitution <(...) or >(...)")
+    for reason in info.expansions:
+        col.add("ask", reason)
+    if info.unbalanced:
+        col.add("ask", "unbalanced quote")
+    if info.continuation:
+        col.add("ask", "line continuation (backslash-newline)")
+    _visit_nested(word, col)
+    if info.literal and info.value != word.word:
+        col.add("ask", f"the parser and bash may read the word {raw!r} differently")
+        return False
+    if position == 0:
+        if info.glob or info.brace:
+            col.add("ask", f"glob or brace expansion in the command name {raw!r}")
+        if info.tilde:
+            col.add("ask", "tilde in the command name")
+    elif (info.glob or info.brace) and os.path.basename(argv0) not in rules.GLOB_SAFE:
+        # A file called "-exec" or "--pre=sh" would become an option of the tool.
+        col.add("ask", f"glob or brace expansion {raw!r} passed to {argv0 or 'a command'}")
+    if info.tilde or info.literal:
+        _check_secret(col, os.path.expanduser(info.value) if info.tilde else info.value)
+    return info.literal
+
+
+def _visit_redirect(node: Any, col: _Collector) -> None:
+    rtype = node.type
+    target = node.output
+    if rtype in ("<<", "<<-"):
+        col.add("ask", "here-document")
+        return
+    if isinstance(target, int) or target is None:
+        if rtype in (">&", "<&"):
+            return  # 2>&1, >&2: duplicating a descriptor opens nothing new
+        col.add("ask", f"redirection {rtype}")
+        return
+    raw = col.cmd[target.pos[0] : target.pos[1]]
+    _visit_word(target, col, position=1, argv0="")
+    info = decode_word(raw)
+    path = _expand_known(raw, info)
+    writes = rtype not in ("<", "<<<")
+    if path is not None and writes and _is_protected(path, col.policy.protected_paths, col):
+        col.add("deny", f"redirection {rtype} writes to the protected path {raw}")
+        return
+    if path in _SAFE_REDIRECT_TARGETS:
+        return
+    if rtype == "<<<":
+        col.add("ask", "here-string <<<")
+    elif writes:
+        col.add("ask", f"output redirection {rtype} {raw} (writes a file)")
+    else:
+        col.add("ask", f"input redirection {rtype} {raw}")
+
+
+def _expand_known(raw: str, info: Any) -> str | None:
+    """The path a redirect target names, expanding only ~ and $HOME; None if unknowable."""
+    home = os.path.expanduser("~")
+    text = raw
+    for form in ("${HOME}", "$HOME"):
+        if text.startswith(form) or text.startswith(f'"{form}"'):
+            text = home + text.split(form, 1)[1].lstrip('"')
+            info = decode_word(text)
+            break
+    if info.tilde:
+        return os.path.expanduser(info.value)
+    return info.value if info.literal else None
+
+
+def _is_protected(path: str, entries: tuple[str, ...], col: _Collector) -> bool:
+    workspace = col.policy.workspace
+    if not os.path.isabs(path) and workspace is not None:
+        path = os.path.join(workspace, path)
+    candidates = {os.path.normpath(path)}
+    if os.path.isabs(path):
+        candidates.add(os.path.realpath(path))
+    for entry in entries:
+        expanded = os.path.expanduser(entry)
+        for cand in candidates:
+            if os.path.isabs(expanded):
+                for base in {os.path.normpath(expanded), os.path.realpath(expanded)}:
+                    if cand == base or cand.startswith(base.rstrip("/") + "/"):
+                        return True
+            elif f"/{expanded.strip('/')}/" in f"/{cand.strip('/')}/":
+                return True
+    return False
+
+
+def _check_secret(col: _Collector, value: str) -> None:
+    for candidate in (value, value.split("=", 1)[-1]):
+        if (
+            candidate
+            and ("/" in candidate or candidate.startswith("."))
+            and _is_protected(candidate, col.policy.secret_paths, col)
+        ):
+            col.add("ask", f"reads a secret path ({candidate})")
+            return
+
+
+def _check_program(argv: list[str], col: _Collector, *, piped_into: bool, literal: bool) -> None:
+    name = argv[0]
+    base = os.path.basename(name)
+    if has_non_ascii(name):
+        col.add("ask", f"the command name {name!r} has non-ASCII characters (look-alike?)")
+    if "/" in name:
+        col.add("ask", f"path-qualified command {name} (only bare names are allowlisted)")
+    is_shell = base in rules.SHELLS
+    wrapped = [os.path.basename(a) for a in argv[1:]] if base in rules.WRAPPERS else []
+    if piped_into and (is_shell or any(w in rules.SHELLS for w in wrapped)):
+        col.add("deny", "output piped into a shell (| sh, | bash)")
+    if is_shell:
+        col.add("ask", f"nested shell {base}" + (" -c" if "-c" in argv else ""))
+    if base in rules.WRAPPERS:
+        col.add("ask", f"{base} runs or changes another command (wrapper or builtin)")
+    if base in rules.INTERPRETERS or base.startswith(("python", "perl", "ruby", "php")):
+        flags = [a for a in argv[1:] if a in rules.ONE_LINER_FLAGS]
+        what = f"interpreter one-liner {base} {flags[0]}" if flags else f"interpreter {base}"
+        col.add("ask", what)
+    if base in rules.NETWORK:
+        col.add("ask", f"network tool {base}", network=True)
+    for target in rules.write_targets(argv):
+        if _is_protected(os.path.expanduser(target), col.policy.protected_paths, col):
+            col.add("deny", f"{base} writes to the protected path {target}")
+    check = rules.ARG_CHECKS.get(base)
+    if check is not None:
+        for finding in check(argv):
+            col.add(finding.level, finding.reason, network=finding.network)
+    if name not in col.policy.allowlist:
+        col.add("ask", f"{name} is not on the allowlist")

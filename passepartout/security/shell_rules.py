@@ -1,0 +1,405 @@
+"""Which programs are risky, and which arguments turn a harmless tool into a risky one.
+
+Each check takes a literal argv and returns findings; the analysis in ``shell.py`` combines
+them. GNU tools and git accept any unique prefix of a long option (``--out`` is
+``--output``), so long options are matched by prefix.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+Level = Literal["ask", "deny"]
+
+
+def names(text: str) -> frozenset[str]:
+    """A set of program names written as whitespace-separated words."""
+    return frozenset(text.split())
+
+
+def words(text: str) -> tuple[str, ...]:
+    """An ordered tuple of whitespace-separated words."""
+    return tuple(text.split())
+
+
+SHELLS = frozenset(
+    {"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "csh", "tcsh", "ash", "rbash", "busybox"}
+)
+WRAPPERS = names(
+    """
+    env xargs timeout nohup exec eval sudo doas su command builtin nice ionice stdbuf time
+    chroot setsid unshare nsenter strace ltrace gdb watch flock taskset chrt script runuser
+    parallel source . trap alias coproc fakeroot firejail bwrap systemd-run at batch
+    crontab expect sg newgrp pkexec enable declare typeset export readonly local set shopt
+    unset hash let mapfile readarray read fc history caller ulimit umask
+    """
+)
+INTERPRETERS = names(
+    """
+    python python2 python3 pypy pypy3 perl ruby irb node nodejs deno bun php lua luajit
+    tclsh wish Rscript R awk gawk mawk nawk emacs vim vi nvim ex ed julia pwsh java jshell
+    sqlite3 guile sbcl racket ghci osascript make gdb m4 dc bc
+    """
+)
+ONE_LINER_FLAGS = frozenset({"-c", "-e", "-E", "-r", "--eval", "--exec", "-x", "--command"})
+NETWORK = names(
+    """
+    curl wget nc ncat netcat socat ssh scp sftp rsync telnet ftp tftp nmap ping dig
+    nslookup host whois aria2c lynx links w3m openssl http https xh mosh
+    """
+)
+GIT_NETWORK = frozenset(
+    {"clone", "fetch", "pull", "push", "ls-remote", "submodule", "send-email", "request-pull"}
+)
+GIT_READ_ONLY = names(
+    """
+    status log diff show rev-parse ls-files ls-tree blame shortlog describe cat-file grep
+    rev-list whatchanged diff-tree diff-files diff-index name-rev merge-base show-ref
+    count-objects version
+    """
+)
+# Tools whose every option is harmless, so a glob that expands to "-something" cannot hurt.
+GLOB_SAFE = names(
+    """
+    ls cat wc head tail echo printf grep du stat nl tac rev realpath basename dirname diff
+    cmp comm pwd true false
+    """
+)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One reason to ask or deny, and whether the construct needs the network."""
+
+    level: Level
+    reason: str
+    network: bool = False
+
+
+def long_matches(arg: str, names: Iterable[str]) -> str | None:
+    """The dangerous long option that ``arg`` selects (exact or unique-prefix style)."""
+    if not arg.startswith("--") or len(arg) < 3:
+        return None
+    given = arg[2:].split("=", 1)[0]
+    for name in names:
+        if name.startswith(given):
+            return name
+    return None
+
+
+def short_cluster(arg: str, bad: str, takes_value: str) -> str | None:
+    """The dangerous letter in a short-option cluster like ``-nro``, stopping at a value."""
+    if not arg.startswith("-") or arg.startswith("--") or len(arg) < 2:
+        return None
+    for ch in arg[1:]:
+        if ch in bad:
+            return ch
+        if ch in takes_value:
+            return None
+    return None
+
+
+def _options(argv: list[str]) -> list[str]:
+    """Arguments before ``--`` (where an option can still be recognised)."""
+    rest = argv[1:]
+    return rest[: rest.index("--")] if "--" in rest else rest
+
+
+def _find(argv: list[str]) -> list[Finding]:
+    risky = names("-exec -execdir -ok -okdir -delete -fprint -fprint0 -fprintf -fls")
+    return [
+        Finding("ask", f"find {a} runs a program, deletes or writes files")
+        for a in argv[1:]
+        if a in risky
+    ]
+
+
+def _rg(argv: list[str]) -> list[Finding]:
+    out: list[Finding] = []
+    for a in _options(argv):
+        name = long_matches(a, ("pre", "search-zip", "hostname-bin"))
+        if name or short_cluster(a, "z", "ABCefgjmMtTErd"):
+            out.append(Finding("ask", f"rg {a} runs a preprocessor or helper program"))
+    return out
+
+
+def _sort(argv: list[str]) -> list[Finding]:
+    out: list[Finding] = []
+    for a in _options(argv):
+        if long_matches(a, ("output", "compress-program")) or short_cluster(a, "o", "ktTS"):
+            out.append(Finding("ask", f"sort {a} writes a file or runs a program"))
+    return out
+
+
+def _date(argv: list[str]) -> list[Finding]:
+    return [
+        Finding("ask", f"date {a} sets the clock")
+        for a in _options(argv)
+        if long_matches(a, ("set",)) or short_cluster(a, "s", "dfrI")
+    ]
+
+
+def _uniq(argv: list[str]) -> list[Finding]:
+    positional, skip = [], False
+    for a in argv[1:]:
+        if skip:
+            skip = False
+        elif a in ("-f", "-s", "-w"):
+            skip = True
+        elif not a.startswith("-") or a == "-":
+            positional.append(a)
+    if len(positional) > 1:
+        return [Finding("ask", "uniq writes its output to its second file argument")]
+    return []
+
+
+def _tar(argv: list[str]) -> list[Finding]:
+    names = (
+        "to-command",
+        "use-compress-program",
+        "checkpoint-action",
+        "info-script",
+        "new-volume-script",
+        "rsh-command",
+        "rmt-command",
+    )
+    out = []
+    for a in _options(argv):
+        if long_matches(a, names) or a == "-I" or a.startswith("-I") or a == "-F":
+            out.append(Finding("ask", f"tar {a} runs a program"))
+    return out
+
+
+_SED_SIMPLE = set("pdqQ=nNPDhHgGxl{}")
+_SED_ADDR = re.compile(r"(\d+|\$|/(?:[^/\\\n]|\\.)*/[IM]*)(~\d+)?")
+_SED_ADDR2 = re.compile(r"\+?\d+|~\d+|\$|/(?:[^/\\\n]|\\.)*/[IM]*")
+
+
+def sed_script_safe(script: str) -> bool:
+    """True when a sed script uses only commands that neither run programs nor write files."""
+    i, n = 0, len(script)
+    while i < n:
+        c = script[i]
+        if c in " \t\n;":
+            i += 1
+            continue
+        m = _SED_ADDR.match(script, i)
+        if m:
+            i = m.end()
+            if i < n and script[i] == ",":
+                m2 = _SED_ADDR2.match(script, i + 1)
+                if not m2:
+                    return False
+                i = m2.end()
+        while i < n and script[i] in " !":
+            i += 1
+        if i >= n:
+            return False
+        c = script[i]
+        if c in _SED_SIMPLE:
+            i += 1
+            while i < n and script[i].isdigit():
+                i += 1
+        elif c in "sy":
+            i = _sed_s(script, i, flags_ok=(c == "s"))
+            if i < 0:
+                return False
+        else:
+            return False  # e, w, W, r, R, a, i, c, labels...: ask rather than guess
+    return True
+
+
+def _sed_s(script: str, i: int, *, flags_ok: bool) -> int:
+    """Skip an ``s/re/repl/flags`` or ``y/a/b/`` command; -1 when unsafe or malformed."""
+    if i + 1 >= len(script) or script[i + 1] in "\\\n":
+        return -1
+    delim, j, parts = script[i + 1], i + 2, 0
+    while j < len(script) and parts < 2:
+        if script[j] == "\\":
+            j += 2
+            continue
+        if script[j] == delim:
+            parts += 1
+        j += 1
+    if parts < 2:
+        return -1
+    while flags_ok and j < len(script) and script[j] not in ";\n}":
+        if script[j] not in "gpiImM0123456789 ":
+            return -1  # e executes the pattern space, w writes a file
+        j += 1
+    return j
+
+
+def _sed(argv: list[str]) -> list[Finding]:
+    scripts: list[str] = []
+    positional: list[str] = []
+    args = argv[1:]
+    k = 0
+    while k < len(args):
+        a = args[k]
+        if a == "--":
+            positional.extend(args[k + 1 :])
+            break
+        if long_matches(a, ("in-place",)):
+            return [Finding("ask", f"sed {a} edits files in place")]
+        if long_matches(a, ("file",)) or short_cluster(a, "f", "el"):
+            return [Finding("ask", "sed -f reads a script that was not shown")]
+        if long_matches(a, ("expression",)):
+            if "=" in a:
+                scripts.append(a.split("=", 1)[1])
+            elif k + 1 < len(args):
+                scripts.append(args[k + 1])
+                k += 1
+        elif a.startswith("-") and not a.startswith("--") and len(a) > 1:
+            for pos, ch in enumerate(a[1:], start=1):
+                if ch == "i":
+                    return [Finding("ask", f"sed {a} edits files in place")]
+                if ch in "el":
+                    value = a[pos + 1 :]
+                    if not value and k + 1 < len(args):
+                        value = args[k + 1]
+                        k += 1
+                    if ch == "e":
+                        scripts.append(value)
+                    break
+                if ch not in "nErzsu":
+                    return [Finding("ask", f"sed option {a} is not one the analysis knows")]
+        elif not a.startswith("-"):
+            positional.append(a)
+        k += 1
+    if not scripts and positional:
+        scripts.append(positional[0])
+    for script in scripts:
+        if not sed_script_safe(script):
+            return [
+                Finding(
+                    "ask",
+                    "sed script uses e, w, r or another command beyond "
+                    "s, y, p, d, q (it could run programs or write files)",
+                )
+            ]
+    return []
+
+
+_GIT_GLOBAL_OK = frozenset(
+    {"--no-pager", "-P", "--no-optional-locks", "--literal-pathspecs", "--no-replace-objects"}
+)
+_BRANCH_LIST_OPTS = names(
+    """
+    -a --all -r --remotes -v -vv --verbose --list -l --show-current --no-color --color
+    --column --no-column -i --ignore-case
+    """
+)
+
+
+def _git(argv: list[str]) -> list[Finding]:
+    k = 1
+    while k < len(argv) and argv[k].startswith("-"):
+        a = argv[k]
+        if a not in _GIT_GLOBAL_OK:
+            what = (
+                "can set programs git runs (core.pager, core.sshCommand, ...)"
+                if a.startswith("-c") or a.startswith("--config")
+                else "changes what git runs"
+            )
+            return [Finding("ask", f"git option {a} before the subcommand {what}")]
+        k += 1
+    if k >= len(argv):
+        return []
+    sub, rest = argv[k], argv[k + 1 :]
+    if sub in GIT_NETWORK:
+        return [Finding("ask", f"git {sub} talks to the network", network=True)]
+    opts = rest[: rest.index("--")] if "--" in rest else rest
+    if sub == "branch":
+        listing = "--list" in opts or "-l" in opts
+        if all(
+            o in _BRANCH_LIST_OPTS
+            or o.startswith(("--sort=", "--format="))
+            or (listing and not o.startswith("-"))
+            for o in opts
+        ):
+            return []
+        return [Finding("ask", "git branch with these arguments changes branches")]
+    if sub == "tag":
+        if not opts or (
+            opts[0] in ("-l", "--list")
+            and not any(o in ("-d", "-a", "-s", "-f", "-m") for o in opts)
+        ):
+            return []
+        return [Finding("ask", "git tag with these arguments changes tags")]
+    if sub == "remote" and all(o in ("-v", "--verbose") for o in opts):
+        return []
+    if sub == "stash" and opts[:1] in (["list"], ["show"]):
+        return []
+    if sub not in GIT_READ_ONLY:
+        return [
+            Finding(
+                "ask",
+                f"git {sub} is not a read-only git command (it may write, run hooks or programs)",
+            )
+        ]
+    out = []
+    for a in opts:
+        name = long_matches(
+            a,
+            (
+                "output",
+                "ext-diff",
+                "open-files-in-pager",
+                "upload-pack",
+                "exec",
+                "receive-pack",
+                "textconv",
+                "filters",
+            ),
+        )
+        if name or (sub == "grep" and (a == "-O" or a.startswith("-O"))):
+            out.append(Finding("ask", f"git {sub} {a} writes a file or runs a program"))
+    return out
+
+
+ARG_CHECKS: dict[str, Callable[[list[str]], list[Finding]]] = {
+    "find": _find,
+    "rg": _rg,
+    "sort": _sort,
+    "date": _date,
+    "uniq": _uniq,
+    "tar": _tar,
+    "sed": _sed,
+    "git": _git,
+}
+
+# Programs that write to a path given as an argument: (name, which arguments are targets).
+WRITERS: dict[str, Literal["all", "last", "of="]] = {
+    "tee": "all",
+    "truncate": "all",
+    "cp": "last",
+    "mv": "last",
+    "ln": "last",
+    "install": "last",
+    "rsync": "last",
+    "dd": "of=",
+    "touch": "all",
+    "rm": "all",
+    "chmod": "all",
+    "chown": "all",
+    "shred": "all",
+    "mkdir": "all",
+    "rmdir": "all",
+}
+
+
+def write_targets(argv: list[str]) -> list[str]:
+    """Paths a known writer program would modify."""
+    kind = WRITERS.get(argv[0])
+    args = [a for a in argv[1:] if not a.startswith("-")]
+    if kind == "all":
+        return args
+    if kind == "last":
+        return args[-1:]
+    if kind == "of=":
+        return [a[3:] for a in args if a.startswith("of=")]
+    return []
