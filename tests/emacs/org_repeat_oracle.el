@@ -11,7 +11,9 @@
 ;; the zone and of ambiguous wall-clock times),
 ;; marks "* TODO job" with "SCHEDULED: TIMESTAMP" DONE with `org-todo', and
 ;; prints one line: "OK<TAB>NEW-SCHEDULED<TAB>ASKED" or "ERR<TAB>MESSAGE".
-;; ASKED is the number of y-or-n questions org asked.
+;; NEW-SCHEDULED is the rest of the planning line (a date range stays whole);
+;; ASKED is the number of y-or-n questions org asked.  The first line printed
+;; is "ORG<TAB>VERSION".
 
 (require 'org)
 
@@ -47,14 +49,16 @@
                  (lambda (&rest _) (cl-incf org-repeat-oracle--asked) t)))
         (org-todo "DONE"))
       (goto-char (point-min))
-      (let ((state (org-get-todo-state))
-            (scheduled (org-entry-get nil "SCHEDULED")))
+      (let ((state (org-get-todo-state)))
         (unless (equal state "TODO")
           (error "State is %s after the repeat, not TODO" state))
-        scheduled))))
+        (unless (re-search-forward "^SCHEDULED: \\(.*\\)$" nil t)
+          (error "No SCHEDULED line left"))
+        (string-trim (match-string-no-properties 1))))))
 
 (defun org-repeat-oracle-main (cases-file)
   "Answer every case of CASES-FILE on standard output."
+  (princ (format "ORG\t%s\n" (org-version)))
   (with-temp-buffer
     (insert-file-contents cases-file)
     (dolist (line (split-string (buffer-string) "\n" t))
