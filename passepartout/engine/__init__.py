@@ -2,6 +2,6 @@
 
 from passepartout.engine.loader import CatalogEntry, SkillLoader, Status, require
 from passepartout.engine.registry import Registry
-from passepartout.engine.skill import Skill, defskill
+from passepartout.engine.skill import Skill, defskill, host
 
-__all__ = ["CatalogEntry", "Registry", "Skill", "SkillLoader", "Status", "defskill", "require"]
+__all__ = ["CatalogEntry", "Registry", "Skill", "SkillLoader", "Status", "defskill", "host", "require"]

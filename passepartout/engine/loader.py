@@ -23,7 +23,7 @@ from typing import Any
 import passepartout.skills as skills_package
 from passepartout.engine import discovery, literate, vetting
 from passepartout.engine.registry import Registry
-from passepartout.engine.skill import Skill, _collector
+from passepartout.engine.skill import Skill, _collector, _host
 from passepartout.errors import BootError, SkillError
 
 log = logging.getLogger(__name__)
@@ -74,8 +74,10 @@ class SkillLoader:
         *,
         mandatory: Iterable[str] = (),
         timeout: float = 5.0,
+        host: Any = None,
     ) -> None:
         self.registry = registry
+        self.host = host
         self.dirs = [Path(d) for d in dirs]
         self.mandatory = tuple(mandatory)
         self.timeout = timeout
@@ -119,7 +121,7 @@ class SkillLoader:
             entry.reloads += 1
             previous = entry.status
             try:
-                loaded = self._load_module(entry.path, name)
+                loaded = self.load_module(entry.path, name)
             except SkillError as err:
                 if previous is Status.READY:
                     entry.error = f"reload failed, previous version still serving: {err.message}"
@@ -134,7 +136,7 @@ class SkillLoader:
         self._set(entry, Status.LOADING, None)
         started = time.perf_counter()
         try:
-            loaded = self._load_module(path, entry.name)
+            loaded = self.load_module(path, entry.name)
         except SkillError as err:
             self._set(entry, _status_for(err), err.message)
             log.error("skill %s %s: %s", entry.name, entry.status, err.message)
@@ -153,7 +155,7 @@ class SkillLoader:
         setattr(skills_package, entry.name, loaded.module)
         self._set(entry, Status.READY, None)
 
-    def _load_module(self, path: Path, name: str) -> _Loaded:
+    def load_module(self, path: Path, name: str) -> _Loaded:
         source = _read_source(path, name)
         try:
             code = compile(source, str(path), "exec", dont_inherit=True)
@@ -182,6 +184,7 @@ class SkillLoader:
 
         def run() -> None:
             _collector.set(collected)
+            _host.set(self.host)
             try:
                 exec(code, module.__dict__)
             except BaseException as err:  # anything a skill raises is its own failure

@@ -41,6 +41,15 @@ _collector: contextvars.ContextVar[list[Skill] | None] = contextvars.ContextVar(
 )
 
 
+# The agent the skill is being loaded into (skills capture what they need at load time).
+_host: contextvars.ContextVar[Any] = contextvars.ContextVar("passepartout_skill_host", default=None)
+
+
+def host() -> Any:
+    """The agent loading the current skill (``None`` outside a load, e.g. in a bare test)."""
+    return _host.get()
+
+
 def defskill(
     name: str,
     *,

@@ -12,15 +12,17 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from passepartout.engine.registry import Registry
 from passepartout.errors import GateError, PassepartoutError, PipelineError, ProtocolError
 from passepartout.loop.actions import Action, Actuator, Approver, Thought
 from passepartout.loop.gates import GatePipeline
 from passepartout.loop.perceive import perceive
 from passepartout.loop.reason import Reasoner
 from passepartout.signals import Keyword, Signal
+
+if TYPE_CHECKING:
+    from passepartout.engine.registry import Registry
 
 log = logging.getLogger(__name__)
 

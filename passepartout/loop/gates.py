@@ -10,10 +10,13 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from passepartout.engine.registry import Registry
 from passepartout.loop.actions import Action, Verdict
 from passepartout.signals import Signal
+
+if TYPE_CHECKING:
+    from passepartout.engine.registry import Registry
 
 log = logging.getLogger(__name__)
 

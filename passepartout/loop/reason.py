@@ -7,14 +7,16 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from passepartout.engine.registry import Registry
-from passepartout.engine.skill import Skill
 from passepartout.errors import GateError, PassepartoutError, PipelineError
 from passepartout.loop.actions import Action, ApprovalRequest, Approver, Prompt, Think, Thought
 from passepartout.loop.gates import GatePipeline, GateResult
 from passepartout.signals import Signal
+
+if TYPE_CHECKING:
+    from passepartout.engine.registry import Registry
+    from passepartout.engine.skill import Skill
 
 log = logging.getLogger(__name__)
 

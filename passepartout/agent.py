@@ -1,0 +1,196 @@
+"""The agent assembled: configuration, skills, loop, stimuli, tools and channels.
+
+A channel (Emacs, the terminal, a log for background jobs) is where a session's
+events go and where its approvals are asked.  Everything a front end needs is here,
+so the EPC server and ``passepartout chat`` are thin.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from passepartout.config import Config
+from passepartout.engine import Registry, SkillLoader, Status
+from passepartout.engine.loader import SHIPPED_SKILLS_DIR
+from passepartout.errors import PassepartoutError
+from passepartout.loop import Action, ApprovalRequest, Loop, Stimuli, Thought
+from passepartout.signals import Keyword, Signal
+from passepartout.tools import Tool, ToolBelt
+
+log = logging.getLogger(__name__)
+
+
+class Channel(Protocol):
+    """A front end: where a session's events are shown and its approvals asked."""
+
+    def send(self, signal: Signal, kind: str, data: dict[str, Any]) -> None: ...
+
+    def approve(self, request: ApprovalRequest) -> bool: ...
+
+
+@dataclass
+class Health:
+    status: str = "unknown"  # healthy | degraded | unhealthy
+    problems: list[str] = field(default_factory=list)
+
+
+class Agent:
+    """One running agent."""
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        think: Callable[[Thought], list[Action]] | None = None,
+        skill_dirs: list[Path] | None = None,
+    ) -> None:
+        self.config = config
+        self.registry = Registry()
+        dirs = skill_dirs or [SHIPPED_SKILLS_DIR, *([config.skills_dir] if config.skills_dir else [])]
+        self.loader = SkillLoader(
+            self.registry,
+            dirs,
+            mandatory=config.mandatory_skills,
+            timeout=config.skill_load_timeout,
+            host=self,
+        )
+        self.loop = Loop(self.registry, think=think, emit=self._emit)
+        self.loop.approver = self._approve
+        self.loop.register_actuator("tool", self._run_tool)
+        self.stimuli = Stimuli(self.loop, heartbeat_interval=config.heartbeat_interval)
+        self.toolbelt = ToolBelt()
+        self.channels: dict[str, Channel] = {}
+        self.health = Health()
+        self.services: dict[str, Any] = {}  # what skills share: memory, ledger, orchestrator
+        self._shutdown_hooks: list[Callable[[], None]] = []
+        self._lock = threading.Lock()
+
+    # -- life cycle ---------------------------------------------------------------
+
+    def boot(self, *, start_threads: bool = True) -> Agent:
+        """Load the skills (a broken mandatory one raises BootError) and start."""
+        self.config.home.mkdir(parents=True, exist_ok=True)
+        self.services["agent"] = self
+        self.loader.load_all()
+        self.check_health()
+        if start_threads:
+            self.stimuli.start()
+        return self
+
+    def check_health(self) -> Health:
+        problems = [e.describe() for e in self.loader.report() if e.status is not Status.READY]
+        problems += [e.describe() for e in self.loader.report() if e.error and e.status is Status.READY]
+        self.health = Health("degraded" if problems else "healthy", problems)
+        return self.health
+
+    def on_shutdown(self, hook: Callable[[], None]) -> None:
+        self._shutdown_hooks.append(hook)
+
+    def shutdown(self) -> None:
+        self.stimuli.stop()
+        for hook in reversed(self._shutdown_hooks):
+            try:
+                hook()
+            except Exception as err:
+                log.error("shutdown hook failed: %s", err)
+
+    # -- input ----------------------------------------------------------------------
+
+    def submit(
+        self,
+        text: str,
+        *,
+        session_id: str,
+        source: str = "emacs",
+        turn_id: str | None = None,
+        **meta: Any,
+    ) -> str:
+        """Queue a person's prompt for the session's lane; returns the turn id."""
+        turn = turn_id or uuid.uuid4().hex[:12]
+        signal = Signal(
+            payload={"sensor": Keyword("user-input"), "text": text},
+            meta={"source": Keyword(source), "session-id": session_id, "turn-id": turn, **meta},
+        )
+        self.stimuli.inject(signal)
+        return turn
+
+    def cancel(self, session_id: str, turn_id: str | None = None) -> None:
+        self.loop.cancel(session_id, turn_id)
+
+    def tools(self) -> list[Tool]:
+        """Built-in tools and every ready skill's, by name."""
+        belt = ToolBelt()
+        belt.add(*self.toolbelt.all())
+        belt.add(*[t for t in self.registry.tools() if isinstance(t, Tool)])
+        return belt.all()
+
+    def tool(self, name: str) -> Tool | None:
+        return next((t for t in self.tools() if t.name == name), None)
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "health": self.health.status,
+            "problems": list(self.health.problems),
+            "skills": {e.name: str(e.status) for e in self.loader.report()},
+        }
+
+    # -- channels -------------------------------------------------------------------
+
+    def register_channel(self, source: str, channel: Channel) -> None:
+        self.channels[source] = channel
+
+    def _channel(self, signal: Signal) -> Channel | None:
+        source = signal.meta.get("source")
+        return self.channels.get(str(source)) if source is not None else None
+
+    def _emit(self, signal: Signal, kind: str, data: dict[str, Any]) -> None:
+        channel = self._channel(signal)
+        if channel is None:
+            log.info("[%s] %s: %s", signal.session_id or "-", kind, data)
+            return
+        try:
+            channel.send(signal, kind, data)
+        except Exception as err:  # a front end that went away must not stop the loop
+            log.warning("channel send failed: %s", err)
+
+    def _approve(self, request: ApprovalRequest) -> bool:
+        channel = self._channel(request.signal)
+        return bool(channel and channel.approve(request))
+
+    # -- the tool actuator --------------------------------------------------------------
+
+    def _run_tool(self, action: Action, signal: Signal) -> Signal | None:
+        tool = self.tool(action.name)
+        self._emit(signal, "tool", {"name": action.name, "args": action.args,
+                                    "call-id": action.call_id})
+        if tool is None:
+            output, ok = f"unknown tool {action.name!r}", False
+        else:
+            try:
+                output, ok = _as_text(tool.run(action.args)), True
+            except PassepartoutError as err:
+                output, ok = err.message, False
+            except Exception as err:
+                log.exception("tool %s failed", action.name)
+                output, ok = f"{type(err).__name__}: {err}", False
+        self._emit(signal, "tool-result", {"name": action.name, "ok": ok, "output": output,
+                                           "call-id": action.call_id})
+        return signal.child({
+            "sensor": Keyword("tool-output"),
+            "results": [{"call-id": action.call_id or "", "tool": action.name,
+                         "ok": ok, "output": output}],
+        })
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    import json
+
+    return json.dumps(value, ensure_ascii=False, default=str, indent=1)
