@@ -69,7 +69,7 @@ def content_fields(node: MemoryNode) -> dict[str, Any]:
         "title": node.title,
         "todo": node.todo,
         "tags": list(node.tags),
-        "props": sorted([k, v] for k, v in node.properties.items()),
+        "props": [[k, v] for k, v in node.properties.items()],  # org order is content
         "body": node.body,
         "planning": node.planning,
         "created": node.created,

@@ -201,6 +201,41 @@ class MemoryStore:
         self._notify(changed)
         return out
 
+    def replace_subtree(self, nodes: list[MemoryNode]) -> int:
+        """Make the subtree rooted at ``nodes[0]`` exactly ``nodes`` (one transaction).
+
+        Nodes are put (unchanged ones cost nothing); descendants that are no
+        longer listed are deleted. Returns how many nodes were removed.
+        """
+        if not nodes:
+            return 0
+        changed: list[tuple[str, str]] = []
+        removed = 0
+        with self._txn():
+            before = self._tree.row(nodes[0].id)
+            old_ids = {r.id for r in self._tree.subtree_rows(before)} if before else set()
+            pending: Pending = {}
+            now = time.time()
+            for node in nodes:
+                self._tree.put_one(node, pending, now, changed)
+            for stale in old_ids - {n.id for n in nodes}:
+                row = self._tree.row(stale)
+                if row is None:  # already gone with a stale ancestor
+                    continue
+                rows = self._tree.subtree_rows(row)
+                self._tree.remove_rows(rows)
+                removed += len(rows)
+                pending.setdefault(row.parent, {})[stale] = None
+            self._tree.propagate(pending)
+        self._notify(changed)
+        return removed
+
+    def count_subtree(self, node_id: str) -> int:
+        """How many nodes ``node_id`` and its descendants hold (0 if absent)."""
+        with self._lock:
+            row = self._tree.row(node_id)
+            return len(self._tree.subtree_rows(row)) if row else 0
+
     def delete(self, node_id: str) -> bool:
         """Remove a node and its whole subtree; False when it did not exist."""
         with self._txn():

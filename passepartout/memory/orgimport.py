@@ -1,0 +1,219 @@
+"""Org files -> memory nodes (orgparse for the outline, the raw lines for fidelity).
+
+Each file becomes a file-level node ``file:<relative path>`` whose body is the
+text before the first heading; each heading becomes a node below it. A heading
+with an ``:ID:`` property keeps that id; others get a stable id derived from
+the file and the chain of titles, so re-importing an edited file updates the
+nodes it changed and leaves the others alone. Headline text keeps its priority
+cookie; tags keep their order; property values stay strings; planning lines
+(SCHEDULED/DEADLINE/CLOSED) are kept so that write-back reproduces the file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from passepartout.memory.nodes import MemoryNode
+
+if TYPE_CHECKING:
+    from passepartout.memory.store import MemoryStore
+
+log = logging.getLogger(__name__)
+
+FILE_PREFIX = "file:"
+DERIVED_PREFIX = "org:"
+_TAGS = re.compile(r"\s+(:(?:[\w@#%]+:)+)\s*$")
+_PLANNING = re.compile(r"^\s*(SCHEDULED|DEADLINE|CLOSED):")
+_PROPERTY = re.compile(r"^\s*:([^:\s]+):(?:\s+(.*?))?\s*$")
+
+
+@dataclass
+class ImportReport:
+    """What an import did; ``skipped`` names each file that could not be read."""
+
+    files: int = 0
+    nodes: int = 0
+    removed: int = 0
+    seconds: float = 0.0
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+    def summary(self) -> str:
+        lines = [
+            f"imported {self.files} file(s), {self.nodes} node(s), removed {self.removed}"
+            f" in {self.seconds:.2f} s"
+        ]
+        lines += [f"  skipped {name}: {why}" for name, why in self.skipped]
+        return "\n".join(lines)
+
+
+def file_node_id(relpath: str) -> str:
+    return FILE_PREFIX + relpath
+
+
+def org_files(directory: Path) -> Iterator[Path]:
+    """Org files under ``directory``, skipping hidden directories and files."""
+    for p in sorted(directory.rglob("*.org")):
+        rel = p.relative_to(directory)
+        if any(part.startswith(".") for part in rel.parts) or not p.is_file():
+            continue
+        yield p
+
+
+def import_memex(store: MemoryStore, directory: Path) -> ImportReport:
+    """Import (or re-sync) every org file under ``directory``."""
+    if not directory.is_dir():
+        raise FileNotFoundError(f"memex directory {directory} does not exist")
+    report = ImportReport()
+    start = time.perf_counter()
+    seen: set[str] = set()
+    for path in org_files(directory):
+        rel = path.relative_to(directory).as_posix()
+        try:
+            nodes = parse_org_file(path, rel)
+        except Exception as e:  # orgparse raises assorted errors on malformed input
+            # A file that cannot be read or parsed is named and skipped; the rest imports.
+            log.warning("memex: cannot parse %s: %s", rel, e)
+            report.skipped.append((rel, f"{type(e).__name__}: {e}"))
+            seen.add(file_node_id(rel))  # keep what memory already had of it
+            continue
+        report.removed += store.replace_subtree(nodes)
+        report.files += 1
+        report.nodes += len(nodes)
+        seen.add(nodes[0].id)
+    # A file deleted from the memex leaves memory too.
+    for top in store.children(None):
+        if top.id.startswith(FILE_PREFIX) and top.id not in seen:
+            report.removed += store.count_subtree(top.id)
+            store.delete(top.id)
+    report.seconds = time.perf_counter() - start
+    return report
+
+
+def import_org_file(store: MemoryStore, path: Path, memex_dir: Path) -> int:
+    """Re-sync one file (what the watcher calls on a change); returns node count.
+
+    Raises ``ValueError`` naming the file when it cannot be parsed.
+    """
+    rel = path.resolve().relative_to(memex_dir.resolve()).as_posix()
+    if not path.exists():
+        store.delete(file_node_id(rel))
+        return 0
+    try:
+        nodes = parse_org_file(path, rel)
+    except Exception as e:  # orgparse raises assorted errors on malformed input
+        raise ValueError(f"cannot parse {rel}: {type(e).__name__}: {e}") from e
+    store.replace_subtree(nodes)
+    return len(nodes)
+
+
+def parse_org_file(path: Path, relpath: str) -> list[MemoryNode]:
+    """Parse one file into nodes, the file-level node first, parents before children."""
+    return parse_org_text(path.read_text(encoding="utf-8"), relpath)
+
+
+def parse_org_text(text: str, relpath: str) -> list[MemoryNode]:
+    import orgparse  # imported here: keeps `import passepartout.memory` cheap
+
+    root = orgparse.loads(text, filename=relpath)
+    fid = file_node_id(relpath)
+    nodes = [
+        MemoryNode(
+            id=fid,
+            title=_file_title(text) or relpath,
+            body=root.get_body(format="raw"),
+            position=0,
+            source=relpath,
+        )
+    ]
+    _walk(root.children, fid, relpath, [], nodes, {fid})
+    return nodes
+
+
+def _file_title(text: str) -> str:
+    m = re.search(r"^#\+TITLE:\s*(.*?)\s*$", text, re.MULTILINE | re.IGNORECASE)
+    return m.group(1) if m else ""
+
+
+def _walk(
+    children: list[Any],
+    parent_id: str,
+    rel: str,
+    path: list[str],
+    out: list[MemoryNode],
+    used: set[str],
+) -> None:
+    dups: dict[str, int] = {}
+    for pos, org in enumerate(children):
+        node = _convert(org, parent_id, rel, path, dups, pos, used)
+        used.add(node.id)
+        out.append(node)
+        _walk(org.children, node.id, rel, [*path, node.title], out, used)
+
+
+def _convert(
+    org: Any,
+    parent_id: str,
+    rel: str,
+    path: list[str],
+    dups: dict[str, int],
+    pos: int,
+    used: set[str],
+) -> MemoryNode:
+    lines = str(org).split("\n")
+    headline = lines[0].lstrip("*").strip()
+    tags: tuple[str, ...] = ()
+    m = _TAGS.search(" " + headline)
+    if m:
+        tags = tuple(t for t in m.group(1).split(":") if t)
+        headline = (" " + headline)[: m.start()].strip()
+    todo = org.todo or None
+    if todo and headline.startswith(todo):
+        headline = headline[len(todo) :].strip()
+    planning, props, _rest = _head_lines(lines[1:])
+    dup = dups.get(headline, 0)
+    dups[headline] = dup + 1
+    node_id = props.get("ID") or ""
+    if not node_id or node_id in used:  # an :ID: seen twice in a file keeps its first heading
+        node_id = _derived_id(rel, [*path, headline], dup)
+    return MemoryNode(
+        id=node_id,
+        title=headline,
+        parent=parent_id,
+        todo=todo,
+        tags=tags,
+        properties=props,
+        body=org.get_body(format="raw"),
+        planning=planning,
+        position=pos,
+        source=rel,
+    )
+
+
+def _head_lines(lines: list[str]) -> tuple[str, dict[str, str], int]:
+    """Planning line(s) and the property drawer that follow a headline."""
+    i, planning = 0, []
+    while i < len(lines) and _PLANNING.match(lines[i]):
+        planning.append(lines[i].strip())
+        i += 1
+    props: dict[str, str] = {}
+    if i < len(lines) and lines[i].strip().upper() == ":PROPERTIES:":
+        j = i + 1
+        while j < len(lines) and lines[j].strip().upper() != ":END:":
+            pm = _PROPERTY.match(lines[j])
+            if pm:
+                props[pm.group(1)] = pm.group(2) or ""
+            j += 1
+        i = j + 1
+    return "\n".join(planning), props, i
+
+
+def _derived_id(rel: str, titles: list[str], dup: int) -> str:
+    key = "\0".join([rel, *titles, str(dup)])
+    return DERIVED_PREFIX + hashlib.sha256(key.encode()).hexdigest()[:24]
