@@ -26,7 +26,13 @@ from typing import Any, Protocol
 
 from passepartout.memory.merkle import content_key, iter_tree, root_object
 from passepartout.memory.nodes import ROOT_ID, MemoryNode, node_from_fields
-from passepartout.memory.schema import DB_NAME, ObjectTable, connect, default_path
+from passepartout.memory.schema import (
+    DB_NAME,
+    CorruptObjectError,
+    ObjectTable,
+    connect,
+    default_path,
+)
 from passepartout.memory.tree import HeadTree, Pending, Row
 from passepartout.memory.verify import VerifyReport, check_tree, reachable
 
@@ -309,7 +315,11 @@ class MemoryStore:
             if not self._gc_allowed:
                 return 0
             roots = [self._tree.head()] + [s.root for s in self.snapshots()]
-            live = reachable(self._io, roots)
+            try:
+                live = reachable(self._io, roots)
+            except CorruptObjectError as e:  # never sweep without a trustworthy live set
+                log.error("memory GC skipped, a kept state is damaged: %s", e)
+                return 0
             self._conn.execute("CREATE TEMP TABLE IF NOT EXISTS live(hash TEXT PRIMARY KEY)")
             self._conn.execute("DELETE FROM live")
             self._conn.executemany("INSERT INTO live VALUES (?)", ((h,) for h in live))
