@@ -305,3 +305,10 @@ def test_one_shot_and_inactive_never_run_again(
     assert next_run_after(dataclasses.replace(ts, repeater=None), now, tz) is None
     assert next_run_after(dataclasses.replace(ts, active=False), now, tz) is None
     assert is_due(ts, now, tz) == (ts.start(tz).timestamp() <= now.timestamp())
+
+
+def test_repeat_past_year_9999_is_a_clear_error() -> None:
+    with pytest.raises(TimestampError, match="years 1-9999"):
+        run_after("<9999-12-31 Fri 23:00 +1d>", NOON, PARIS)
+    with pytest.raises(TimestampError, match="years 1-9999"):
+        parse_timestamp("<0001-01-01 Mon 00:00>").start(ZoneInfo("Asia/Tokyo"))

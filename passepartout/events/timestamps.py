@@ -155,7 +155,10 @@ def localize(wall: dt.datetime, tz: dt.tzinfo) -> dt.datetime:
     The round trip through UTC moves a time inside a spring-forward gap
     past the gap; an ambiguous fall-back time is its first occurrence.
     """
-    return wall.replace(tzinfo=tz).astimezone(dt.UTC).astimezone(tz)
+    try:
+        return wall.replace(tzinfo=tz).astimezone(dt.UTC).astimezone(tz)
+    except OverflowError:
+        raise TimestampError(f"{wall:%Y-%m-%d %H:%M}", "outside the years 1-9999 here") from None
 
 
 def local_zone() -> dt.tzinfo:
