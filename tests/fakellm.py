@@ -43,101 +43,28 @@ import logging
 import signal
 import sys
 import threading
-import time
 import uuid
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Literal
 
 import pytest
+from fakellm_protocol import (
+    RecordedRequest,
+    Reply,
+    ToolCall,
+    completion_body,
+    error_type,
+    stream_chunks,
+    words,
+)
 
 log = logging.getLogger(__name__)
 
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
 DefaultMode = Literal["error", "echo"]
-ERROR_TYPES = {
-    401: "authentication_error",
-    403: "permission_error",
-    404: "not_found_error",
-    408: "timeout_error",
-    409: "conflict_error",
-    429: "rate_limit_error",
-}
-
-
-def _new_call_id() -> str:
-    return f"call_{uuid.uuid4().hex[:12]}"
-
-
-@dataclass
-class ToolCall:
-    """One function call in a reply; ``arguments`` as a str is sent verbatim (bad JSON)."""
-
-    name: str
-    arguments: dict[str, Any] | str
-    id: str = field(default_factory=_new_call_id)
-
-    def arguments_json(self) -> str:
-        if isinstance(self.arguments, str):
-            return self.arguments
-        return json.dumps(self.arguments)
-
-
-@dataclass
-class Reply:
-    """One scripted answer."""
-
-    text: str | None = None
-    tool_calls: list[ToolCall] = field(default_factory=list)
-    status: int = 200
-    message: str = ""
-    delay: float = 0.0  # before the first byte
-    chunk_delay: float = 0.0  # between SSE chunks (and summed before a JSON body)
-    usage: dict[str, int] | None = None
-    finish_reason: str | None = None
-    headers: dict[str, str] = field(default_factory=dict)
-
-    @classmethod
-    def from_json(cls, item: dict[str, Any]) -> Reply:
-        """Builds a reply from the standalone script format."""
-        calls = [
-            ToolCall(c["name"], c.get("arguments", {}), c.get("id") or _new_call_id())
-            for c in item.get("tool_calls", [])
-        ]
-        status = int(item.get("error", 200))
-        reply = cls(
-            text=item.get("text"),
-            tool_calls=calls,
-            status=status,
-            message=item.get("message", ""),
-            delay=float(item.get("delay", 0.0)),
-            chunk_delay=float(item.get("chunk_delay", 0.0)),
-            usage=item.get("usage"),
-            finish_reason=item.get("finish_reason"),
-        )
-        if status == 429:
-            reply.headers["Retry-After"] = "0"
-        return reply
-
-
-@dataclass
-class RecordedRequest:
-    """What the server received: path, headers and the parsed JSON body."""
-
-    path: str
-    headers: dict[str, str]
-    body: dict[str, Any]
-
-    @property
-    def model(self) -> str:
-        return str(self.body.get("model", ""))
-
-    @property
-    def messages(self) -> list[dict[str, Any]]:
-        return list(self.body.get("messages", []))
 
 
 class Script:
@@ -210,22 +137,16 @@ class Script:
         return self.push(Reply(text=text, chunk_delay=chunk_delay, finish_reason="stop"))
 
 
-def _estimate_tokens(text: str) -> int:
-    # Roughly what a BPE tokenizer gives for English: one token per 4 chars.
-    return max(1, (len(text) + 3) // 4) if text else 0
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False  # a handler sleeping in a delay must not hold up close()
 
-
-def _words(text: str) -> list[str]:
-    """Splits text into stream pieces that join back to exactly ``text``."""
-    pieces: list[str] = []
-    start = 0
-    for i in range(1, len(text)):
-        if text[i] == " " and text[i - 1] != " ":
-            pieces.append(text[start:i])
-            start = i
-    if text:
-        pieces.append(text[start:])
-    return pieces
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that times out or drops a keep-alive connection is normal here.
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            log.debug("fakellm: client %s went away", client_address)
+            return
+        super().handle_error(request, client_address)
 
 
 class FakeLLM(Script):
@@ -239,9 +160,7 @@ class FakeLLM(Script):
         self.requests: list[RecordedRequest] = []
         self._per_model: dict[str, Script] = {}
         self._closing = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", port), _make_handler(self))
-        self._server.daemon_threads = True
-        self._server.block_on_close = False  # a sleeping handler must not hold up close()
+        self._server = _Server(("127.0.0.1", port), _make_handler(self))
         self._thread: threading.Thread | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -255,8 +174,12 @@ class FakeLLM(Script):
         return f"http://127.0.0.1:{self.port}/v1"
 
     def start(self) -> FakeLLM:
+        # A short poll interval: shutdown() waits up to one interval (0.5 s by default).
         self._thread = threading.Thread(
-            target=self._server.serve_forever, name=f"fakellm-{self.port}", daemon=True
+            target=self._server.serve_forever,
+            args=(0.02,),
+            name=f"fakellm-{self.port}",
+            daemon=True,
         )
         self._thread.start()
         return self
@@ -328,84 +251,6 @@ class FakeLLM(Script):
             self._closing.wait(seconds)
 
 
-def _usage_for(reply: Reply, request: RecordedRequest) -> dict[str, int]:
-    prompt_text = json.dumps(request.messages)
-    completion_text = (reply.text or "") + "".join(
-        c.name + c.arguments_json() for c in reply.tool_calls
-    )
-    usage = {
-        "prompt_tokens": _estimate_tokens(prompt_text),
-        "completion_tokens": _estimate_tokens(completion_text),
-    }
-    usage.update(reply.usage or {})
-    usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-    return usage
-
-
-def _error_type(status: int) -> str:
-    # litellm maps any error whose body says "invalid_request_error" to BadRequestError,
-    # whatever the status, so only 400 and 422 say so (as OpenAI does).
-    if status >= 500:
-        return "server_error"
-    return ERROR_TYPES.get(status, "invalid_request_error")
-
-
-def _finish_reason(reply: Reply) -> str:
-    if reply.finish_reason:
-        return reply.finish_reason
-    return "tool_calls" if reply.tool_calls else "stop"
-
-
-def _completion_body(reply: Reply, request: RecordedRequest, cid: str) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": reply.text}
-    if reply.tool_calls:
-        message["tool_calls"] = [
-            {
-                "id": c.id,
-                "type": "function",
-                "function": {"name": c.name, "arguments": c.arguments_json()},
-            }
-            for c in reply.tool_calls
-        ]
-    return {
-        "id": cid,
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": request.model,
-        "choices": [{"index": 0, "message": message, "finish_reason": _finish_reason(reply)}],
-        "usage": _usage_for(reply, request),
-    }
-
-
-def _stream_chunks(reply: Reply, request: RecordedRequest, cid: str) -> Iterator[dict[str, Any]]:
-    """The SSE payloads of one streamed reply, in order."""
-    base = {
-        "id": cid,
-        "object": "chat.completion.chunk",
-        "created": int(time.time()),
-        "model": request.model,
-    }
-
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-        return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
-
-    yield chunk({"role": "assistant", "content": ""})
-    for piece in _words(reply.text or ""):
-        yield chunk({"content": piece})
-    for index, call in enumerate(reply.tool_calls):
-        head = {"index": index, "id": call.id, "type": "function"}
-        yield chunk({"tool_calls": [{**head, "function": {"name": call.name, "arguments": ""}}]})
-        args = call.arguments_json()
-        half = len(args) // 2  # two deltas, so clients must concatenate
-        for part in (args[:half], args[half:]):
-            if part:
-                yield chunk({"tool_calls": [{"index": index, "function": {"arguments": part}}]})
-    yield chunk({}, _finish_reason(reply))
-    options = request.body.get("stream_options") or {}
-    if options.get("include_usage"):
-        yield {**base, "choices": [], "usage": _usage_for(reply, request)}
-
-
 def _make_handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive, as real providers do
@@ -429,7 +274,7 @@ def _make_handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
             reply = fake._next_reply(request)
             try:
                 self._answer(reply, request)
-            except (BrokenPipeError, ConnectionResetError):
+            except ConnectionError:
                 # The client gave up (a timeout under test): nothing to answer.
                 self.close_connection = True
 
@@ -438,7 +283,7 @@ def _make_handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
             if reply.status != 200:
                 error = {
                     "message": reply.message,
-                    "type": _error_type(reply.status),
+                    "type": error_type(reply.status),
                     "param": None,
                     "code": str(reply.status),
                 }
@@ -446,8 +291,8 @@ def _make_handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
                 return
             cid = f"chatcmpl-{uuid.uuid4().hex[:16]}"
             if not request.body.get("stream"):
-                fake._sleep(reply.chunk_delay * len(_words(reply.text or "")))
-                self._send_json(200, _completion_body(reply, request, cid), reply.headers)
+                fake._sleep(reply.chunk_delay * len(words(reply.text or "")))
+                self._send_json(200, completion_body(reply, request, cid), reply.headers)
                 return
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
@@ -456,7 +301,7 @@ def _make_handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
             for key, value in reply.headers.items():
                 self.send_header(key, value)
             self.end_headers()
-            for payload in _stream_chunks(reply, request, cid):
+            for payload in stream_chunks(reply, request, cid):
                 self._write_chunk(f"data: {json.dumps(payload)}\n\n".encode())
                 fake._sleep(reply.chunk_delay)
             self._write_chunk(b"data: [DONE]\n\n")
