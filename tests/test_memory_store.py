@@ -21,7 +21,7 @@ def store(tmp_path: Path) -> MemoryStore:
     s.close()
 
 
-def N(i: str, parent: str | None = None, **kw: object) -> MemoryNode:  # noqa: N802
+def N(i: str, parent: str | None = None, **kw: object) -> MemoryNode:
     """A node with fixed timestamps, so equal content hashes equal."""
     title = str(kw.pop("title", f"title {i}"))
     return MemoryNode(i, title, parent=parent, created=1.0, updated=1.0, **kw)  # type: ignore[arg-type]
