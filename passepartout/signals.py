@@ -106,6 +106,15 @@ def _dump(value: Any, out: list[str]) -> None:
         raise ProtocolError(f"cannot encode a {type(value).__name__} as an s-expression")
 
 
+# Elisp's printed forms of the floats that have no digits.
+_SPECIAL_FLOATS = {
+    "1.0e+INF": math.inf,
+    "-1.0e+INF": -math.inf,
+    "0.0e+NaN": math.nan,
+    "-0.0e+NaN": math.nan,
+}
+
+
 def from_sexpdata(value: Any) -> Any:
     """Convert what sexpdata (and python-epc) read into this module's value domain."""
     if isinstance(value, sexpdata.Symbol):
@@ -116,6 +125,8 @@ def from_sexpdata(value: Any) -> Any:
             return True
         if name.startswith(":") and len(name) > 1:
             return Keyword(name[1:])
+        if name in _SPECIAL_FLOATS:
+            return _SPECIAL_FLOATS[name]
         return Symbol(name)
     if isinstance(value, sexpdata.Quoted):
         return [Symbol("quote"), from_sexpdata(value.value())]

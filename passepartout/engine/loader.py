@@ -149,7 +149,8 @@ class SkillLoader:
             self.registry.remove(old)
         for skill in loaded.skills:
             skill.module = loaded.module.__name__
-            self.registry.add(skill, loaded.exports)
+            self.registry.add(skill)
+        self.registry.set_exports(entry.name, loaded.exports)
         entry.skills = [s.name for s in loaded.skills]
         sys.modules[loaded.module.__name__] = loaded.module
         setattr(skills_package, entry.name, loaded.module)

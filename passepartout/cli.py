@@ -1,0 +1,62 @@
+"""``passepartout``: the command line (``serve``, ``chat``, ``doctor``, ``cost``, ``memory``).
+
+Subcommands import what they need when they run, so ``serve`` prints its port fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from collections.abc import Sequence
+
+from passepartout import __version__
+from passepartout.errors import PassepartoutError
+
+# subcommand -> (module, help); each module has add_arguments(parser) and run(args) -> int
+COMMANDS: dict[str, tuple[str, str]] = {
+    "serve": ("passepartout.serve", "run the EPC server for Emacs (prints the port)"),
+    "chat": ("passepartout.channels.terminal", "talk to the agent in the terminal"),
+    "doctor": ("passepartout.doctor", "check the installation and say what to fix"),
+    "cost": ("passepartout.llm.cost_cli", "print what the models cost, by session, provider, origin and heading"),
+    "memory": ("passepartout.memory.cli", "inspect memory: stats, snapshots, rollback N, verify"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="passepartout", description="A personal agent for Emacs and org-mode."
+    )
+    parser.add_argument("--version", action="version", version=f"passepartout {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (_module, help_text) in COMMANDS.items():
+        sub.add_parser(name, help=help_text, add_help=False)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    top, rest = parser.parse_known_args(args_list)
+    if top.command is None:
+        parser.print_help()
+        return 2
+    logging.basicConfig(
+        level=logging.DEBUG if top.verbose else logging.WARNING,
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    module_name, help_text = COMMANDS[top.command]
+    module = importlib.import_module(module_name)
+    sub = argparse.ArgumentParser(prog=f"passepartout {top.command}", description=help_text)
+    module.add_arguments(sub)
+    args = sub.parse_args(rest)
+    try:
+        return int(module.run(args) or 0)
+    except PassepartoutError as err:
+        print(f"passepartout {top.command}: {err.message}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130

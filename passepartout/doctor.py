@@ -1,0 +1,152 @@
+"""``passepartout doctor``: each check ok or failed, and how to fix what failed."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from passepartout import __version__
+from passepartout.config import Config
+from passepartout.errors import PassepartoutError
+
+MIN_EMACS = (28, 1)
+REQUIRED_PACKAGES = ("epc", "sexpdata", "orgparse", "watchdog", "litellm", "bashlex", "mcp")
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
+    def line(self) -> str:
+        mark = "ok  " if self.ok else "FAIL"
+        text = f"[{mark}] {self.name}: {self.detail}"
+        return text if self.ok or not self.fix else f"{text}\n       fix: {self.fix}"
+
+
+def check_python() -> list[Check]:
+    checks = [Check("python", sys.version_info >= (3, 11), sys.version.split()[0],
+                    "install Python 3.11 or newer")]
+    for name in REQUIRED_PACKAGES:
+        found = importlib.util.find_spec(name) is not None
+        checks.append(Check(f"package {name}", found, "installed" if found else "missing",
+                            "run `make install` (or `pip install -e .` in the venv)"))
+    return checks
+
+
+def check_emacs() -> list[Check]:
+    emacs = shutil.which("emacs")
+    if emacs is None:
+        return [Check("emacs", False, "not found on PATH",
+                      "apt-get install emacs-nox (or your system's Emacs 28.1+)")]
+    try:
+        out = subprocess.run(
+            [emacs, "--batch", "--eval",
+             "(princ (format \"%s %s\" emacs-version (require 'org) ))",
+             "--eval", "(princ (format \" %s\" org-version))"],
+            capture_output=True, text=True, timeout=30, check=True,
+        ).stdout.split()
+    except (OSError, subprocess.SubprocessError) as err:
+        return [Check("emacs", False, f"{emacs} did not run: {err}", "reinstall Emacs")]
+    version = _version(out[0])[:2]
+    org = out[-1] if out else "?"
+    return [
+        Check("emacs", version >= MIN_EMACS, f"{emacs} {out[0]}",
+              f"Emacs {MIN_EMACS[0]}.{MIN_EMACS[1]} or newer is needed"),
+        Check("elisp dependencies", _version(org) >= (9, 5), f"org {org} (the EPC client ships with the package)",
+              "install org-mode 9.5 or newer"),
+    ]
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in text.split(".") if p.isdigit())
+
+
+def check_dirs(config: Config) -> list[Check]:
+    checks = []
+    for name, path in (("config dir", config.config_dir), ("state dir", config.home)):
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(dir=path):
+                pass
+            checks.append(Check(name, True, f"{path} is writable"))
+        except OSError as err:
+            checks.append(Check(name, False, f"{path}: {err.strerror}",
+                                f"make {path} writable or set PASSEPARTOUT_HOME / PASSEPARTOUT_CONFIG_DIR"))
+    memex = config.memex_dir
+    checks.append(Check("memex", memex.is_dir(), str(memex) + ("" if memex.is_dir() else " does not exist"),
+                        "create it or set MEMEX_DIR to your org directory"))
+    return checks
+
+
+def check_optional(name: str, module: str, function: str) -> list[Check]:
+    """A check that a part of the package provides as ``function() -> (ok, text)``."""
+    try:
+        ok, detail = getattr(importlib.import_module(module), function)()
+    except (ImportError, AttributeError) as err:
+        return [Check(name, False, f"not available ({err})", "reinstall passepartout")]
+    return [Check(name, bool(ok), detail, detail if not ok else "")]
+
+
+def check_skills(config: Config) -> list[Check]:
+    from passepartout.agent import Agent
+
+    agent = Agent(config)
+    try:
+        agent.boot(start_threads=False)
+    except PassepartoutError as err:
+        return [Check("skills", False, err.message, "restore the skills shipped with passepartout")]
+    finally:
+        agent.shutdown()
+    return [
+        Check(f"skill {e.name}", e.status == "ready" and not e.error, e.describe().split(": ", 1)[1],
+              f"see {e.path}")
+        for e in agent.loader.report()
+    ]
+
+
+def check_model(config: Config) -> list[Check]:
+    if config.model:
+        return [Check("model", True, f"PASSEPARTOUT_MODEL={config.model}")]
+    return [Check("model", True, "no provider configured: the local model answers "
+                                 "(set PASSEPARTOUT_MODEL and the provider's key for a real one)")]
+
+
+def run_checks(config: Config) -> list[Check]:
+    groups: list[Callable[[], list[Check]]] = [
+        check_python,
+        check_emacs,
+        lambda: check_dirs(config),
+        lambda: check_model(config),
+        lambda: check_optional("local model", "passepartout.llm.local", "local_model_available"),
+        lambda: check_optional("sandbox", "passepartout.security.sandbox", "sandbox_check"),
+        lambda: check_skills(config),
+    ]
+    return [check for group in groups for check in group()]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--quiet", action="store_true", help="print only the failures")
+
+
+def run(args: argparse.Namespace) -> int:
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    print(f"passepartout {__version__} ({Path(__file__).resolve().parent})")
+    checks = run_checks(Config.load())
+    for check in checks:
+        if not (args.quiet and check.ok):
+            print(check.line())
+    failed = [c for c in checks if not c.ok]
+    print(f"{len(checks) - len(failed)} ok, {len(failed)} to fix")
+    return 1 if failed else 0
