@@ -61,7 +61,7 @@ def turn_node_id(session_id: str, turn: Turn) -> str:
 def facts(text: str) -> dict[str, str]:
     """Properties drawn from a turn's text: the links and file paths it names."""
     out: dict[str, str] = {}
-    links = list(dict.fromkeys(_URL.findall(text)))
+    links = list(dict.fromkeys(u.rstrip(".,;:!?") for u in _URL.findall(text)))
     paths = list(dict.fromkeys(_PATH.findall(_URL.sub(" ", text))))
     if links:
         out["LINKS"] = " ".join(links)
