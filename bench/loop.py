@@ -15,11 +15,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from passepartout.agent import Agent  # noqa: E402
-from passepartout.config import Config  # noqa: E402
-from passepartout.engine import Skill  # noqa: E402
-from passepartout.loop import Action  # noqa: E402
-from passepartout.signals import Keyword, Signal  # noqa: E402
+from passepartout.agent import Agent
+from passepartout.config import Config
+from passepartout.engine import Skill
+from passepartout.loop import Action
+from passepartout.signals import Keyword, Signal
 
 N = 20_000
 RUNS = 5
@@ -28,13 +28,20 @@ RUNS = 5
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         config = Config.from_mapping(
-            {"PASSEPARTOUT_HOME": tmp + "/home", "PASSEPARTOUT_CONFIG_DIR": tmp + "/config",
-             "MEMEX_DIR": tmp, "HEARTBEAT_INTERVAL": "3600"}
+            {
+                "PASSEPARTOUT_HOME": tmp + "/home",
+                "PASSEPARTOUT_CONFIG_DIR": tmp + "/config",
+                "MEMEX_DIR": tmp,
+                "HEARTBEAT_INTERVAL": "3600",
+            }
         )
         agent = Agent(config).boot(start_threads=False)
         noop = Action("system", "noop")
-        agent.registry.add(Skill("bench", priority=1000, trigger=lambda s: s.sensor == "bench",
-                                 reflex=lambda s: noop))
+        agent.registry.add(
+            Skill(
+                "bench", priority=1000, trigger=lambda s: s.sensor == "bench", reflex=lambda s: noop
+            )
+        )
         done: list[Action] = []
         agent.loop.register_actuator("system", lambda a, s: done.append(a) or None)
         signals = [Signal(payload={"sensor": Keyword("bench"), "n": i}) for i in range(N)]
@@ -61,9 +68,11 @@ def main() -> None:
     base_rate = statistics.median(base_rates)
     print(f"reflex tier, gates {gates}: {loop_rate:,.0f} signals/s (median of {RUNS} x {N:,})")
     print(f"bare baseline (no loop):       {base_rate:,.0f} signals/s")
-    print(f"loop cost per signal: {1e6 / loop_rate:.1f} us; "
-          f"ratio to baseline: {base_rate / loop_rate:.1f}x; target >= 10,000 signals/s: "
-          f"{'met' if loop_rate >= 10_000 else 'NOT met'}")
+    print(
+        f"loop cost per signal: {1e6 / loop_rate:.1f} us; "
+        f"ratio to baseline: {base_rate / loop_rate:.1f}x; target >= 10,000 signals/s: "
+        f"{'met' if loop_rate >= 10_000 else 'NOT met'}"
+    )
 
 
 if __name__ == "__main__":

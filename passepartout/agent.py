@@ -52,7 +52,10 @@ class Agent:
     ) -> None:
         self.config = config
         self.registry = Registry()
-        dirs = skill_dirs or [SHIPPED_SKILLS_DIR, *([config.skills_dir] if config.skills_dir else [])]
+        dirs = skill_dirs or [
+            SHIPPED_SKILLS_DIR,
+            *([config.skills_dir] if config.skills_dir else []),
+        ]
         self.loader = SkillLoader(
             self.registry,
             dirs,
@@ -85,7 +88,9 @@ class Agent:
 
     def check_health(self) -> Health:
         problems = [e.describe() for e in self.loader.report() if e.status is not Status.READY]
-        problems += [e.describe() for e in self.loader.report() if e.error and e.status is Status.READY]
+        problems += [
+            e.describe() for e in self.loader.report() if e.error and e.status is Status.READY
+        ]
         self.health = Health("degraded" if problems else "healthy", problems)
         return self.health
 
@@ -167,8 +172,9 @@ class Agent:
 
     def _run_tool(self, action: Action, signal: Signal) -> Signal | None:
         tool = self.tool(action.name)
-        self._emit(signal, "tool", {"name": action.name, "args": action.args,
-                                    "call-id": action.call_id})
+        self._emit(
+            signal, "tool", {"name": action.name, "args": action.args, "call-id": action.call_id}
+        )
         if tool is None:
             output, ok = f"unknown tool {action.name!r}", False
         else:
@@ -179,13 +185,24 @@ class Agent:
             except Exception as err:
                 log.exception("tool %s failed", action.name)
                 output, ok = f"{type(err).__name__}: {err}", False
-        self._emit(signal, "tool-result", {"name": action.name, "ok": ok, "output": output,
-                                           "call-id": action.call_id})
-        return signal.child({
-            "sensor": Keyword("tool-output"),
-            "results": [{"call-id": action.call_id or "", "tool": action.name,
-                         "ok": ok, "output": output}],
-        })
+        self._emit(
+            signal,
+            "tool-result",
+            {"name": action.name, "ok": ok, "output": output, "call-id": action.call_id},
+        )
+        return signal.child(
+            {
+                "sensor": Keyword("tool-output"),
+                "results": [
+                    {
+                        "call-id": action.call_id or "",
+                        "tool": action.name,
+                        "ok": ok,
+                        "output": output,
+                    }
+                ],
+            }
+        )
 
 
 def _as_text(value: Any) -> str:

@@ -6,6 +6,17 @@ from passepartout.signals import Keyword, Signal
 from passepartout.tools import Tool, make_tool, tool
 
 __all__ = [
-    "Action", "ApprovalRequest", "Keyword", "Prompt", "Signal", "Thought", "Tool", "Verdict",
-    "defskill", "host", "make_tool", "require", "tool",
+    "Action",
+    "ApprovalRequest",
+    "Keyword",
+    "Prompt",
+    "Signal",
+    "Thought",
+    "Tool",
+    "Verdict",
+    "defskill",
+    "host",
+    "make_tool",
+    "require",
+    "tool",
 ]

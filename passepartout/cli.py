@@ -19,7 +19,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("passepartout.serve", "run the EPC server for Emacs (prints the port)"),
     "chat": ("passepartout.channels.terminal", "talk to the agent in the terminal"),
     "doctor": ("passepartout.doctor", "check the installation and say what to fix"),
-    "cost": ("passepartout.llm.cost_cli", "print what the models cost, by session, provider, origin and heading"),
+    "cost": (
+        "passepartout.llm.cost_cli",
+        "print what the models cost, by session, provider, origin and heading",
+    ),
     "memory": ("passepartout.memory.cli", "inspect memory: stats, snapshots, rollback N, verify"),
 }
 

@@ -124,9 +124,7 @@ def _number(
     try:
         value = kind(raw)
     except ValueError:
-        raise ConfigError(
-            f"{name} must be a number, not {raw!r}", variable=name
-        ) from None
+        raise ConfigError(f"{name} must be a number, not {raw!r}", variable=name) from None
     if float(value) < minimum:  # type: ignore[arg-type]
         raise ConfigError(f"{name} must be at least {minimum}, not {raw}", variable=name)
     return value

@@ -36,36 +36,70 @@ class Check:
 
 
 def check_python() -> list[Check]:
-    checks = [Check("python", sys.version_info >= (3, 11), sys.version.split()[0],
-                    "install Python 3.11 or newer")]
+    checks = [
+        Check(
+            "python",
+            sys.version_info >= (3, 11),
+            sys.version.split()[0],
+            "install Python 3.11 or newer",
+        )
+    ]
     for name in REQUIRED_PACKAGES:
         found = importlib.util.find_spec(name) is not None
-        checks.append(Check(f"package {name}", found, "installed" if found else "missing",
-                            "run `make install` (or `pip install -e .` in the venv)"))
+        checks.append(
+            Check(
+                f"package {name}",
+                found,
+                "installed" if found else "missing",
+                "run `make install` (or `pip install -e .` in the venv)",
+            )
+        )
     return checks
 
 
 def check_emacs() -> list[Check]:
     emacs = shutil.which("emacs")
     if emacs is None:
-        return [Check("emacs", False, "not found on PATH",
-                      "apt-get install emacs-nox (or your system's Emacs 28.1+)")]
+        return [
+            Check(
+                "emacs",
+                False,
+                "not found on PATH",
+                "apt-get install emacs-nox (or your system's Emacs 28.1+)",
+            )
+        ]
     try:
         out = subprocess.run(
-            [emacs, "--batch", "--eval",
-             "(princ (format \"%s %s\" emacs-version (require 'org) ))",
-             "--eval", "(princ (format \" %s\" org-version))"],
-            capture_output=True, text=True, timeout=30, check=True,
+            [
+                emacs,
+                "--batch",
+                "--eval",
+                '(princ (format "%s %s" emacs-version (require \'org) ))',
+                "--eval",
+                '(princ (format " %s" org-version))',
+            ],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
         ).stdout.split()
     except (OSError, subprocess.SubprocessError) as err:
         return [Check("emacs", False, f"{emacs} did not run: {err}", "reinstall Emacs")]
     version = _version(out[0])[:2]
     org = out[-1] if out else "?"
     return [
-        Check("emacs", version >= MIN_EMACS, f"{emacs} {out[0]}",
-              f"Emacs {MIN_EMACS[0]}.{MIN_EMACS[1]} or newer is needed"),
-        Check("elisp dependencies", _version(org) >= (9, 5), f"org {org} (the EPC client ships with the package)",
-              "install org-mode 9.5 or newer"),
+        Check(
+            "emacs",
+            version >= MIN_EMACS,
+            f"{emacs} {out[0]}",
+            f"Emacs {MIN_EMACS[0]}.{MIN_EMACS[1]} or newer is needed",
+        ),
+        Check(
+            "elisp dependencies",
+            _version(org) >= (9, 5),
+            f"org {org} (the EPC client ships with the package)",
+            "install org-mode 9.5 or newer",
+        ),
     ]
 
 
@@ -82,11 +116,23 @@ def check_dirs(config: Config) -> list[Check]:
                 pass
             checks.append(Check(name, True, f"{path} is writable"))
         except OSError as err:
-            checks.append(Check(name, False, f"{path}: {err.strerror}",
-                                f"make {path} writable or set PASSEPARTOUT_HOME / PASSEPARTOUT_CONFIG_DIR"))
+            checks.append(
+                Check(
+                    name,
+                    False,
+                    f"{path}: {err.strerror}",
+                    f"make {path} writable or set PASSEPARTOUT_HOME / PASSEPARTOUT_CONFIG_DIR",
+                )
+            )
     memex = config.memex_dir
-    checks.append(Check("memex", memex.is_dir(), str(memex) + ("" if memex.is_dir() else " does not exist"),
-                        "create it or set MEMEX_DIR to your org directory"))
+    checks.append(
+        Check(
+            "memex",
+            memex.is_dir(),
+            str(memex) + ("" if memex.is_dir() else " does not exist"),
+            "create it or set MEMEX_DIR to your org directory",
+        )
+    )
     return checks
 
 
@@ -110,8 +156,12 @@ def check_skills(config: Config) -> list[Check]:
     finally:
         agent.shutdown()
     return [
-        Check(f"skill {e.name}", e.status == "ready" and not e.error, e.describe().split(": ", 1)[1],
-              f"see {e.path}")
+        Check(
+            f"skill {e.name}",
+            e.status == "ready" and not e.error,
+            e.describe().split(": ", 1)[1],
+            f"see {e.path}",
+        )
         for e in agent.loader.report()
     ]
 
@@ -119,8 +169,14 @@ def check_skills(config: Config) -> list[Check]:
 def check_model(config: Config) -> list[Check]:
     if config.model:
         return [Check("model", True, f"PASSEPARTOUT_MODEL={config.model}")]
-    return [Check("model", True, "no provider configured: the local model answers "
-                                 "(set PASSEPARTOUT_MODEL and the provider's key for a real one)")]
+    return [
+        Check(
+            "model",
+            True,
+            "no provider configured: the local model answers "
+            "(set PASSEPARTOUT_MODEL and the provider's key for a real one)",
+        )
+    ]
 
 
 def run_checks(config: Config) -> list[Check]:

@@ -223,6 +223,5 @@ _KEYWORD_VALUED = frozenset({"sensor", "source", "origin", "tier", "target", "ac
 
 def _keywordize(fields: Mapping[str, Any]) -> dict[str, Any]:
     return {
-        k: Keyword(v) if k in _KEYWORD_VALUED and type(v) is str else v
-        for k, v in fields.items()
+        k: Keyword(v) if k in _KEYWORD_VALUED and type(v) is str else v for k, v in fields.items()
     }

@@ -98,7 +98,7 @@ def make_tool(fn: Callable[..., Any], *, name: str | None = None, impact: Impact
 
 def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
     """The summary paragraph, and ``name: text`` lines of an ``Args:`` section."""
-    summary, _, rest = doc.partition("\n\n")
+    summary, _, _rest = doc.partition("\n\n")
     args: dict[str, str] = {}
     in_args = False
     for line in doc.splitlines():

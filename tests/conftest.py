@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
-
 from fakellm import fake_llm  # noqa: F401  (the fixture, shared by every suite)
+
 from passepartout.config import Config
 
 # litellm must never fetch its cost map from the network in tests.

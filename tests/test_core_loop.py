@@ -156,16 +156,19 @@ def test_at_most_three_retries_then_a_gate_error() -> None:
         calls.append(1)
         return [Action("chat", text="no")]
 
-    loop, rec = make_loop(chat_skill(), Skill("guard", gate=lambda a, s: Verdict.deny("never")),
-                          think=think)
+    loop, rec = make_loop(
+        chat_skill(), Skill("guard", gate=lambda a, s: Verdict.deny("never")), think=think
+    )
     assert loop.process(user_input()) == []
     assert len(calls) == 4  # the proposal and 3 retries
     assert rec.of("error")[-1]["kind"] == "gate-error"
 
 
 def test_ask_goes_to_the_approver_and_no_answer_is_no() -> None:
-    loop, rec = make_loop(chat_skill(reflex=lambda s: Action("chat", text="risky")),
-                          Skill("asker", gate=lambda a, s: Verdict.ask("needs a person")))
+    loop, _rec = make_loop(
+        chat_skill(reflex=lambda s: Action("chat", text="risky")),
+        Skill("asker", gate=lambda a, s: Verdict.ask("needs a person")),
+    )
     assert loop.process(user_input()) == []  # no approver: denied
     loop.approver = lambda request: True
     assert [a.text for a in loop.process(user_input())] == ["risky"]
@@ -220,7 +223,9 @@ def test_done_is_emitted_for_turns_and_cancel_stops_a_turn() -> None:
         return [Action("chat", text="finished")]
 
     loop, rec = make_loop(chat_skill(), think=slow_think)
-    worker = threading.Thread(target=loop.process, args=(user_input(**{"session-id": "s", "turn-id": "t1"}),))
+    worker = threading.Thread(
+        target=loop.process, args=(user_input(**{"session-id": "s", "turn-id": "t1"}),)
+    )
     worker.start()
     started.wait(2)
     loop.cancel("s", "t1")
@@ -239,8 +244,13 @@ def test_a_turn_cancelled_before_it_starts_never_runs() -> None:
 def test_stimuli_keep_each_session_in_order_and_beat() -> None:
     loop, rec = make_loop(chat_skill(), think=echo_think)
     beats: list[int] = []
-    loop.registry.add(Skill("pulse", trigger=lambda s: s.sensor == "heartbeat",
-                            reflex=lambda s: beats.append(1) or []))
+    loop.registry.add(
+        Skill(
+            "pulse",
+            trigger=lambda s: s.sensor == "heartbeat",
+            reflex=lambda s: beats.append(1) or [],
+        )
+    )
     stimuli = Stimuli(loop, heartbeat_interval=0.05)
     stimuli.start()
     for i in range(20):

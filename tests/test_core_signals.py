@@ -66,16 +66,27 @@ def test_signal_round_trip(payload: dict, meta: dict, depth: int) -> None:
 
 
 def test_signal_wire_form_is_the_seed_plist() -> None:
-    signal = Signal(payload={"sensor": "user-input", "text": "hé \"x\"\n"},
-                    meta={"source": "emacs", "session-id": "s1"})
+    signal = Signal(
+        payload={"sensor": "user-input", "text": 'hé "x"\n'},
+        meta={"source": "emacs", "session-id": "s1"},
+    )
     assert signal.to_sexp() == (
         '(:type :event :depth 0 :meta (:source :emacs :session-id "s1") '
         ':payload (:sensor :user-input :text "hé \\"x\\"\n"))'
     )
 
 
-@pytest.mark.parametrize("text", ["(", "(:type", '"unterminated', "(:type :bogus)", "(:depth -1)",
-                                  "(:type :event :payload (:sensor))"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "(",
+        "(:type",
+        '"unterminated',
+        "(:type :bogus)",
+        "(:depth -1)",
+        "(:type :event :payload (:sensor))",
+    ],
+)
 def test_malformed_input_is_a_protocol_error(text: str) -> None:
     with pytest.raises(ProtocolError):
         Signal.from_sexp(text)

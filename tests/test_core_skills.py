@@ -22,14 +22,14 @@ def write(directory: Path, name: str, text: str) -> Path:
 
 
 def py_skill(name: str, reply: str = "hi", depends: tuple[str, ...] = (), extra: str = "") -> str:
-    return f'''
+    return f"""
 from passepartout.api import Action, defskill
 DEPENDS_ON = {list(depends)!r}
 {extra}
 def {name}_answer(signal):
     return Action("chat", text={reply!r})
 defskill({name!r}, trigger=lambda s: s.sensor == "user-input", reflex={name}_answer)
-'''
+"""
 
 
 def user_input(text: str = "hello") -> Signal:
@@ -45,7 +45,10 @@ def load(directory: Path, **kwargs: object) -> tuple[Registry, SkillLoader]:
 
 def test_dependencies_load_first_by_name_and_by_org_id(tmp_path: Path) -> None:
     write(tmp_path, "alpha.py", py_skill("alpha", depends=("id:beta-id",)))
-    write(tmp_path, "beta.org", """\
+    write(
+        tmp_path,
+        "beta.org",
+        """\
         #+DEPENDS_ON: gamma
         :PROPERTIES:
         :ID: beta-id
@@ -53,7 +56,8 @@ def test_dependencies_load_first_by_name_and_by_org_id(tmp_path: Path) -> None:
         #+begin_src python
         x = 1
         #+end_src
-        """)
+        """,
+    )
     write(tmp_path, "gamma.py", py_skill("gamma"))
     order, blocked = topological_order(discover([tmp_path]))
     assert [e.name for e in order] == ["gamma", "beta", "alpha"]
@@ -79,13 +83,17 @@ def test_a_missing_dependency_blocks_with_its_name(tmp_path: Path) -> None:
 
 
 def test_an_org_skill_with_a_syntax_error_fails_and_the_others_load(tmp_path: Path) -> None:
-    write(tmp_path, "broken.org", """\
+    write(
+        tmp_path,
+        "broken.org",
+        """\
         * Code
         #+begin_src python
         def broken(:
             pass
         #+end_src
-        """)
+        """,
+    )
     write(tmp_path, "fine.py", py_skill("fine"))
     registry, loader = load(tmp_path)
     entry = loader.catalog["broken"]
@@ -95,14 +103,18 @@ def test_an_org_skill_with_a_syntax_error_fails_and_the_others_load(tmp_path: Pa
 
 
 def test_tangle_no_blocks_are_skipped(tmp_path: Path) -> None:
-    write(tmp_path, "doc.org", """\
+    write(
+        tmp_path,
+        "doc.org",
+        """\
         #+begin_src python :tangle no
         this is not python
         #+end_src
         #+begin_src python
         doc_value = 42
         #+end_src
-        """)
+        """,
+    )
     registry, loader = load(tmp_path)
     assert loader.catalog["doc"].status is Status.READY
     assert require(registry, "doc").doc_value == 42
@@ -122,7 +134,9 @@ def test_tangle_no_blocks_are_skipped(tmp_path: Path) -> None:
         ("x = ().__class__.__subclasses__()", "__subclasses__"),
     ],
 )
-def test_vetting_blocks_restricted_calls_with_the_reason(tmp_path: Path, code: str, reason: str) -> None:
+def test_vetting_blocks_restricted_calls_with_the_reason(
+    tmp_path: Path, code: str, reason: str
+) -> None:
     write(tmp_path, "sneaky.py", code + "\n")
     _, loader = load(tmp_path)
     entry = loader.catalog["sneaky"]
@@ -177,7 +191,9 @@ def test_hot_reload_changes_behaviour_and_a_broken_version_leaves_the_old(tmp_pa
     registry, loader = load(tmp_path)
     loop = Loop(registry)
     replies: list[str] = []
-    loop.emit = lambda s, kind, data: replies.append(data.get("text", "")) if kind == "reply" else None
+    loop.emit = lambda s, kind, data: (
+        replies.append(data.get("text", "")) if kind == "reply" else None
+    )
 
     loop.process(user_input())
     path.write_text(py_skill("greet", reply="bonjour"), encoding="utf-8")

@@ -4,4 +4,13 @@ from passepartout.engine.loader import CatalogEntry, SkillLoader, Status, requir
 from passepartout.engine.registry import Registry
 from passepartout.engine.skill import Skill, defskill, host
 
-__all__ = ["CatalogEntry", "Registry", "Skill", "SkillLoader", "Status", "defskill", "host", "require"]
+__all__ = [
+    "CatalogEntry",
+    "Registry",
+    "Skill",
+    "SkillLoader",
+    "Status",
+    "defskill",
+    "host",
+    "require",
+]

@@ -114,7 +114,7 @@ def topological_order(entries: list[SkillFile]) -> tuple[list[SkillFile], dict[s
         if state.get(name) == "done":
             return name not in blocked
         if state.get(name) == "visiting":
-            cycle = [*path[path.index(name):], name]
+            cycle = [*path[path.index(name) :], name]
             text = "dependency cycle: " + " -> ".join(cycle)
             for member in cycle:
                 blocked.setdefault(member, text)

@@ -179,7 +179,9 @@ class SkillLoader:
         module.__all__ = sorted(exports)  # type: ignore[attr-defined]
         return _Loaded(module, collected, exports)
 
-    def _run_with_timeout(self, code: types.CodeType, module: types.ModuleType, name: str) -> list[Skill]:
+    def _run_with_timeout(
+        self, code: types.CodeType, module: types.ModuleType, name: str
+    ) -> list[Skill]:
         collected: list[Skill] = []
         failure: list[BaseException] = []
 

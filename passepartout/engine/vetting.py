@@ -16,18 +16,56 @@ from dataclasses import dataclass
 
 RESTRICTED_MODULES = frozenset(
     {
-        "subprocess", "pty", "multiprocessing", "importlib", "runpy", "ctypes", "cffi",
-        "socket", "ssl", "asyncio.subprocess", "code", "codeop", "pickle", "marshal",
-        "shelve", "webbrowser", "signal", "resource", "builtins",
+        "subprocess",
+        "pty",
+        "multiprocessing",
+        "importlib",
+        "runpy",
+        "ctypes",
+        "cffi",
+        "socket",
+        "ssl",
+        "asyncio.subprocess",
+        "code",
+        "codeop",
+        "pickle",
+        "marshal",
+        "shelve",
+        "webbrowser",
+        "signal",
+        "resource",
+        "builtins",
     }
 )
 RESTRICTED_CALLS = frozenset({"eval", "exec", "compile", "__import__", "breakpoint", "globals"})
 RESTRICTED_OS = frozenset(
     {
-        "system", "popen", "fork", "forkpty", "kill", "killpg", "execl", "execle", "execlp",
-        "execlpe", "execv", "execve", "execvp", "execvpe", "spawnl", "spawnle", "spawnlp",
-        "spawnlpe", "spawnv", "spawnve", "spawnvp", "spawnvpe", "posix_spawn", "posix_spawnp",
-        "putenv", "unsetenv",
+        "system",
+        "popen",
+        "fork",
+        "forkpty",
+        "kill",
+        "killpg",
+        "execl",
+        "execle",
+        "execlp",
+        "execlpe",
+        "execv",
+        "execve",
+        "execvp",
+        "execvpe",
+        "spawnl",
+        "spawnle",
+        "spawnlp",
+        "spawnlpe",
+        "spawnv",
+        "spawnve",
+        "spawnvp",
+        "spawnvpe",
+        "posix_spawn",
+        "posix_spawnp",
+        "putenv",
+        "unsetenv",
     }
 )
 RESTRICTED_ATTRS = frozenset(

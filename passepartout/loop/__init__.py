@@ -13,6 +13,18 @@ from passepartout.loop.core import MAX_DEPTH, AbortCycle, Loop, Recovery, SkipSi
 from passepartout.loop.stimuli import Stimuli
 
 __all__ = [
-    "MAX_DEPTH", "AbortCycle", "Action", "ApprovalRequest", "Approver", "Loop", "Prompt",
-    "Recovery", "SkipSignal", "Stimuli", "Think", "Thought", "UseFallback", "Verdict",
+    "MAX_DEPTH",
+    "AbortCycle",
+    "Action",
+    "ApprovalRequest",
+    "Approver",
+    "Loop",
+    "Prompt",
+    "Recovery",
+    "SkipSignal",
+    "Stimuli",
+    "Think",
+    "Thought",
+    "UseFallback",
+    "Verdict",
 ]

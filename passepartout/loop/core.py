@@ -157,8 +157,11 @@ class Loop:
             while pending and not self.stopping.is_set() and not cancel.is_set():
                 current = pending.popleft()
                 if current.depth > MAX_DEPTH:
-                    self._report(current, "depth-limit",
-                                 f"The loop stopped: depth limit ({MAX_DEPTH}) reached.")
+                    self._report(
+                        current,
+                        "depth-limit",
+                        f"The loop stopped: depth limit ({MAX_DEPTH}) reached.",
+                    )
                     break
                 try:
                     pending.extend(self._step(current, cancel, done))
@@ -209,7 +212,9 @@ class Loop:
                 raise choice
         if isinstance(err, Recovery):
             return []
-        message = err.message if isinstance(err, PassepartoutError) else f"{type(err).__name__}: {err}"
+        message = (
+            err.message if isinstance(err, PassepartoutError) else f"{type(err).__name__}: {err}"
+        )
         kind = err.kind if isinstance(err, PassepartoutError) else "internal-error"
         self._report(signal, kind, message)
         sensor = signal.sensor
@@ -226,8 +231,11 @@ class Loop:
             return []
         if signal.depth > 2:
             return []
-        return [signal.child({"sensor": Keyword("loop-error"), "message": message,
-                              "depth": signal.depth})]
+        return [
+            signal.child(
+                {"sensor": Keyword("loop-error"), "message": message, "depth": signal.depth}
+            )
+        ]
 
     def _report(self, signal: Signal, kind: str, message: str) -> None:
         log.warning("%s: %s", kind, message)
@@ -235,7 +243,9 @@ class Loop:
         self.emit(signal, "error", {"kind": kind, "message": message})
 
     def _skill_error(self, skill: str, stage: str, err: BaseException) -> None:
-        self.reports.append(Report("skill-error", f"skill {skill} failed in its {stage}: {err}", None))
+        self.reports.append(
+            Report("skill-error", f"skill {skill} failed in its {stage}: {err}", None)
+        )
 
     def _reply(self, action: Action, signal: Signal) -> Signal | None:
         self.emit(signal, "reply", {"text": action.text})
@@ -254,6 +264,9 @@ def _merge_tool_outputs(feedback: list[Signal]) -> list[Signal]:
     results: list[Any] = []
     for s in outputs:
         results.extend(s.payload.get("results") or [])
-    merged = Signal(payload={"sensor": Keyword("tool-output"), "results": results},
-                    meta=outputs[0].meta, depth=outputs[0].depth)
+    merged = Signal(
+        payload={"sensor": Keyword("tool-output"), "results": results},
+        meta=outputs[0].meta,
+        depth=outputs[0].depth,
+    )
     return [merged, *(s for s in feedback if s.sensor != "tool-output")]

@@ -34,9 +34,7 @@ class GateResult:
 
     @property
     def reasons(self) -> tuple[str, ...]:
-        return tuple(
-            f"{v.gate}: {v.reason}" for v in self.verdicts if v.decision == self.decision
-        )
+        return tuple(f"{v.gate}: {v.reason}" for v in self.verdicts if v.decision == self.decision)
 
 
 class GatePipeline:

@@ -97,8 +97,10 @@ class Stimuli:
                 continue  # a tick is still being worked on: do not pile them up
             self.heartbeats += 1
             self.inject(
-                Signal(payload={"sensor": Keyword("heartbeat"), "unix-time": int(time.time())},
-                       meta={"source": Keyword("heartbeat")})
+                Signal(
+                    payload={"sensor": Keyword("heartbeat"), "unix-time": int(time.time())},
+                    meta={"source": Keyword("heartbeat")},
+                )
             )
 
     def wait_idle(self, timeout: float = 10.0) -> bool:
