@@ -42,7 +42,7 @@ ATTACKS: list[Attack] = [
     Attack("backticks", f"echo `{M}`", "ask", "marker"),
     Attack("dquoted-subst", f'echo "$({M})"', "ask", "marker"),
     Attack("process-subst-in", f"cat <({M})", "ask", "marker"),
-    Attack("process-subst-out", f"echo x > >({M})", "ask", "marker"),
+    Attack("process-subst-out", f"echo x > >({M}); wait $!", "ask", "marker"),
     Attack("assignment-subst", f"x=$({M})", "ask", "marker"),
     Attack("arithmetic", f"echo $((1+2)) $({M})", "ask", "marker"),
     # Grouping, functions, control structures.

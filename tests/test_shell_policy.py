@@ -85,6 +85,8 @@ def test_plain_allowlisted_commands_are_allowed(cmd: str, commands: list[list[st
         ("X=1 ls", "variable assignment X="),
         ("rm -rf build", "rm is not on the allowlist"),
         ("echo $'\\x41'", "ANSI-C quoting"),
+        ("printf -v PATH .; ls", "printf -v assigns a shell variable"),
+        ("echo x >& out", "output redirection >& out"),
     ],
 )
 def test_risky_constructs_ask_with_a_reason(cmd: str, reason: str) -> None:
@@ -109,7 +111,10 @@ def test_risky_constructs_ask_with_a_reason(cmd: str, reason: str) -> None:
         ("ls\x00", "NUL byte"),
         ("", "empty"),
         ("(ls; echo x > /etc/hosts)", "protected path /etc/hosts"),
+        ("echo x >& /etc/hosts", "protected path /etc/hosts"),
         ("echo $(cat f | sh)", "piped into a shell"),
+        ("ls | (sh)", "piped into a shell"),
+        ("ls | { bash; }", "piped into a shell"),
     ],
 )
 def test_dangerous_commands_are_denied(cmd: str, reason: str) -> None:

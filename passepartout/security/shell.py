@@ -207,9 +207,13 @@ def _visit_pipeline(node: Any, col: _Collector) -> None:
             if part.kind == "pipe" and part.pipe == "|&":
                 col.add("ask", "pipe of standard error |&")
         else:
+            before = len(col.commands)
+            _visit(part, col)
             if index > 0:
                 col.add("ask", "compound command inside a pipeline")
-            _visit(part, col)
+                # `| (sh)` and `| { bash; }` feed the shell just like `| sh`.
+                if any(os.path.basename(c[0]) in rules.SHELLS for c in col.commands[before:]):
+                    col.add("deny", "output piped into a shell (| sh, | bash)")
             index += 1
 
 

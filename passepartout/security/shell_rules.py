@@ -156,6 +156,13 @@ def _uniq(argv: list[str]) -> list[Finding]:
     return []
 
 
+def _printf(argv: list[str]) -> list[Finding]:
+    # `printf -v PATH .` assigns a shell variable, which can change what later commands run.
+    if any(a == "-v" or (a.startswith("-v") and len(a) > 2) for a in argv[1:2]):
+        return [Finding("ask", "printf -v assigns a shell variable")]
+    return []
+
+
 def _tar(argv: list[str]) -> list[Finding]:
     names = (
         "to-command",
@@ -370,6 +377,7 @@ ARG_CHECKS: dict[str, Callable[[list[str]], list[Finding]]] = {
     "tar": _tar,
     "sed": _sed,
     "git": _git,
+    "printf": _printf,
 }
 
 # Programs that write to a path given as an argument: (name, which arguments are targets).
