@@ -1,0 +1,181 @@
+"""Running a job at its tier (seed 000).
+
+reflex: a function a skill registered by name runs, with no model (a job without a
+``:REFLEX:`` property gets the built-in ``log``).  cognition and reasoning: the job's
+prompt is injected as a person's input for that tier's model, tagged with its origin
+(``:cron`` or ``:hook``) and its heading's id, so what it costs is booked on that
+heading.  The loop's events for such a run come back through :class:`BackgroundChannel`,
+which records the reply and tells the scheduler the run is over.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from passepartout.events.eventlog import Entry, EventLog
+from passepartout.events.jobs import Job, Tier
+from passepartout.loop.actions import ApprovalRequest
+from passepartout.signals import Keyword, Signal
+
+log = logging.getLogger(__name__)
+
+ReflexFn = Callable[[Job], Any]
+Injector = Callable[[Signal], bool]
+Finisher = Callable[[str, "str | None"], None]  # (job id, result)
+
+
+def _log_reflex(job: Job) -> str:
+    return f"{job.heading} fired"
+
+
+class Reflexes:
+    """Functions that reflex-tier jobs name with ``:REFLEX:``; thread-safe."""
+
+    def __init__(self) -> None:
+        self._fns: dict[str, ReflexFn] = {"log": _log_reflex}
+        self._lock = threading.Lock()
+
+    def register(self, name: str, fn: ReflexFn) -> None:
+        if not name.strip():
+            raise ValueError("a reflex needs a name")
+        with self._lock:
+            self._fns[name.strip().lower()] = fn
+
+    def get(self, name: str) -> ReflexFn | None:
+        with self._lock:
+            return self._fns.get(name.strip().lower())
+
+    def names(self) -> list[str]:
+        with self._lock:
+            return sorted(self._fns)
+
+
+@dataclass
+class _Run:
+    job_id: str
+    origin: str
+    replies: list[str]
+
+
+class Dispatcher:
+    """Runs jobs: reflexes here and now, model tiers through the stimulus queue."""
+
+    def __init__(self, reflexes: Reflexes, events: EventLog, finish: Finisher,
+                 inject: Injector | None = None) -> None:
+        self.reflexes = reflexes
+        self.events = events
+        self.finish = finish
+        self.inject = inject
+        self._runs: dict[str, _Run] = {}  # turn id -> run in flight
+        self._lock = threading.Lock()
+
+    def run(self, job: Job, note: str) -> None:
+        """Run a job (already marked running); ``note`` says why it runs now."""
+        self.events.record(Entry("cron", note, level="info", node_id=job.id, file=job.file))
+        if job.tier is Tier.REFLEX:
+            self._run_reflex(job)
+        else:
+            self.run_prompt(job.id, job.prompt, job.tier, "cron", job.file)
+
+    def _run_reflex(self, job: Job) -> None:
+        name = job.reflex or "log"
+        fn = self.reflexes.get(name)
+        if fn is None:
+            known = ", ".join(self.reflexes.names())
+            text = f"no reflex named {name!r} is registered (known: {known})"
+            self.events.record(Entry("cron", f"{job.heading!r} failed", text, "error",
+                                     job.id, job.file))
+            self.finish(job.id, f"error: {text}")
+            return
+        try:
+            answer = fn(job)
+        except Exception as err:
+            log.exception("reflex %s of cron %s failed", name, job.id)
+            text = f"{type(err).__name__}: {err}"
+            self.events.record(Entry("cron", f"{job.heading!r}: reflex {name} failed", text,
+                                     "error", job.id, job.file))
+            self.finish(job.id, f"error: {text}")
+            return
+        result = "" if answer is None else str(answer)
+        self.events.record(Entry("cron", f"{job.heading!r}: reflex {name} done", result,
+                                 "info", job.id, job.file))
+        self.finish(job.id, result or "done")
+
+    def run_prompt(self, node_id: str, prompt: str, tier: Tier, origin: str,
+                   file: str | None = None) -> bool:
+        """Inject ``prompt`` for ``tier``'s model, tagged with its origin and heading."""
+        turn = f"{origin}-{uuid.uuid4().hex[:10]}"
+        signal = Signal(
+            payload={"sensor": Keyword("user-input"), "text": prompt},
+            meta={"source": Keyword(origin), "origin": Keyword(origin), "heading": node_id,
+                  "tier": Keyword(tier.value), "session-id": f"{origin}:{node_id}",
+                  "turn-id": turn},
+        )
+        with self._lock:
+            self._runs[turn] = _Run(node_id, origin, [])
+        if self.inject is None or not self.inject(signal):
+            with self._lock:
+                self._runs.pop(turn, None)
+            self.events.record(Entry(origin, f"could not queue the prompt of {node_id}",
+                                     "the agent is not accepting input", "error", node_id, file))
+            if origin == "cron":
+                self.finish(node_id, "error: not queued")
+            return False
+        return True
+
+    # -- what the loop says about a run (through BackgroundChannel) ----------------------
+
+    def on_event(self, signal: Signal, kind: str, data: dict[str, Any]) -> None:
+        turn = str(signal.meta.get("turn-id") or "")
+        with self._lock:
+            run = self._runs.get(turn)
+        if run is None:
+            return
+        if kind == "reply":
+            run.replies.append(str(data.get("text") or ""))
+        elif kind == "error":
+            run.replies.append(f"error: {data.get('message')}")
+        elif kind == "done":
+            with self._lock:
+                self._runs.pop(turn, None)
+            text = "\n\n".join(r for r in run.replies if r).strip()
+            if data.get("cancelled"):
+                text = (text + "\n(cancelled)").strip()
+            failed = text.startswith("error:")
+            self.events.record(Entry(run.origin, f"{run.job_id}: {'failed' if failed else 'done'}",
+                                     text, "error" if failed else "info", run.job_id))
+            if run.origin == "cron":
+                self.finish(run.job_id, text or "done")
+
+    def in_flight(self) -> int:
+        with self._lock:
+            return len(self._runs)
+
+
+class BackgroundChannel:
+    """The channel of cron and hook runs: replies go to the event log, and approvals
+    to the person's Emacs when it is connected (else nobody answers: denied)."""
+
+    def __init__(self, dispatcher: Dispatcher,
+                 approver: Callable[[ApprovalRequest], bool] | None = None) -> None:
+        self.dispatcher = dispatcher
+        self.approver = approver
+
+    def send(self, signal: Signal, kind: str, data: dict[str, Any]) -> None:
+        self.dispatcher.on_event(signal, kind, data)
+
+    def approve(self, request: ApprovalRequest) -> bool:
+        if self.approver is None:
+            log.info("background run asked to approve %s: nobody to ask, denied",
+                     request.action.describe())
+            return False
+        try:
+            return self.approver(request) is True
+        except Exception as err:
+            log.warning("approval for a background run failed: %s", err)
+            return False

@@ -1,0 +1,253 @@
+"""The event orchestrator (seed 000): the CRON/HOOK nodes of the memex, their jobs,
+their hooks, and what a heartbeat tick does with them.
+
+News of a node comes from three places: the bootstrap scan at start, the watcher
+while running, and Emacs (an ``:org-edit`` signal).  Each goes through the registry,
+which says what really changed; jobs follow the change, and hooks fire on it (not on
+the bootstrap scan: finding a node at start is not a change).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from passepartout.errors import ProtocolError
+from passepartout.events.classify import Classifier
+from passepartout.events.cron import Clock, Scheduler, make_job
+from passepartout.events.dispatch import BackgroundChannel, Dispatcher, Injector, Reflexes, ReflexFn
+from passepartout.events.eventlog import Entry, EventLog, Notifier
+from passepartout.events.heartbeat import Tick
+from passepartout.events.hooks import HookBus, HookHandler, HookResult
+from passepartout.events.jobs import Job, OrgNode, ScanProblem, Tier, derive_id
+from passepartout.events.registry import NodeChange, NodeRegistry
+from passepartout.events.scan import clean_title, is_org_file, org_files, scan_file, scan_text
+from passepartout.events.watcher import MemexWatcher
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class BootstrapReport:
+    files: int = 0
+    nodes: int = 0
+    jobs: int = 0
+    problems: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+class Orchestrator:
+    """Registry, scheduler, hooks and dispatch of one agent."""
+
+    def __init__(
+        self,
+        *,
+        home: Path,
+        memex_dir: Path,
+        scan_dirs: Iterable[str] = ("projects", "system"),
+        inject: Injector | None = None,
+        notify: Notifier | None = None,
+        clock: Clock | None = None,
+        tz: dt.tzinfo | None = None,
+        watch_delay: float = 0.2,
+    ) -> None:
+        self.memex_dir = Path(memex_dir).expanduser()
+        self.roots = [(self.memex_dir / d).resolve() if d not in (".", "") else
+                      self.memex_dir.resolve() for d in scan_dirs]
+        self.registry = NodeRegistry()
+        self.scheduler = Scheduler(Path(home) / "events" / "cron-state.json", clock=clock, tz=tz)
+        self.events = EventLog(Path(home) / "events.org", notify=notify, clock=self.scheduler.clock)
+        self.hooks = HookBus(self.events)
+        self.reflexes = Reflexes()
+        self.dispatcher = Dispatcher(self.reflexes, self.events, self.scheduler.finish, inject)
+        self.channel = BackgroundChannel(self.dispatcher)
+        self.classifier: Classifier | None = None
+        self.ready = threading.Event()
+        self.bootstrap_report: BootstrapReport | None = None
+        self._job_problems: dict[str, ScanProblem] = {}
+        self._file_lock = threading.Lock()  # one file read-and-apply at a time
+        self._watcher = MemexWatcher(self.roots, self.rescan, delay=watch_delay)
+
+    # -- what others call --------------------------------------------------------------
+
+    def jobs(self) -> list[dict[str, Any]]:
+        """Every cron job as plain data, soonest first (the EPC ``jobs`` method)."""
+        return [job.describe() for job in self.scheduler.jobs()]
+
+    def job(self, job_id: str) -> Job | None:
+        return self.scheduler.job(job_id)
+
+    def problems(self) -> list[str]:
+        found = [*self.registry.problems(), *self._job_problems.values()]
+        return [str(p) for p in found]
+
+    def register_hook(self, name: str, fn: HookHandler, *, kind: str = "action") -> None:
+        self.hooks.register(name, fn, kind=kind)
+
+    def register_reflex(self, name: str, fn: ReflexFn) -> None:
+        self.reflexes.register(name, fn)
+
+    def set_classifier(self, classifier: Classifier | None) -> None:
+        """Use ``classifier`` for jobs without ``:TIER:`` (None: the default one)."""
+        self.classifier = classifier
+        for node in self.registry.nodes():
+            if node.cron is not None:
+                self._upsert_job(node)
+
+    # -- scanning ---------------------------------------------------------------------
+
+    def bootstrap(self) -> BootstrapReport:
+        """Scan every org file under the scan directories (no hook fires)."""
+        started = time.perf_counter()
+        report = BootstrapReport()
+        for path in org_files(self.roots):
+            with self._file_lock:
+                scan = scan_file(path)
+                changes = self.registry.replace_file(scan, source="scan")
+            report.files += 1
+            report.problems += [str(p) for p in scan.problems]
+            self._apply(changes, fire=False, save=False)
+        self.scheduler.save()
+        report.nodes = len(self.registry.nodes())
+        report.jobs = len(self.scheduler.jobs())
+        report.problems += [str(p) for p in self._job_problems.values()]
+        report.seconds = time.perf_counter() - started
+        self.bootstrap_report = report
+        self.ready.set()
+        log.info("orchestrator: bootstrap scanned %d files in %.2f s: %d nodes, %d jobs, "
+                 "%d problems", report.files, report.seconds, report.nodes, report.jobs,
+                 len(report.problems))
+        return report
+
+    def rescan(self, path: Path) -> list[NodeChange]:
+        """Bring the registry up to date with ``path`` (a file or directory) on disk."""
+        path = Path(path)
+        if path.is_dir():
+            changes: list[NodeChange] = []
+            for file in org_files([path]):
+                changes += self.rescan(file)
+            return changes
+        key = str(path.resolve())
+        with self._file_lock:
+            if path.is_file() and is_org_file(path):
+                changes = self.registry.replace_file(scan_file(path), source="disk")
+            else:
+                changes = []
+                prefix = key.rstrip("/") + "/"
+                for known in self.registry.files():
+                    if known == key or known.startswith(prefix):  # a file, or a gone directory
+                        changes += self.registry.remove_file(known, source="disk")
+        self._apply(changes)
+        return changes
+
+    def apply_edit(self, payload: Mapping[str, Any]) -> list[HookResult]:
+        """An ``:org-edit`` from Emacs: the saved file is rescanned; without a file on
+        disk, the sent node texts are used."""
+        file = payload.get("file")
+        if not isinstance(file, str) or not file:
+            raise ProtocolError("an org-edit needs :file, the org file's path")
+        path = Path(file).expanduser()
+        if path.is_file():
+            with self._file_lock:
+                changes = self.registry.replace_file(scan_file(path), source="emacs")
+        else:
+            changes = self._edit_from_texts(str(path.resolve()), payload)
+        return self._apply(changes)
+
+    def _edit_from_texts(self, file: str, payload: Mapping[str, Any]) -> list[NodeChange]:
+        outline = tuple(str(t) for t in (payload.get("outline") or []))
+        old_id = payload.get("id")
+        old_text, new_text = payload.get("old"), payload.get("new")
+        if not old_id and isinstance(old_text, str):
+            old_nodes = scan_text(old_text, file, outline).nodes
+            old_id = old_nodes[0].id if old_nodes else None
+        if not old_id and payload.get("heading"):
+            old_id = derive_id(file, [*outline, clean_title(str(payload["heading"]))])
+        new_nodes = scan_text(new_text, file, outline).nodes if isinstance(new_text, str) else []
+        new = new_nodes[0] if new_nodes and str(payload.get("action")) != "removed" else None
+        changes: list[NodeChange] = []
+        if old_id and (new is None or new.id != old_id):
+            changes += self.registry.put_node(file, str(old_id), None)
+        if new is not None:
+            changes += self.registry.put_node(file, new.id, new)
+        return changes
+
+    # -- applying changes ---------------------------------------------------------------
+
+    def _apply(self, changes: list[NodeChange], *, fire: bool = True,
+               save: bool = True) -> list[HookResult]:
+        """Jobs follow the changes; hooks fire on them (unless ``fire`` is off)."""
+        results: list[HookResult] = []
+        for change in changes:
+            new, old = change.new, change.old
+            if new is not None and new.cron is not None:
+                self._upsert_job(new, save=save)
+            elif old is not None and old.cron is not None:
+                self._job_problems.pop(old.id, None)
+                if self.scheduler.remove(old.id) is not None:
+                    log.info("cron %r removed", old.heading)
+            if fire:
+                results += self.hooks.fire(change)
+                if new is not None and new.hooks:
+                    self._prompt_hook(new)
+        return results
+
+    def _upsert_job(self, node: OrgNode, *, save: bool = True) -> None:
+        try:
+            job = make_job(node, self.classifier)
+        except ValueError as err:
+            problem = ScanProblem(node.file, str(err), node.heading)
+            self._job_problems[node.id] = problem
+            log.warning("cron job not loaded: %s", problem)
+            self.scheduler.remove(node.id)
+            return
+        self._job_problems.pop(node.id, None)
+        self.scheduler.upsert(job, save=save)
+
+    def _prompt_hook(self, node: OrgNode) -> None:
+        # Only a hook node that asks for a model tier spends anything on an edit.
+        tier_text = node.properties.get("TIER")
+        if not tier_text:
+            return
+        try:
+            tier = Tier.parse(tier_text)
+        except ValueError as err:
+            self.events.record(Entry("hook", f"{node.heading!r}: {err}", level="warning",
+                                     node_id=node.id, file=node.file))
+            return
+        if tier is not Tier.REFLEX:
+            self.dispatcher.run_prompt(node.id, node.prompt, tier, "hook", node.file)
+
+    # -- the heartbeat -------------------------------------------------------------------
+
+    def on_heartbeat(self, tick: Tick | None = None) -> list[str]:
+        """Run the due jobs; the ids of those started."""
+        now = self.scheduler.clock()
+        started = []
+        for job in self.scheduler.due(now):
+            note = self.scheduler.start_run(job, now)
+            started.append(job.id)
+            self.dispatcher.run(job, note)
+        return started
+
+    # -- the watcher ---------------------------------------------------------------------
+
+    def start_watcher(self) -> list[Path]:
+        return self._watcher.start()
+
+    def stop(self) -> None:
+        self._watcher.stop()
+        self.scheduler.save()
+
+    @property
+    def watching(self) -> bool:
+        return self._watcher.running
+
+
+__all__ = ["BootstrapReport", "Entry", "Orchestrator"]

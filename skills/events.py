@@ -1,0 +1,109 @@
+"""The event orchestrator and the heartbeat bus (seed 000), plugged into the loop.
+
+On a ``:heartbeat`` the bus runs its handlers (due cron jobs, memory autosave, and
+whatever other skills register); on an ``:org-edit`` from Emacs the edited file's
+CRON/HOOK nodes are brought up to date and their hooks fire.  Neither proposes an
+action, so neither reaches a model: a quiet tick costs nothing.
+
+Other skills use ``AGENT.services["orchestrator"]`` (``jobs()``, ``register_hook``,
+``register_reflex``, ``set_classifier``) and ``AGENT.services["heartbeat"]``
+(``register(fn, name=, every=)``).  The memex is scanned in the background, so
+loading stays quick; the watcher stops when the agent shuts down.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from passepartout.api import ApprovalRequest, Keyword, Signal, defskill, host
+from passepartout.events.heartbeat import HeartbeatBus, Tick
+from passepartout.events.orchestrator import Orchestrator
+
+log = logging.getLogger(__name__)
+
+AGENT = host()
+
+
+def _notify(level: str, text: str) -> None:
+    channel = AGENT.channels.get("emacs") if AGENT is not None else None
+    if channel is None:
+        return
+    signal = Signal(payload={"sensor": Keyword("notify")},
+                    meta={"source": Keyword("emacs"), "origin": Keyword("heartbeat")})
+    channel.send(signal, "notify", {"level": level, "text": text})
+
+
+def _approve(request: ApprovalRequest) -> bool:
+    # A background run asks the person in Emacs; with no Emacs, nobody answers: no.
+    channel = AGENT.channels.get("emacs") if AGENT is not None else None
+    return bool(channel is not None and channel.approve(request))
+
+
+def _autosave(tick: Tick) -> None:
+    memory = AGENT.services.get("memory") if AGENT is not None else None
+    if memory is not None:
+        memory.save()
+
+
+def _start(orchestrator: Orchestrator) -> None:
+    try:
+        orchestrator.start_watcher()  # first, so nothing saved during the scan is missed
+        orchestrator.bootstrap()
+    except Exception:
+        log.exception("events: the memex scan failed; cron and hooks work from Emacs edits")
+        orchestrator.ready.set()
+
+
+def events_reflex(signal: Signal) -> None:
+    if signal.sensor == "heartbeat":
+        events_HEARTBEAT.tick()
+    elif signal.sensor == "org-edit":
+        events_ORCHESTRATOR.apply_edit(signal.payload)
+
+
+def events_trigger(signal: Signal) -> bool:
+    return signal.sensor in ("heartbeat", "org-edit")
+
+
+def events_register_hook(name: str, fn: Any, kind: str = "action") -> None:
+    """Run ``fn(event)`` when a node with ``:HOOK: name`` changes (kind: gate|action)."""
+    events_ORCHESTRATOR.register_hook(name, fn, kind=kind)
+
+
+def events_register_reflex(name: str, fn: Any) -> None:
+    """Let reflex-tier jobs with ``:REFLEX: name`` run ``fn(job)``."""
+    events_ORCHESTRATOR.register_reflex(name, fn)
+
+
+def _build() -> tuple[Orchestrator, HeartbeatBus]:
+    assert AGENT is not None
+    previous = AGENT.services.get("orchestrator")
+    if previous is not None:  # a reload: the old watcher must not keep running
+        previous.stop()
+    config = AGENT.config
+    orchestrator = Orchestrator(
+        home=config.home,
+        memex_dir=config.memex_dir,
+        scan_dirs=config.memex_scan_dirs,
+        inject=AGENT.stimuli.inject,
+        notify=_notify,
+    )
+    orchestrator.channel.approver = _approve
+    bus = previous_bus if (previous_bus := AGENT.services.get("heartbeat")) else HeartbeatBus()
+    bus.register(orchestrator.on_heartbeat, name="cron")
+    bus.register(_autosave, name="memory-autosave", every=config.memory_auto_save_interval)
+    AGENT.services["orchestrator"] = orchestrator
+    AGENT.services["heartbeat"] = bus
+    AGENT.register_channel("cron", orchestrator.channel)
+    AGENT.register_channel("hook", orchestrator.channel)
+    AGENT.on_shutdown(orchestrator.stop)
+    threading.Thread(target=_start, args=(orchestrator,), name="memex-bootstrap",
+                     daemon=True).start()
+    return orchestrator, bus
+
+
+if AGENT is not None:
+    events_ORCHESTRATOR, events_HEARTBEAT = _build()
+    defskill("events", priority=80, trigger=events_trigger, reflex=events_reflex)
