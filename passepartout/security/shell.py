@@ -127,11 +127,40 @@ def analyze(cmd: str, policy: ShellPolicy | None = None) -> ShellVerdict:
         log.debug("bashlex could not parse %r: %s", cmd, exc)
         col.add("ask", f"the command could not be parsed ({_short(exc)})")
         return col.verdict()
+    _check_coverage(trees, col)
     for tree in trees:
-        _visit(tree, col, top=True)
+        _visit(tree, col)
     if len(col.commands) > policy.max_commands:
         col.add("ask", f"the command has more than {policy.max_commands} simple commands")
     return col.verdict()
+
+
+_GAP_OK = re.compile(r"(?:[\s;&]|#[^\n]*)*")
+
+
+def _check_coverage(trees: list[Any], col: _Collector) -> None:
+    """Text between the parsed trees must be blank, a separator or a comment."""
+    end = 0
+    for tree in [*trees, None]:
+        start = tree.pos[0] if tree is not None else len(col.cmd)
+        gap = col.cmd[end:start]
+        if not _GAP_OK.fullmatch(gap):
+            col.add("ask", f"part of the command was not understood ({gap.strip()[:40]!r})")
+        if tree is not None:
+            end = max(end, _span_end(tree))
+
+
+def _span_end(tree: Any) -> int:
+    """The furthest position any node of ``tree`` covers (here-document bodies included)."""
+    end, stack = 0, [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, bashlex.ast.node):
+            end = max(end, node.pos[1])
+            stack.extend(v for v in vars(node).values() if isinstance(v, list | bashlex.ast.node))
+    return end
 
 
 def _short(exc: BaseException) -> str:
@@ -154,7 +183,7 @@ def _raw_scan(col: _Collector) -> None:
         col.add("deny", "output piped into a shell (| sh, | bash)")
 
 
-def _visit(node: Any, col: _Collector, *, top: bool = False) -> None:
+def _visit(node: Any, col: _Collector) -> None:
     kind = node.kind
     if kind == "list":
         for part in node.parts:
