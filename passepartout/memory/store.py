@@ -429,6 +429,7 @@ class MemoryStore:
                 yield
             except BaseException:
                 self._conn.execute("ROLLBACK")
+                self._tree.count_delta = 0
                 raise
             self._conn.execute("COMMIT")
 

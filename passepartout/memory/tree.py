@@ -44,6 +44,8 @@ class HeadTree:
     def __init__(self, conn: sqlite3.Connection, io: ObjectTable) -> None:
         self.conn = conn
         self.io = io
+        # Nodes added in the open transaction, written to meta once per batch.
+        self.count_delta = 0
 
     def meta(self, key: str) -> str | None:
         row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -59,7 +61,11 @@ class HeadTree:
         return head
 
     def node_count(self) -> int:
-        return int(self.meta("count") or 0)
+        return int(self.meta("count") or 0) + self.count_delta
+
+    def set_count(self, n: int) -> None:
+        self.set_meta("count", str(n))
+        self.count_delta = 0
 
     def row(self, node_id: str) -> Row | None:
         r = self.conn.execute(
@@ -74,7 +80,7 @@ class HeadTree:
         self, node: MemoryNode, pending: Pending, now: float, changed: list[tuple[str, str]]
     ) -> MemoryNode:
         pid = node.parent or ROOT_ID
-        if pid != ROOT_ID and self.row(pid) is None:
+        if pid != ROOT_ID and pid not in pending and self.row(pid) is None:
             raise KeyError(f"parent {pid!r} of {node.id!r} is not in memory")
         old = self.row(node.id)
         if old is not None and old.parent != pid:
@@ -117,8 +123,8 @@ class HeadTree:
                 (node.id, pid, pos, h, ckey),
             )
             rowid = int(cur.lastrowid or 0)
-            self.set_meta("count", str(self.node_count() + 1))
-        self.fts_set(rowid, cand)
+            self.count_delta += 1
+        self.fts_set(rowid, cand, new=old is None)
         pending.setdefault(pid, {})[node.id] = h
         changed.append((ckey, cand.text()))
         return cand
@@ -127,8 +133,9 @@ class HeadTree:
         r = self.conn.execute("SELECT max(pos) FROM idx WHERE parent = ?", (parent,)).fetchone()
         return 0 if r[0] is None else int(r[0]) + 1
 
-    def fts_set(self, rowid: int, node: MemoryNode) -> None:
-        self.conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+    def fts_set(self, rowid: int, node: MemoryNode, new: bool = False) -> None:
+        if not new:
+            self.conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
         self.conn.execute(
             "INSERT INTO fts(rowid, title, body) VALUES (?, ?, ?)", (rowid, node.title, node.body)
         )
@@ -143,6 +150,8 @@ class HeadTree:
 
     def propagate(self, pending: Pending) -> None:
         """Rewrite the changed maps and their ancestors, deepest first, up to the root."""
+        if self.count_delta:
+            self.set_count(self.node_count())
         cache: dict[str, int] = {}
         heap = [(-self.depth(p, cache), p) for p in pending]
         heapq.heapify(heap)
@@ -182,7 +191,7 @@ class HeadTree:
         for r in rows:
             self.conn.execute("DELETE FROM fts WHERE rowid = ?", (r.rowid,))
             self.conn.execute("DELETE FROM idx WHERE rowid = ?", (r.rowid,))
-        self.set_meta("count", str(self.node_count() - len(rows)))
+        self.set_count(self.node_count() - len(rows))
 
     def move_head(self, target: str) -> None:
         """Point the head at ``target``, updating the index only where trees differ."""
@@ -202,7 +211,7 @@ class HeadTree:
                 count -= 1
         for node_id, parent, h, obj in upserts:
             count += self.index_node(node_id, parent, h, obj)
-        self.set_meta("count", str(count))
+        self.set_count(count)
         self.set_meta("head", target)
 
     def diff(
@@ -238,7 +247,7 @@ class HeadTree:
             "INSERT INTO idx(id, parent, pos, hash, ckey) VALUES (?, ?, ?, ?, ?)",
             (node_id, parent, obj["pos"], h, content_key(node)),
         )
-        self.fts_set(int(cur.lastrowid or 0), node)
+        self.fts_set(int(cur.lastrowid or 0), node, new=True)
         return 1
 
     def index_mismatches(self, nodes: dict[str, tuple[str, str]]) -> list[str]:
@@ -259,5 +268,5 @@ class HeadTree:
         n = 0
         for parent, h, obj in iter_tree(self.io, root):
             n += self.index_node(obj["id"], parent, h, obj)
-        self.set_meta("count", str(n))
+        self.set_count(n)
         self.set_meta("head", root)

@@ -1,0 +1,161 @@
+"""Memory benchmark: snapshot and rollback cost as the store grows, and memex import.
+
+    python bench/memory.py            # 1k, 10k, 100k nodes and a 50 MB memex
+    python bench/memory.py --quick    # 1k, 10k nodes and a 5 MB memex
+
+For each size the store holds a near-flat org-like tree (files, headings,
+subheadings). Each repetition changes one node, then times: ``snapshot()``,
+``rollback(0)`` back over that change, and a rollback over 10 changes. The
+baseline, measured in the same run, is a naive snapshot that copies the whole
+node table (what a snapshot costs without structural sharing). Figures are
+medians of the repetitions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from passepartout.memory import MemoryNode, MemoryStore  # noqa: E402
+from passepartout.memory.orgimport import org_files, parse_org_file  # noqa: E402
+
+REPS = 15
+
+
+def tree(n: int) -> list[MemoryNode]:
+    """``n`` nodes: files of 10 headings with 9 subheadings each."""
+    nodes: list[MemoryNode] = []
+    f = 0
+    while len(nodes) < n:
+        fid = f"file:{f}.org"
+        nodes.append(MemoryNode(fid, f"file {f}", created=1, updated=1, source=f"{f}.org"))
+        for h in range(10):
+            hid = f"{fid}/{h}"
+            nodes.append(MemoryNode(hid, f"heading {h}", fid, body="text " * 20, created=1, updated=1))
+            for s in range(9):
+                if len(nodes) >= n:
+                    break
+                nodes.append(
+                    MemoryNode(f"{hid}/{s}", f"sub {s}", hid, body="note " * 30, created=1, updated=1)
+                )
+        f += 1
+    return nodes[:n]
+
+
+def timed(fn: Callable[[], object]) -> float:
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+def ms(xs: list[float]) -> str:
+    return f"{statistics.median(xs) * 1000:8.2f} ms"
+
+
+def bench_size(n: int, base: Path) -> dict[str, float]:
+    store = MemoryStore.open(base / f"s{n}", keep_snapshots=20)
+    nodes = tree(n)
+    build = timed(lambda: store.put_many(nodes))
+    leaves = [x for x in nodes if x.parent and x.parent.count("/") == 1]
+    rng = random.Random(n)
+    put_t, snap_t, rb1_t, rb10_t, naive_t = [], [], [], [], []
+    for rep in range(REPS):
+        snap_t.append(timed(lambda: store.snapshot("bench")))
+        victim = rng.choice(leaves)
+        put_t.append(timed(lambda v=victim, r=rep: store.put(MemoryNode(
+            v.id, v.title, v.parent, body=f"changed {r}", created=1, updated=1))))
+        rb1_t.append(timed(lambda: store.rollback(0)))
+        for k in range(10):
+            v = rng.choice(leaves)
+            store.put(MemoryNode(v.id, v.title, v.parent, body=f"c{rep}.{k}", created=1, updated=1))
+        rb10_t.append(timed(lambda: store.rollback(0)))
+        conn = store._conn
+        naive_t.append(timed(lambda: (
+            conn.execute("DROP TABLE IF EXISTS naive_copy"),
+            conn.execute("CREATE TABLE naive_copy AS SELECT o.* FROM idx JOIN objects o USING (hash)"),
+        )))
+    store._conn.execute("DROP TABLE IF EXISTS naive_copy")
+    verify = timed(store.verify)
+    store.close()
+    reopen = timed(lambda: MemoryStore.open(base / f"s{n}").close())
+    print(f"{n:>7} nodes | build {build:6.2f} s | put {ms(put_t)} | snapshot {ms(snap_t)}"
+          f" | rollback(1 change) {ms(rb1_t)} | rollback(10 changes) {ms(rb10_t)}"
+          f" | naive copy {ms(naive_t)} | verify {verify:5.2f} s | open+verify {reopen:5.2f} s")
+    return {
+        "snap": statistics.median(snap_t),
+        "rb1": statistics.median(rb1_t),
+        "put": statistics.median(put_t),
+        "naive": statistics.median(naive_t),
+    }
+
+
+def make_memex(directory: Path, megabytes: float) -> int:
+    """Write org files until ``megabytes`` of text; returns the heading count."""
+    rng = random.Random(7)
+    words = "alpha beta gamma delta notes project meeting idea garden tax emacs org".split()
+    total, headings, f = 0, 0, 0
+    while total < megabytes * 1e6:
+        lines = [f"#+TITLE: File {f}", ""]
+        for h in range(200):
+            todo = rng.choice(["", "TODO ", "DONE "])
+            lines.append(f"* {todo}Heading {h} {rng.choice(words)} :{rng.choice(words)}:")
+            lines.append(":PROPERTIES:\n:CREATED: [2024-01-01]\n:END:")
+            lines.append(" ".join(rng.choice(words) for _ in range(40)))
+            for s in range(3):
+                lines.append(f"** Sub {s}")
+                lines.append(" ".join(rng.choice(words) for _ in range(25)))
+            headings += 4
+        text = "\n".join(lines) + "\n"
+        sub = directory / f"d{f % 10}"
+        sub.mkdir(exist_ok=True)
+        (sub / f"f{f}.org").write_text(text)
+        total += len(text.encode())
+        f += 1
+    return headings
+
+
+def bench_import(base: Path, megabytes: float) -> None:
+    memex = base / "memex"
+    memex.mkdir()
+    headings = make_memex(memex, megabytes)
+    size = sum(p.stat().st_size for p in org_files(memex)) / 1e6
+    parse_only = timed(lambda: [parse_org_file(p, p.name) for p in org_files(memex)])
+    store = MemoryStore.open(base / "imported")
+    report = store.import_memex(memex)
+    again = timed(lambda: store.import_memex(memex))
+    store.close()
+    print(f"import {size:.1f} MB memex ({report.files} files, {headings} headings):"
+          f" {report.seconds:.1f} s ({size / report.seconds:.2f} MB/s);"
+          f" orgparse alone {parse_only:.1f} s (ratio {report.seconds / parse_only:.2f});"
+          f" unchanged re-import {again:.1f} s")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="smaller sizes")
+    args = ap.parse_args()
+    sizes = [1_000, 10_000] if args.quick else [1_000, 10_000, 100_000]
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        results = {n: bench_size(n, base) for n in sizes}
+        small, large = results[sizes[0]], results[sizes[-1]]
+        print(f"growth {sizes[0]} -> {sizes[-1]} nodes ({sizes[-1] // sizes[0]}x):"
+              f" snapshot x{large['snap'] / small['snap']:.2f},"
+              f" rollback x{large['rb1'] / small['rb1']:.2f},"
+              f" put x{large['put'] / small['put']:.2f},"
+              f" naive full copy x{large['naive'] / small['naive']:.1f}")
+        print(f"at {sizes[-1]} nodes a snapshot is {large['naive'] / large['snap']:.0f}x"
+              " cheaper than a full copy")
+        bench_import(base, 5 if args.quick else 50)
+
+
+if __name__ == "__main__":
+    main()
