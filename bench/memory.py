@@ -24,8 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from passepartout.memory import MemoryNode, MemoryStore  # noqa: E402
-from passepartout.memory.orgimport import org_files, parse_org_file  # noqa: E402
+from passepartout.memory import MemoryNode, MemoryStore
+from passepartout.memory.orgimport import org_files, parse_org_file
 
 REPS = 15
 
@@ -39,12 +39,15 @@ def tree(n: int) -> list[MemoryNode]:
         nodes.append(MemoryNode(fid, f"file {f}", created=1, updated=1, source=f"{f}.org"))
         for h in range(10):
             hid = f"{fid}/{h}"
-            nodes.append(MemoryNode(hid, f"heading {h}", fid, body="text " * 20, created=1, updated=1))
+            nodes.append(
+                MemoryNode(hid, f"heading {h}", fid, body="text " * 20, created=1, updated=1)
+            )
             for s in range(9):
                 if len(nodes) >= n:
                     break
+                sid = f"{hid}/{s}"
                 nodes.append(
-                    MemoryNode(f"{hid}/{s}", f"sub {s}", hid, body="note " * 30, created=1, updated=1)
+                    MemoryNode(sid, f"sub {s}", hid, body="note " * 30, created=1, updated=1)
                 )
         f += 1
     return nodes[:n]
@@ -58,6 +61,13 @@ def timed(fn: Callable[[], object]) -> float:
 
 def ms(xs: list[float]) -> str:
     return f"{statistics.median(xs) * 1000:8.2f} ms"
+
+
+def naive_snapshot(store: MemoryStore) -> None:
+    """The baseline: a snapshot that copies every current node's row."""
+    conn = store._conn
+    conn.execute("DROP TABLE IF EXISTS naive_copy")
+    conn.execute("CREATE TABLE naive_copy AS SELECT o.* FROM idx JOIN objects o USING (hash)")
 
 
 def bench_size(n: int, base: Path) -> dict[str, float]:
@@ -77,11 +87,7 @@ def bench_size(n: int, base: Path) -> dict[str, float]:
             v = rng.choice(leaves)
             store.put(MemoryNode(v.id, v.title, v.parent, body=f"c{rep}.{k}", created=1, updated=1))
         rb10_t.append(timed(lambda: store.rollback(0)))
-        conn = store._conn
-        naive_t.append(timed(lambda: (
-            conn.execute("DROP TABLE IF EXISTS naive_copy"),
-            conn.execute("CREATE TABLE naive_copy AS SELECT o.* FROM idx JOIN objects o USING (hash)"),
-        )))
+        naive_t.append(timed(lambda: naive_snapshot(store)))
     store._conn.execute("DROP TABLE IF EXISTS naive_copy")
     verify = timed(store.verify)
     store.close()
@@ -100,7 +106,8 @@ def bench_size(n: int, base: Path) -> dict[str, float]:
 def make_memex(directory: Path, megabytes: float) -> int:
     """Write org files until ``megabytes`` of text; returns the heading count."""
     rng = random.Random(7)
-    words = "alpha beta gamma delta notes project meeting idea garden tax emacs org".split()
+    words = ["alpha", "beta", "gamma", "delta", "notes", "project", "meeting", "idea"]
+    words += ["garden", "tax", "emacs", "org"]
     total, headings, f = 0, 0, 0
     while total < megabytes * 1e6:
         lines = [f"#+TITLE: File {f}", ""]
