@@ -1,0 +1,271 @@
+"""What each method Emacs may call does: the explicit method table of the EPC server.
+
+The transport (:mod:`passepartout.emacs`) reads frames, checks the token and converts
+values; it hands a method its checked arguments and the calling connection.  Every
+method returns at once: a prompt goes to the session's lane, and the few that may take
+time (reloading a skill, reading jobs or history) are marked ``slow`` and run off the
+connection's thread.  The agent boots after the port line, so a method that needs it
+either waits for it off-thread or queues its work until boot is done.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from passepartout.channels.emacs import ON_DONE, ON_ERROR, ON_STATUS, EmacsChannel, Peer
+from passepartout.channels.focus import Focus, FocusHolder
+from passepartout.errors import PassepartoutError, ProtocolError
+from passepartout.signals import Keyword, Signal, Symbol, plist_to_dict
+
+if TYPE_CHECKING:
+    from passepartout.agent import Agent
+    from passepartout.config import Config
+
+log = logging.getLogger(__name__)
+
+VERSION = "0.1.0"
+BOOT_WAIT = 60.0  # how long a slow method waits for the agent to finish booting
+_RESERVED_META = frozenset({"source", "session-id", "turn-id", "origin"})
+
+
+class Refusal(PassepartoutError):
+    """A call that is answered with a ``(KIND MESSAGE)`` error reply."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class Bridge:
+    """The server's state shared by every connection: the agent once booted, the
+    Emacs channel and the person's focus."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.channel = EmacsChannel()
+        self.focus = FocusHolder()
+        self.agent: Agent | None = None
+        self.boot_error: str | None = None
+        self.ready = threading.Event()
+        self._waiting: list[Callable[[Agent | None], None]] = []
+        self._lock = threading.Lock()
+
+    def attach(self, agent: Agent) -> None:
+        """Boot is done: publish the services, run the work that waited for it."""
+        agent.services["focus"] = self.focus
+        agent.services["emacs"] = self.channel
+        agent.register_channel("emacs", self.channel)
+        self._finish(agent, None)
+
+    def boot_failed(self, message: str) -> None:
+        self._finish(None, message)
+
+    def _finish(self, agent: Agent | None, error: str | None) -> None:
+        with self._lock:
+            self.agent, self.boot_error = agent, error
+            waiting, self._waiting = self._waiting, []
+            for work in waiting:  # in arrival order, before any later call runs
+                _run_safely(work, agent)
+            self.ready.set()
+        self.channel.broadcast(ON_STATUS, [self.status()])
+
+    def when_ready(self, work: Callable[[Agent | None], None]) -> None:
+        """Run ``work`` now if boot is over, else as soon as it is (None: boot failed)."""
+        with self._lock:
+            if not self.ready.is_set():
+                self._waiting.append(work)
+                return
+        _run_safely(work, self.agent)
+
+    def wait_agent(self) -> Agent:
+        if not self.ready.wait(BOOT_WAIT):
+            raise Refusal("not-ready", "the agent is still starting; try again shortly")
+        if self.agent is None:
+            raise Refusal("boot-error", self.boot_error or "the agent failed to start")
+        return self.agent
+
+    def status(self) -> dict[str, Any]:
+        agent = self.agent
+        if agent is None:
+            health = "unhealthy" if self.boot_error else "booting"
+            problems = [self.boot_error] if self.boot_error else []
+            info: dict[str, Any] = {"health": health, "problems": problems}
+        else:
+            info = agent.status()
+        return {
+            **info,
+            "version": VERSION,
+            "ready": agent is not None,
+            "connections": len(self.channel.peers()),
+            "sessions": self.channel.sessions(),
+            "pending-approvals": self.channel.pending_approvals(),
+        }
+
+    def hello_info(self) -> dict[str, Any]:
+        status = self.status()
+        sessions = self.agent.services.get("sessions") if self.agent else None
+        directory = getattr(sessions, "directory", None) or self.config.home / "sessions"
+        return {"version": VERSION, "health": status["health"], "problems": status["problems"],
+                "session-dir": str(directory), "ready": status["ready"]}
+
+
+def _run_safely(work: Callable[[Agent | None], None], agent: Agent | None) -> None:
+    try:
+        work(agent)
+    except Exception:  # one caller's failure must not stop the others' queued work
+        log.exception("queued work failed")
+
+
+# -- argument checks -------------------------------------------------------------------
+
+STRING, OPTIONAL_STRING, PLIST, ANY = "string", "string-or-nil", "plist", "any"
+
+
+@dataclass(frozen=True)
+class Method:
+    """One entry of the table: its parameters (name, kind) and what it runs."""
+
+    name: str
+    params: tuple[tuple[str, str], ...]
+    run: Callable[..., Any]  # (bridge, peer, *checked arguments) -> the reply
+    slow: bool = False
+
+    def check(self, args: list[Any]) -> list[Any]:
+        if len(args) != len(self.params):
+            names = " ".join(p for p, _ in self.params) or "no arguments"
+            raise Refusal("bad-arguments",
+                          f"{self.name} takes {len(self.params)} argument(s) ({names}), "
+                          f"not {len(args)}")
+        return [_check(self.name, p, kind, a) for (p, kind), a in zip(self.params, args,
+                                                                       strict=True)]
+
+
+def _check(method: str, param: str, kind: str, value: Any) -> Any:
+    if kind == STRING:
+        if not isinstance(value, str) or isinstance(value, Keyword | Symbol):
+            raise Refusal("bad-arguments", f"{method}: {param} must be a string")
+        return value
+    if kind == OPTIONAL_STRING:
+        return None if value is None else _check(method, param, STRING, value)
+    if kind == PLIST:
+        try:
+            return plist_to_dict(value)
+        except ProtocolError as err:
+            raise Refusal("bad-arguments", f"{method}: {param}: {err.message}") from None
+    return value
+
+
+def _optional_string(fields: dict[str, Any], key: str) -> str | None:
+    value = fields.get(key)
+    if value is not None and not isinstance(value, str):
+        raise Refusal("bad-arguments", f":{key} must be a string or nil")
+    return None if value is None else str(value)
+
+
+# -- the methods ------------------------------------------------------------------------
+
+
+def _ping(bridge: Bridge, peer: Peer) -> Symbol:
+    return Symbol("pong")
+
+
+def _echo(bridge: Bridge, peer: Peer, value: Any) -> Any:
+    return value
+
+
+def _chat_send(bridge: Bridge, peer: Peer, session: str, turn: str, text: str,
+               context: dict[str, Any]) -> str:
+    if not session or not turn:
+        raise Refusal("bad-arguments", "chat-send: session-id and turn-id must not be empty")
+    meta = {k: v for k, v in context.items() if k not in _RESERVED_META}
+    bridge.channel.bind(session, peer)
+
+    def submit(agent: Agent | None) -> None:
+        if agent is None:
+            peer.call(ON_ERROR, [session, turn, "boot-error", bridge.boot_error or ""])
+            peer.call(ON_DONE, [session, turn, {"cancelled": False}])
+            return
+        agent.submit(text, session_id=session, source="emacs", turn_id=turn,
+                     origin=Keyword("chat"), **meta)
+
+    bridge.when_ready(submit)
+    return turn
+
+
+def _chat_cancel(bridge: Bridge, peer: Peer, session: str, turn: str | None) -> bool:
+    bridge.when_ready(lambda agent: agent.cancel(session, turn or None) if agent else None)
+    return True
+
+
+def _approval_answer(bridge: Bridge, peer: Peer, approval_id: str, answer: Any) -> bool:
+    if not bridge.channel.answer(approval_id, answer):
+        raise Refusal("expired", f"no approval {approval_id} is waiting "
+                                 "(it was answered, timed out or withdrawn)")
+    return True
+
+
+def _org_edit(bridge: Bridge, peer: Peer, fields: dict[str, Any]) -> bool:
+    payload = {**fields, "sensor": Keyword("org-edit")}
+    signal = Signal(payload=payload, meta={"source": Keyword("emacs")})
+
+    def inject(agent: Agent | None) -> None:
+        if agent is not None:
+            agent.stimuli.inject(signal)
+
+    bridge.when_ready(inject)
+    return True
+
+
+def _focus(bridge: Bridge, peer: Peer, fields: dict[str, Any]) -> bool:
+    outline = fields.get("outline") or []
+    if not isinstance(outline, list) or not all(isinstance(h, str) for h in outline):
+        raise Refusal("bad-arguments", ":outline must be a list of strings")
+    bridge.focus.set(Focus(file=_optional_string(fields, "file"),
+                           id=_optional_string(fields, "id"),
+                           heading=_optional_string(fields, "heading"),
+                           outline=tuple(outline)))
+    return True
+
+
+def _status(bridge: Bridge, peer: Peer) -> dict[str, Any]:
+    return bridge.status()
+
+
+def _jobs(bridge: Bridge, peer: Peer) -> Any:
+    orchestrator = bridge.wait_agent().services.get("orchestrator")
+    return list(orchestrator.jobs()) if orchestrator is not None else None
+
+
+def _skills_reload(bridge: Bridge, peer: Peer, name: str) -> dict[str, Any]:
+    agent = bridge.wait_agent()
+    entry = agent.loader.reload(name)
+    agent.check_health()
+    return {"name": entry.name, "status": str(entry.status), "error": entry.error}
+
+
+def _session_history(bridge: Bridge, peer: Peer, session: str) -> Any:
+    sessions = bridge.wait_agent().services.get("sessions")
+    return sessions.history(session) if sessions is not None else None
+
+
+METHODS: dict[str, Method] = {
+    m.name: m
+    for m in (
+        Method("ping", (), _ping),
+        Method("echo", (("value", ANY),), _echo),
+        Method("chat-send", (("session-id", STRING), ("turn-id", STRING), ("text", STRING),
+                             ("context", PLIST)), _chat_send),
+        Method("chat-cancel", (("session-id", STRING), ("turn-id", OPTIONAL_STRING)), _chat_cancel),
+        Method("approval-answer", (("approval-id", STRING), ("answer", ANY)), _approval_answer),
+        Method("org-edit", (("plist", PLIST),), _org_edit),
+        Method("focus", (("plist", PLIST),), _focus),
+        Method("status", (), _status),
+        Method("jobs", (), _jobs, slow=True),
+        Method("skills-reload", (("name", STRING),), _skills_reload, slow=True),
+        Method("session-history", (("session-id", STRING),), _session_history, slow=True),
+    )
+}

@@ -1,0 +1,288 @@
+"""The Emacs channel: loop events become calls of a fixed list of Elisp callbacks.
+
+Each chat session is bound to the Emacs connection (a :class:`Peer`) that sent its last
+prompt.  Nothing here waits for Emacs except :meth:`EmacsChannel.approve`, which runs on
+the session's lane and waits for the person's answer, at most the approval timeout;
+a timeout, a closed connection or a stopping server is a denial.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import threading
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from passepartout.errors import ProtocolError
+from passepartout.loop import Action, ApprovalRequest
+from passepartout.signals import Signal, Symbol, plist_to_dict
+
+log = logging.getLogger(__name__)
+
+ON_CHUNK = "passepartout--on-chunk"
+ON_DONE = "passepartout--on-done"
+ON_ERROR = "passepartout--on-error"
+ON_TOOL = "passepartout--on-tool"
+ON_APPROVAL = "passepartout--on-approval"
+ON_NOTIFY = "passepartout--on-notify"
+ON_STATUS = "passepartout--on-status"
+
+# The only Elisp functions the server ever calls (Emacs keeps the same allow-list).
+CALLBACKS = frozenset({ON_CHUNK, ON_DONE, ON_ERROR, ON_TOOL, ON_APPROVAL, ON_NOTIFY, ON_STATUS})
+
+DEFAULT_APPROVAL_TIMEOUT = 60.0
+_KEPT_RESULTS = 32
+
+
+class Peer(Protocol):
+    """One Emacs connection, as the channel sees it."""
+
+    @property
+    def closed(self) -> bool: ...
+
+    @property
+    def approval_timeout(self) -> float | None: ...
+
+    def call(self, method: str, args: list[Any]) -> bool:
+        """Queue a callback without waiting for Emacs; False when the peer is gone."""
+        ...
+
+
+@dataclass
+class _Pending:
+    peer: Peer
+    action: Action
+    done: threading.Event = field(default_factory=threading.Event)
+    granted: bool = False
+
+
+class EmacsChannel:
+    """Where the sessions of Emacs connections send their events and ask approvals."""
+
+    def __init__(self, *, approval_timeout: float = DEFAULT_APPROVAL_TIMEOUT) -> None:
+        self.approval_timeout = approval_timeout
+        self._lock = threading.Lock()
+        self._peers: list[Peer] = []
+        self._sessions: dict[str, Peer] = {}
+        self._pending: dict[str, _Pending] = {}
+        self._streamed: dict[tuple[str, str], str] = {}
+        self._results: collections.OrderedDict[str, dict[str, Any]] = collections.OrderedDict()
+        self._stopping = False
+
+    # -- connections and sessions ----------------------------------------------------
+
+    def peer_opened(self, peer: Peer) -> None:
+        with self._lock:
+            if peer not in self._peers:
+                self._peers.append(peer)
+
+    def peer_closed(self, peer: Peer) -> None:
+        """Forget the connection; its sessions' pending approvals are denied."""
+        with self._lock:
+            if peer in self._peers:
+                self._peers.remove(peer)
+            for session in [s for s, p in self._sessions.items() if p is peer]:
+                del self._sessions[session]
+            waiting = [p for p in self._pending.values() if p.peer is peer]
+        for pending in waiting:
+            pending.done.set()
+
+    def bind(self, session_id: str, peer: Peer) -> None:
+        with self._lock:
+            self._sessions[session_id] = peer
+
+    def peer_for(self, session_id: str | None) -> Peer | None:
+        with self._lock:
+            peer = self._sessions.get(session_id) if session_id is not None else None
+        return peer if peer is not None and not peer.closed else None
+
+    def peers(self) -> list[Peer]:
+        with self._lock:
+            return [p for p in self._peers if not p.closed]
+
+    def sessions(self) -> list[str]:
+        with self._lock:
+            return list(self._sessions)
+
+    def broadcast(self, method: str, args: list[Any]) -> None:
+        for peer in self.peers():
+            peer.call(method, args)
+
+    def notify(self, level: str, text: str) -> None:
+        self.broadcast(ON_NOTIFY, [Symbol(level), text])
+
+    def stop(self) -> None:
+        """The server is stopping: deny every pending approval and every new one."""
+        with self._lock:
+            self._stopping = True
+            waiting = list(self._pending.values())
+        for pending in waiting:
+            pending.done.set()
+
+    # -- events -----------------------------------------------------------------------
+
+    def send(self, signal: Signal, kind: str, data: dict[str, Any]) -> None:
+        """Map one loop event to its callback (see the wire contract in DESIGN.md)."""
+        session = signal.session_id
+        turn = signal.meta.get("turn-id")
+        if session is None or turn is None:
+            self._send_unbound(kind, data)
+            return
+        peer = self.peer_for(session)
+        if peer is None:
+            log.debug("no Emacs connection for session %s: %s dropped", session, kind)
+            return
+        turn = str(turn)
+        call = self._callback(session, turn, kind, data)
+        if call is not None:
+            peer.call(*call)
+
+    def _callback(
+        self, session: str, turn: str, kind: str, data: dict[str, Any]
+    ) -> tuple[str, list[Any]] | None:
+        key = (session, turn)
+        if kind == "chunk":
+            text = str(data.get("text", ""))
+            with self._lock:
+                self._streamed[key] = self._streamed.get(key, "") + text
+            return (ON_CHUNK, [session, turn, text]) if text else None
+        if kind == "reply":
+            text = self._unstreamed(key, str(data.get("text", "")))
+            return (ON_CHUNK, [session, turn, text]) if text else None
+        if kind in ("tool", "tool-result", "denied"):
+            with self._lock:
+                self._streamed.pop(key, None)  # the next model step streams a new text
+            return ON_TOOL, [session, turn, _tool_info(kind, data)]
+        if kind == "error":
+            return ON_ERROR, [session, turn, str(data.get("kind", "error")),
+                              str(data.get("message", ""))]
+        if kind == "done":
+            with self._lock:
+                self._streamed.pop(key, None)
+            return ON_DONE, [session, turn, {"cancelled": bool(data.get("cancelled"))}]
+        if kind == "approval":
+            return None  # approve() itself asks, with the id the answer must carry
+        if "text" in data:
+            return ON_NOTIFY, [Symbol(str(data.get("level", "info"))), str(data["text"])]
+        log.debug("event %s of session %s has no callback", kind, session)
+        return None
+
+    def _unstreamed(self, key: tuple[str, str], reply: str) -> str:
+        """The part of a whole reply that its chunks have not shown yet."""
+        with self._lock:
+            streamed = self._streamed.pop(key, "")
+        if not streamed:
+            return reply
+        return reply[len(streamed):] if reply.startswith(streamed) else ""
+
+    def _send_unbound(self, kind: str, data: dict[str, Any]) -> None:
+        # Events of signals that belong to no chat (org-edit hooks, jobs) become notices.
+        if kind == "reply" and data.get("text"):
+            self.notify("info", str(data["text"]))
+        elif kind == "error":
+            self.notify("error", f"{data.get('kind', 'error')}: {data.get('message', '')}")
+        elif kind == "denied":
+            self.notify("warning", f"denied {data.get('action')}: {data.get('reason')}")
+        else:
+            log.debug("unbound event %s: %s", kind, data)
+
+    # -- approvals ----------------------------------------------------------------------
+
+    def approve(self, request: ApprovalRequest) -> bool:
+        """Ask Emacs and wait for the answer (on the session's lane, never the socket's)."""
+        session = request.signal.session_id
+        peer = self.peer_for(session)
+        if peer is None and session is None:
+            open_peers = self.peers()
+            peer = open_peers[-1] if open_peers else None
+        if peer is None:
+            log.info("approval of %s denied: no Emacs connection", request.action.describe())
+            return False
+        approval_id = uuid.uuid4().hex
+        pending = _Pending(peer, request.action)
+        with self._lock:
+            if self._stopping:
+                return False
+            self._pending[approval_id] = pending
+        turn = request.signal.meta.get("turn-id")
+        timeout = peer.approval_timeout or self.approval_timeout
+        sent = False
+        try:
+            sent = peer.call(ON_APPROVAL, [approval_id, session, str(turn) if turn else None,
+                                           request.describe(), _approval_info(request)])
+            if sent:
+                pending.done.wait(timeout)
+        finally:
+            with self._lock:
+                self._pending.pop(approval_id, None)
+                granted = pending.granted
+        if sent and not pending.done.is_set() and not peer.closed:
+            what = request.action.describe()
+            peer.call(ON_NOTIFY, [Symbol("warning"), f"No answer in {timeout:g} s: denied {what}"])
+        return granted
+
+    def answer(self, approval_id: str, answer: Any) -> bool:
+        """Record the person's answer; False when no approval with that id is waiting.
+
+        ``t`` is yes; a plist holding ``:ok`` is yes and is kept as the result of an
+        evaluation Emacs did on approval (``emacs-eval``); anything else is no.
+        """
+        result = _evaluation_result(answer)
+        with self._lock:
+            pending = self._pending.pop(approval_id, None)
+            if pending is None:
+                return False
+            pending.granted = answer is True or result is not None
+            if result is not None:
+                self._results[pending.action.digest()] = result
+                while len(self._results) > _KEPT_RESULTS:
+                    self._results.popitem(last=False)
+        pending.done.set()
+        return True
+
+    def take_result(self, digest: str) -> dict[str, Any] | None:
+        """The evaluation result Emacs gave with its yes to the action of ``digest``."""
+        with self._lock:
+            return self._results.pop(digest, None)
+
+    def pending_approvals(self) -> int:
+        with self._lock:
+            return len(self._pending)
+
+
+def _evaluation_result(answer: Any) -> dict[str, Any] | None:
+    if not isinstance(answer, list):
+        return None
+    try:
+        fields = plist_to_dict(answer)
+    except ProtocolError:
+        return None
+    return fields if "ok" in fields else None
+
+
+def _tool_info(kind: str, data: dict[str, Any]) -> dict[str, Any]:
+    if kind == "tool":
+        return {"event": Symbol("tool"), "name": data.get("name"),
+                "args": data.get("args") or None, "call-id": data.get("call-id")}
+    if kind == "tool-result":
+        return {"event": Symbol("tool-result"), "name": data.get("name"),
+                "ok": bool(data.get("ok")), "output": data.get("output"),
+                "call-id": data.get("call-id")}
+    return {"event": Symbol("denied"), "name": data.get("action"), "reason": data.get("reason")}
+
+
+def _approval_info(request: ApprovalRequest) -> dict[str, Any]:
+    action = request.action
+    info: dict[str, Any] = {
+        "kind": Symbol(action.name or action.target),
+        "tool": action.name or None,
+        "args": dict(action.args) or None,
+        "reasons": list(request.reasons) or None,
+        "digest": action.digest(),
+    }
+    if action.name == "emacs-eval":
+        info["code"] = str(action.args.get("code", ""))
+    return info
+

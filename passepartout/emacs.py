@@ -1,0 +1,443 @@
+"""The EPC server Emacs talks to: frames, the token, value conversion, dispatch.
+
+This is the only module that imports python-epc.  From it we keep the TCP server, its
+client list and the handler's life cycle; the handler's protocol parts are replaced:
+
+- reading: python-epc's ``itermessage`` takes any length ``int(head, 16)`` accepts
+  (`` 0x1f``, ``+0001``), has no maximum and raises a traceback on a short body;
+  :meth:`Connection.handle` checks 6 hex digits, caps the frame size (64 KiB before the
+  token, 8 MiB after) and gives a body 30 s to arrive, then closes the connection;
+- dispatch: its ``_handle`` runs any registered function with no token check and sends
+  ``repr(err)`` back; here only the table in :mod:`passepartout.bridge` answers, after
+  ``hello``, and errors are ``(KIND MESSAGE)``;
+- writing: its ``_send`` writes from whichever thread calls it, without a lock, so a
+  lane's callback and a reply could interleave their bytes; here every write holds the
+  connection's lock, and callbacks go through a writer thread so the loop never waits
+  on the socket;
+- values: sexpdata's ``dumps`` writes a ``Keyword`` as a string and a dict as an alist;
+  :func:`encode` and :func:`decode` are the one place where s-expressions meet Python
+  values (nil, (), None and False are one value; t is True).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import enum
+import hmac
+import itertools
+import logging
+import math
+import os
+import queue
+import re
+import socket
+import socketserver
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+import sexpdata
+from epc.handler import EPCHandler
+from epc.server import EPCServer
+
+from passepartout.bridge import METHODS, Bridge, Method, Refusal
+from passepartout.channels.emacs import CALLBACKS
+from passepartout.errors import PassepartoutError, ProtocolError
+from passepartout.signals import Keyword, Symbol, from_sexpdata, plist_to_dict
+
+log = logging.getLogger(__name__)
+
+MAX_FRAME = 8 * 1024 * 1024
+MAX_FRAME_BEFORE_HELLO = 64 * 1024
+MAX_NESTING = 100
+BODY_TIMEOUT = 30.0
+_HEADER = re.compile(rb"[0-9a-fA-F]{6}")
+
+# -- values -------------------------------------------------------------------------------
+
+
+def decode(text: str) -> Any:
+    """Read one s-expression from Emacs into our values (ProtocolError when malformed)."""
+    try:
+        raw = sexpdata.loads(text, nil=None, true=None, false=None)
+    except RecursionError:
+        raise ProtocolError("s-expression nested too deeply") from None
+    except Exception as err:  # sexpdata raises assorted types for malformed text
+        raise ProtocolError(f"invalid s-expression ({type(err).__name__})") from None
+    _check_nesting(raw)
+    return from_sexpdata(_lists(raw))
+
+
+def _check_nesting(raw: Any) -> None:
+    # Iterative, so that a hostile depth cannot exhaust the stack before we refuse it.
+    stack = [(raw, 0)]
+    while stack:
+        node, depth = stack.pop()
+        children = _children(node)
+        if children is None:
+            continue
+        if depth >= MAX_NESTING:
+            raise ProtocolError(f"s-expression nested deeper than {MAX_NESTING} levels")
+        stack.extend((child, depth + 1) for child in children)
+
+
+def _children(node: Any) -> Any:
+    if isinstance(node, sexpdata.Delimiters):
+        return node.I
+    if isinstance(node, sexpdata.Quoted):
+        return (node.x,)
+    return node if isinstance(node, list) else None
+
+
+def _lists(raw: Any) -> Any:
+    """Elisp vectors ``[a b]`` read as lists (sexpdata wraps them in ``Brackets``)."""
+    if isinstance(raw, sexpdata.Delimiters):
+        return [_lists(x) for x in raw.I]
+    if isinstance(raw, sexpdata.Quoted):
+        return sexpdata.Quoted(_lists(raw.x))
+    if isinstance(raw, list):
+        return [_lists(x) for x in raw]
+    return raw
+
+
+def encode(value: Any) -> str:
+    """Write a value for Elisp's ``read``: dicts and dataclasses become plists."""
+    out: list[str] = []
+    _encode(value, out, 0)
+    return "".join(out)
+
+
+_SYMBOL_SPECIAL = re.compile(r"""([\s"';()\[\]#`,?\\.])""")
+
+
+def _symbol_text(name: str) -> str:
+    if not name:
+        return "##"
+    text = _SYMBOL_SPECIAL.sub(r"\\\1", name)
+    try:
+        float(name)
+    except ValueError:
+        return text
+    return "\\" + text  # a symbol that would read as a number
+
+
+def _encode(value: Any, out: list[str], depth: int) -> None:
+    if depth > MAX_NESTING:
+        raise ProtocolError(f"value nested deeper than {MAX_NESTING} levels")
+    if value is None or value is False:
+        out.append("nil")
+    elif value is True:
+        out.append("t")
+    elif isinstance(value, Keyword):
+        out.append(":" + _symbol_text(value))
+    elif isinstance(value, Symbol):
+        out.append(_symbol_text(value))
+    elif isinstance(value, str):
+        out.append('"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"')
+    elif isinstance(value, int):
+        out.append(str(value))
+    elif isinstance(value, float):
+        out.append(_float_text(value))
+    elif isinstance(value, Mapping):
+        _encode_plist(list(value.items()), out, depth)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = [(f.name, getattr(value, f.name)) for f in dataclasses.fields(value)]
+        _encode_plist(fields, out, depth)
+    elif isinstance(value, list | tuple | set | frozenset):
+        items = sorted(value, key=str) if isinstance(value, set | frozenset) else value
+        _encode_list(list(items), out, depth)
+    elif isinstance(value, enum.Enum):
+        _encode(value.value, out, depth)
+    else:  # paths, datetimes, ...: their text, never a repr
+        _encode(os.fspath(value) if isinstance(value, os.PathLike) else str(value), out, depth)
+
+
+def _encode_plist(items: list[tuple[Any, Any]], out: list[str], depth: int) -> None:
+    flat: list[Any] = []
+    for key, item in items:
+        flat += [Keyword(str(key).removeprefix(":")), item]
+    _encode_list(flat, out, depth)
+
+
+def _encode_list(items: list[Any], out: list[str], depth: int) -> None:
+    if not items:
+        out.append("nil")
+        return
+    out.append("(")
+    for i, item in enumerate(items):
+        if i:
+            out.append(" ")
+        _encode(item, out, depth + 1)
+    out.append(")")
+
+
+def _float_text(x: float) -> str:
+    if math.isnan(x):
+        return "0.0e+NaN"
+    if math.isinf(x):
+        return "1.0e+INF" if x > 0 else "-1.0e+INF"
+    text = repr(x)
+    return text if ("." in text or "e" in text) else text + ".0"
+
+
+def frame(value: Any) -> bytes:
+    """One EPC frame: six hex digits of length, then the UTF-8 s-expression."""
+    data = encode(value).encode("utf-8", "replace") + b"\n"
+    if len(data) > 0xFFFFFF:
+        raise ProtocolError(f"message of {len(data)} bytes is too large for one frame")
+    return b"%06x" % len(data) + data
+
+
+def error_reply(kind: str, message: str) -> list[Any]:
+    return [Symbol(kind), message]
+
+
+# -- one connection ---------------------------------------------------------------------
+
+
+class _FrameError(Exception):
+    """The byte stream cannot be trusted any more: answer, then close."""
+
+
+class Connection(EPCHandler):
+    """One Emacs connection (a :class:`~passepartout.channels.emacs.Peer`)."""
+
+    server: BridgeServer
+
+    def setup(self) -> None:
+        super().setup()
+        self.authenticated = False
+        self._approval_timeout: float | None = None
+        self._closed = threading.Event()
+        self._write_lock = threading.Lock()
+        self._uids = itertools.count(1)
+        self._outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._writer = threading.Thread(target=self._drain, name="epc-writer", daemon=True)
+        self._writer.start()
+
+    def finish(self) -> None:
+        self._closed.set()
+        self._outbox.put(None)
+        self.server.bridge.channel.peer_closed(self)
+        with contextlib.suppress(OSError):  # the peer may already be gone
+            super().finish()
+
+    # -- Peer ---------------------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()
+
+    @property
+    def approval_timeout(self) -> float | None:
+        return self._approval_timeout
+
+    def call(self, method: str, args: list[Any]) -> bool:
+        """Queue a callback into Emacs; its ``(return UID nil)`` is read and ignored."""
+        if method not in CALLBACKS:
+            raise ValueError(f"{method} is not an allowed Emacs callback")
+        if self.closed or not self.authenticated:
+            return False
+        try:
+            data = frame([Symbol("call"), next(self._uids), Symbol(method), args])
+        except ProtocolError as err:
+            log.error("callback %s not sent: %s", method, err.message)
+            return False
+        self._outbox.put(data)
+        return True
+
+    def close(self) -> None:
+        self._closed.set()
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RDWR)
+
+    # -- writing ------------------------------------------------------------------------
+
+    def _drain(self) -> None:
+        while (data := self._outbox.get()) is not None:
+            self._write(data)
+
+    def _write(self, data: bytes) -> None:
+        with self._write_lock:
+            try:
+                self.wfile.write(data)
+            except (OSError, ValueError):  # ValueError: the file is already closed
+                self._closed.set()
+
+    def _reply(self, uid: Any, value: Any) -> None:
+        try:
+            data = frame([Symbol("return"), uid, value])
+        except ProtocolError as err:
+            data = frame([Symbol("return-error"), uid, error_reply(err.kind, err.message)])
+        self._write(data)
+
+    def _error(self, uid: Any, kind: str, message: str, *, tag: str = "return-error") -> None:
+        self._write(frame([Symbol(tag), uid, error_reply(kind, message)]))
+
+    # -- reading ------------------------------------------------------------------------
+
+    def handle(self) -> None:
+        while not self.closed:
+            try:
+                data = self._read_frame()
+            except _FrameError as err:
+                log.warning("closing an Emacs connection: %s", err)
+                self._error(None, "protocol-error", str(err), tag="epc-error")
+                return
+            except (OSError, ValueError):
+                return
+            if data is None or not self._handle_frame(data):
+                return
+
+    def _read_frame(self) -> bytes | None:
+        head = self.rfile.read(6)
+        if not head:
+            return None
+        if not _HEADER.fullmatch(head):
+            raise _FrameError("a frame must start with its length in 6 hex digits")
+        length = int(head, 16)
+        limit = MAX_FRAME if self.authenticated else MAX_FRAME_BEFORE_HELLO
+        if length > limit:
+            raise _FrameError(f"a frame of {length} bytes is over the limit of {limit}")
+        self.connection.settimeout(BODY_TIMEOUT)
+        try:
+            data = self.rfile.read(length)
+        except TimeoutError:
+            raise _FrameError(f"no complete frame within {BODY_TIMEOUT:g} s") from None
+        finally:
+            if not self.closed:
+                self.connection.settimeout(None)
+        if len(data) < length:
+            raise _FrameError(f"the frame said {length} bytes but {len(data)} came")
+        return bytes(data)
+
+    def _handle_frame(self, data: bytes) -> bool:
+        """Answer one message; False closes the connection."""
+        try:
+            message = decode(data.decode("utf-8", "replace"))
+        except ProtocolError as err:
+            self._error(None, err.kind, err.message, tag="epc-error")
+            return True
+        if not isinstance(message, list) or len(message) < 2 or not isinstance(message[0], str):
+            self._error(None, "protocol-error", "a message is (KIND UID ...)", tag="epc-error")
+            return True
+        kind, uid, rest = str(message[0]), message[1], message[2:]
+        if not isinstance(uid, int | str) or isinstance(uid, bool):
+            self._error(None, "protocol-error", "the message uid must be a number", tag="epc-error")
+            return True
+        if kind == "call":
+            return self._call(uid, rest)
+        if kind == "methods":
+            if not self.authenticated:
+                self._error(uid, "unauthorized", "call hello with the token first")
+            else:
+                self._reply(uid, [[Symbol(m.name), [Symbol(p) for p, _ in m.params], ""]
+                                  for m in METHODS.values()])
+            return True
+        if kind in ("return", "return-error", "epc-error"):
+            if kind != "return":
+                log.warning("Emacs answered callback %s with %s: %s", uid, kind, rest)
+            return True
+        self._error(uid, "protocol-error", f"unknown message kind {kind}", tag="epc-error")
+        return True
+
+    def _call(self, uid: Any, rest: list[Any]) -> bool:
+        if len(rest) != 2 or not isinstance(rest[0], str):
+            self._error(uid, "protocol-error", "a call is (call UID METHOD ARGS)", tag="epc-error")
+            return True
+        name, args = str(rest[0]), rest[1]
+        if args is None:
+            args = []
+        if not isinstance(args, list):
+            self._error(uid, "bad-arguments", f"{name}: the arguments must be a list")
+            return True
+        if name == "hello":
+            return self._hello(uid, args)
+        if not self.authenticated:
+            self._error(uid, "unauthorized", "call hello with the token first")
+            return True
+        method = METHODS.get(name)
+        if method is None:
+            self._error(uid, "unknown-method", f"no method named {name}")
+            return True
+        if method.slow:
+            # Its own daemon thread: a slow call never holds the connection, nor the exit.
+            threading.Thread(target=self._run, args=(uid, method, args),
+                             name=f"epc-{method.name}", daemon=True).start()
+        else:
+            self._run(uid, method, args)
+        return True
+
+    def _hello(self, uid: Any, args: list[Any]) -> bool:
+        if len(args) not in (1, 2) or not isinstance(args[0], str):
+            self._error(uid, "bad-arguments", "hello takes the token and a client plist")
+            return True
+        if not hmac.compare_digest(args[0].encode("utf-8"), self.server.token):
+            log.warning("refused an Emacs connection from %s: wrong token", self.client_address)
+            self._error(uid, "unauthorized", "wrong token")
+            return False
+        try:
+            client = plist_to_dict(args[1] if len(args) > 1 else None)
+        except ProtocolError:
+            client = {}
+        timeout = client.get("approval-timeout")
+        if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
+            self._approval_timeout = float(timeout)
+        if not self.authenticated:
+            self.authenticated = True
+            self.server.bridge.channel.peer_opened(self)
+            log.info("Emacs connected (%s)", client.get("emacs-version", "unknown version"))
+        self._reply(uid, self.server.bridge.hello_info())
+        return True
+
+    def _run(self, uid: Any, method: Method, args: list[Any]) -> None:
+        try:
+            result = method.run(self.server.bridge, self, *method.check(args))
+        except PassepartoutError as err:  # Refusal included: a structured error reply
+            self._error(uid, err.kind, err.message)
+            return
+        except Exception:
+            log.exception("method %s failed", method.name)
+            self._error(uid, "internal-error", f"{method.name} failed; see the server log")
+            return
+        self._reply(uid, result)
+
+
+# -- the server -------------------------------------------------------------------------
+
+
+class BridgeServer(socketserver.ThreadingMixIn, EPCServer):
+    """An EPC server on 127.0.0.1, one thread per Emacs connection."""
+
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(self, bridge: Bridge, token: str, *, port: int = 0) -> None:
+        self.bridge = bridge
+        self.token = token.encode("utf-8")
+        # python-epc gives its logger a stream handler of its own: route it through ours.
+        epc_logger = logging.getLogger("epc")
+        epc_logger.handlers.clear()
+        epc_logger.setLevel(logging.WARNING)
+        EPCServer.__init__(self, ("127.0.0.1", port), RequestHandlerClass=Connection)
+
+    @property
+    def port(self) -> int:
+        return int(self.server_address[1])
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        log.exception("error on the connection from %s", client_address)
+
+    def connections(self) -> list[Connection]:
+        return list(self.clients)
+
+    def stop(self) -> None:
+        """Stop accepting, close every connection, and release the port."""
+        self.shutdown()
+        for conn in self.connections():
+            conn.close()
+        self.server_close()
+
+
+__all__ = ["BridgeServer", "Connection", "Refusal", "decode", "encode", "frame"]

@@ -1,0 +1,193 @@
+"""``passepartout serve``: the EPC server that Emacs starts.
+
+The port is the first and only line on stdout, printed before anything slow: the agent
+(skills, memory) boots after it on a thread, and the model layer (litellm takes seconds
+to import) warms up after that.  Logs go to stderr and ``<home>/passepartout.log``.
+SIGTERM, SIGINT, SIGHUP or the end of stdin (Emacs going away) stop the server: the
+agent shuts down (memory saves) and the exit status is 0.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import logging.handlers
+import os
+import signal
+import stat
+import sys
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from passepartout.config import Config
+from passepartout.errors import ConfigError, PassepartoutError
+
+if TYPE_CHECKING:
+    from passepartout.bridge import Bridge
+    from passepartout.loop.actions import Action, Think, Thought
+
+log = logging.getLogger(__name__)
+
+TOKEN_VARIABLE = "PASSEPARTOUT_TOKEN"
+BOOT_JOIN_TIMEOUT = 10.0
+
+
+def run_server(config: Config, *, think: Think | None = None) -> int:
+    """Serve Emacs until told to stop; the exit status (0 after a clean stop)."""
+    started = time.perf_counter()
+    setup_logging(config)
+    # Taken out of the environment so that no tool's subprocess inherits it.
+    token = os.environ.pop(TOKEN_VARIABLE, "")
+    if not token:
+        print(f"passepartout serve: {TOKEN_VARIABLE} is not set. Emacs sets it to a fresh "
+              "random token when it starts the server (M-x passepartout-start); the "
+              "server does not run without one.", file=sys.stderr, flush=True)
+        return 2
+    from passepartout.bridge import Bridge
+    from passepartout.emacs import BridgeServer
+
+    bridge = Bridge(config)
+    try:
+        server = BridgeServer(bridge, token)
+    except OSError as err:
+        log.error("cannot listen on 127.0.0.1: %s", err)
+        return 1
+    sys.stdout.write(f"{server.port}\n")
+    sys.stdout.flush()
+    sys.stdout = sys.stderr  # a library's stray print must never follow the port line
+    log.info("serving on 127.0.0.1:%d (port line after %.0f ms)", server.port,
+             (time.perf_counter() - started) * 1000)
+    threading.Thread(target=server.serve_forever, name="epc-accept", daemon=True).start()
+    booter = threading.Thread(target=boot_agent, args=(config, bridge, think),
+                              name="boot", daemon=True)
+    booter.start()
+    stop = threading.Event()
+    _on_stop_request(stop)
+    while not stop.wait(0.5):
+        pass
+    log.info("stopping")
+    bridge.channel.stop()  # pending approvals are denied, so lanes can finish
+    server.stop()
+    booter.join(BOOT_JOIN_TIMEOUT)
+    if bridge.agent is not None:
+        bridge.agent.shutdown()
+    log.info("stopped")
+    return 0
+
+
+def boot_agent(config: Config, bridge: Bridge, think: Think | None = None) -> None:
+    """Build and boot the agent, then hand it to the bridge (or say why it failed)."""
+    try:
+        from passepartout.agent import Agent
+
+        agent = Agent(config, think=think or model_think(config))
+        agent.boot()
+    except PassepartoutError as err:
+        log.error("the agent cannot start: %s", err.message)
+        bridge.boot_failed(err.message)
+        return
+    except Exception as err:  # anything else: the server stays up to say so
+        log.exception("the agent cannot start")
+        bridge.boot_failed(f"{type(err).__name__}: {err}")
+        return
+    bridge.attach(agent)
+    log.info("agent ready: %s", agent.health.status)
+    if think is None:
+        _warm_up_model_layer()
+
+
+def model_think(config: Config) -> Think:
+    """The model layer's ``think``, imported on first use, not at start."""
+    found: list[Think] = []
+
+    def think(thought: Thought) -> list[Action]:
+        if not found:
+            found.append(_load_model_think(config))
+        return found[0](thought)
+
+    return think
+
+
+def _load_model_think(config: Config) -> Think:
+    try:
+        models = importlib.import_module("passepartout.llm.models")
+    except ImportError:
+        models = None
+    if models is not None:
+        models.default_model(config)  # no model at all: a ConfigError saying what to set
+    llm = importlib.import_module("passepartout.llm")
+    candidate: Any = getattr(llm, "think", None)
+    if candidate is not None and not callable(candidate):  # a module named think
+        candidate = getattr(candidate, "think", None)
+    if not callable(candidate):
+        raise ConfigError("the model layer (passepartout.llm) provides no think function",
+                          variable="PASSEPARTOUT_MODEL")
+    return candidate
+
+
+def _warm_up_model_layer() -> None:
+    try:
+        provider = importlib.import_module("passepartout.llm.provider")
+    except ImportError:
+        return
+    warm_up = getattr(provider, "warm_up", None)
+    if callable(warm_up):
+        warm_up()
+
+
+def setup_logging(config: Config) -> None:
+    """stderr and a rotating ``<home>/passepartout.log``; stdout stays the port's alone."""
+    root = logging.getLogger()
+    root.setLevel(logging.INFO)
+    form = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    try:
+        config.home.mkdir(parents=True, exist_ok=True)
+        handlers.append(logging.handlers.RotatingFileHandler(
+            config.log_file, maxBytes=2_000_000, backupCount=3, encoding="utf-8"))
+    except OSError as err:
+        print(f"passepartout serve: no log file ({err}); logging to stderr only",
+              file=sys.stderr, flush=True)
+    for handler in handlers:
+        handler.setFormatter(form)
+        root.addHandler(handler)
+
+
+def _on_stop_request(stop: threading.Event) -> None:
+    def request(signum: int, frame: Any) -> None:
+        stop.set()
+
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, request)
+    try:
+        mode = os.fstat(0).st_mode
+    except OSError:
+        return
+    # Emacs holds our stdin; its end means Emacs is gone.  /dev/null or a file is no signal.
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(0):
+        threading.Thread(target=_wait_stdin_end, args=(stop,), name="stdin",
+                         daemon=True).start()
+
+
+def _wait_stdin_end(stop: threading.Event) -> None:
+    try:
+        while os.read(0, 65536):
+            pass
+    except OSError:
+        pass
+    log.info("stdin closed")
+    stop.set()
+
+
+def main() -> int:
+    try:
+        config = Config.load()
+    except ConfigError as err:
+        print(f"passepartout serve: {err.message}", file=sys.stderr, flush=True)
+        return 2
+    return run_server(config)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
