@@ -1,0 +1,234 @@
+;;; passepartout-approval.el --- Ask the person before the agent acts  -*- lexical-binding: t; -*-
+
+;; Copyright (C) 2026 The Passepartout authors
+
+;; Author: The Passepartout authors
+;; Keywords: convenience
+;; Package-Requires: ((emacs "28.1"))
+
+;; This file is not part of GNU Emacs.
+
+;; This program is free software; you can redistribute it and/or modify
+;; it under the terms of the GNU General Public License as published by
+;; the Free Software Foundation, either version 3 of the License, or
+;; (at your option) any later version.
+
+;;; Commentary:
+
+;; When a gate of the server asks the person, the server calls
+;; `passepartout--on-approval'.  Emacs asks through
+;; `passepartout-approval-function' from a timer (the process filter
+;; returns at once), one question at a time, and answers with
+;; `approval-answer'.  No answer within `passepartout-approval-timeout'
+;; seconds is a denial.
+;;
+;; The `emacs-eval' tool is the only way code from the server can run in
+;; Emacs.  It arrives as an approval whose info says :kind emacs-eval; after
+;; the person approves it, `passepartout--eval-approved' shows the code and
+;; asks a second time, and only then evaluates it, here, and sends the
+;; value back as the answer.
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'subr-x)
+(require 'passepartout)
+
+(defcustom passepartout-approval-request-functions nil
+  "Abnormal hook run when the server asks for an approval.
+Each function receives APPROVAL-ID, SESSION, TURN, DESCRIPTION and INFO."
+  :type 'hook
+  :group 'passepartout)
+
+(defcustom passepartout-approval-answer-functions nil
+  "Abnormal hook run when an approval is answered.
+Each function receives APPROVAL-ID, SESSION, TURN, DESCRIPTION, APPROVED
+\(non-nil when the action may run) and REASON (a string saying why, or nil)."
+  :type 'hook
+  :group 'passepartout)
+
+(cl-defstruct (passepartout-approval
+               (:constructor passepartout-approval--make)
+               (:copier nil))
+  "One question the server asked."
+  id session turn description info timer deadline answered)
+
+(defvar passepartout-approval--pending (make-hash-table :test 'equal)
+  "Approval id -> the `passepartout-approval' waiting for its answer.")
+
+(defvar passepartout-approval--queue nil
+  "Approvals waiting for the one being asked to be answered, oldest first.")
+
+(defvar passepartout-approval--asking nil
+  "The approval being asked right now, or nil.")
+
+(defun passepartout-approval--name (value)
+  "Return VALUE, a symbol, keyword or string, as a string without a colon."
+  (string-remove-prefix ":" (if (stringp value) value (format "%s" value))))
+
+(defun passepartout-approval-eval-p (info)
+  "Return non-nil when INFO describes an `emacs-eval' action."
+  (equal (passepartout-approval--name (plist-get info :kind)) "emacs-eval"))
+
+;;;; Entry point from the server
+
+(defun passepartout--on-approval (approval-id session turn description info)
+  "Ask the person about APPROVAL-ID of SESSION and TURN: DESCRIPTION, INFO.
+Called by the server; the question is asked from a timer."
+  (let* ((info (if (listp info) info nil))
+         (description (if (stringp description) description (format "%S" description)))
+         (approval (passepartout-approval--make
+                    :id approval-id :session session :turn turn
+                    :description description :info info)))
+    (puthash approval-id approval passepartout-approval--pending)
+    (setf (passepartout-approval-deadline approval)
+          (+ (float-time) passepartout-approval-timeout))
+    (setf (passepartout-approval-timer approval)
+          (run-at-time passepartout-approval-timeout nil
+                       #'passepartout-approval--answer approval nil "no answer in time"))
+    (run-hook-with-args 'passepartout-approval-request-functions
+                        approval-id session turn description info)
+    (setq passepartout-approval--queue
+          (append passepartout-approval--queue (list approval)))
+    (run-at-time 0 nil #'passepartout-approval--next)))
+
+(defun passepartout-approval--next ()
+  "Ask the oldest waiting approval, unless one is being asked."
+  (unless passepartout-approval--asking
+    (let ((approval (pop passepartout-approval--queue)))
+      (while (and approval (passepartout-approval-answered approval))
+        (setq approval (pop passepartout-approval--queue)))
+      (when approval
+        (setq passepartout-approval--asking approval)
+        (unwind-protect (passepartout-approval--ask approval)
+          (setq passepartout-approval--asking nil)
+          (when passepartout-approval--queue
+            (run-at-time 0 nil #'passepartout-approval--next)))))))
+
+(defun passepartout-approval--remaining (approval)
+  "Return the seconds APPROVAL may still wait, at least a tenth."
+  (max 0.1 (- (passepartout-approval-deadline approval) (float-time))))
+
+(defun passepartout-approval--ask (approval)
+  "Ask the person about APPROVAL and send the answer."
+  (let* ((info (passepartout-approval-info approval))
+         (yes (passepartout-approval--consult
+               approval (passepartout-approval-description approval) info)))
+    (cond
+     ((passepartout-approval-answered approval))
+     ((not yes) (passepartout-approval--answer approval nil "refused"))
+     ((passepartout-approval-eval-p info)
+      (let ((result (passepartout--eval-approved (plist-get info :code) approval)))
+        (passepartout-approval--answer
+         approval result (unless result "refused when shown the code"))))
+     (t (passepartout-approval--answer approval t nil)))))
+
+(defun passepartout-approval--consult (approval description info)
+  "Call `passepartout-approval-function' with DESCRIPTION and INFO for APPROVAL.
+Return nil when it refuses, fails, is quit or runs out of time."
+  (condition-case err
+      (with-timeout ((passepartout-approval--remaining approval) nil)
+        (funcall passepartout-approval-function description info))
+    (quit nil)
+    (error (passepartout--log "approval function failed: %s" (error-message-string err))
+           nil)))
+
+(defun passepartout-approval--answer (approval answer reason)
+  "Send ANSWER to APPROVAL, once; REASON is why it is a denial."
+  (unless (passepartout-approval-answered approval)
+    (setf (passepartout-approval-answered approval) t)
+    (let ((id (passepartout-approval-id approval))
+          (timer (passepartout-approval-timer approval)))
+      (when (timerp timer) (cancel-timer timer))
+      (remhash id passepartout-approval--pending)
+      (if (passepartout-live-p)
+          (passepartout-call 'approval-answer (list id answer))
+        (passepartout--log "approval %s not sent: the server is gone" id))
+      (run-hook-with-args 'passepartout-approval-answer-functions
+                          id (passepartout-approval-session approval)
+                          (passepartout-approval-turn approval)
+                          (passepartout-approval-description approval)
+                          (and answer t) (unless answer reason)))))
+
+(defun passepartout-approval-cancel-all (reason)
+  "Deny every approval still waiting, because of REASON."
+  (let (all)
+    (maphash (lambda (_id approval) (push approval all)) passepartout-approval--pending)
+    (dolist (approval all)
+      (passepartout-approval--answer approval nil reason))
+    (setq passepartout-approval--queue nil)))
+
+;;;; The second door: Emacs Lisp from the server
+
+(defun passepartout-approval--read-forms (code)
+  "Return the forms of CODE, a string; signal an error when it does not read."
+  (let ((pos 0) forms)
+    (while (string-match-p "[^ \t\n\r]" code pos)
+      (let ((next (read-from-string code pos)))
+        (push (car next) forms)
+        (setq pos (cdr next))))
+    (nreverse forms)))
+
+(defun passepartout--eval-approved (code &optional approval)
+  "Show CODE, ask again, and evaluate it in Emacs only when confirmed.
+APPROVAL is the approval it belongs to, for the time left.  Return
+\(:ok t :value TEXT) or (:ok nil :value ERROR) after evaluating, and nil
+when the person refuses or CODE is not a string."
+  (when (and (stringp code)
+             (if approval
+                 (passepartout-approval--consult
+                  approval (passepartout-approval--eval-question code)
+                  (list :kind 'emacs-eval-confirm :code code))
+               (funcall passepartout-approval-function
+                        (passepartout-approval--eval-question code)
+                        (list :kind 'emacs-eval-confirm :code code))))
+    (condition-case err
+        (let ((forms (passepartout-approval--read-forms code)))
+          (passepartout--log "evaluating approved Emacs Lisp: %s" code)
+          (list :ok t :value (let ((print-length 50) (print-level 8))
+                               (prin1-to-string (eval (cons 'progn forms) t)))))
+      (error (list :ok nil :value (error-message-string err))))))
+
+(defun passepartout-approval--eval-question (code)
+  "Return the second question asked before evaluating CODE."
+  (format "Evaluate this Emacs Lisp in your Emacs now?\n\n%s\n" code))
+
+;;;; The default way to ask
+
+(defun passepartout-approval-describe (description info)
+  "Return the full text shown for DESCRIPTION and INFO."
+  (let ((lines (list description)))
+    (cl-loop for (key value) on info by #'cddr
+             unless (memq key '(:kind))
+             do (push (format "%s: %s" (substring (symbol-name key) 1)
+                              (if (stringp value) value (prin1-to-string value)))
+                      lines))
+    (mapconcat #'identity (nreverse lines) "\n")))
+
+(defun passepartout-approval-ask-minibuffer (description info)
+  "Ask in the minibuffer whether the action DESCRIPTION with INFO may run.
+A long action is shown in full in a help window first.  Code to evaluate
+in Emacs needs a typed \"yes\"."
+  (let* ((text (passepartout-approval-describe description info))
+         (long (or (string-search "\n" text) (> (length text) 70)))
+         (question (format "Passepartout wants to %s  Allow? "
+                           (if long "do what the *passepartout-approval* window shows."
+                             (concat text ".")))))
+    (if (not long)
+        (y-or-n-p question)
+      (save-window-excursion
+        (with-output-to-temp-buffer "*passepartout-approval*"
+          (princ text))
+        (if (string-prefix-p "emacs-eval"
+                             (passepartout-approval--name (plist-get info :kind)))
+            (yes-or-no-p question)
+          (y-or-n-p question))))))
+
+(defun passepartout-approval--server-exited (_what)
+  "Deny the approvals still waiting: the server that asked is gone."
+  (passepartout-approval-cancel-all "the server went away"))
+
+(add-hook 'passepartout-server-exit-functions #'passepartout-approval--server-exited)
+
+(provide 'passepartout-approval)
+;;; passepartout-approval.el ends here

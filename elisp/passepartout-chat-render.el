@@ -1,0 +1,179 @@
+;;; passepartout-chat-render.el --- Write replies and tool calls into org  -*- lexical-binding: t; -*-
+
+;; Copyright (C) 2026 The Passepartout authors
+
+;; Author: The Passepartout authors
+;; Keywords: convenience, outlines
+;; Package-Requires: ((emacs "28.1") (org "9.5"))
+
+;; This file is not part of GNU Emacs.
+
+;; This program is free software; you can redistribute it and/or modify
+;; it under the terms of the GNU General Public License as published by
+;; the Free Software Foundation, either version 3 of the License, or
+;; (at your option) any later version.
+
+;;; Commentary:
+
+;; How a turn's events become org text at the turn's marker: reply text
+;; (a line starting with "*" gets a space, so a model's bullet never
+;; becomes a heading), notes (a line of its own), and tool calls, each in a
+;; folded :TOOL: drawer that gains the result when it arrives:
+;;
+;;   :TOOL:
+;;   - tool :: write-file
+;;   - args :: (:path "/tmp/x" :content "hi")
+;;   - result :: ok
+;;   #+begin_example
+;;   wrote 2 bytes
+;;   #+end_example
+;;   :END:
+;;
+;; A denial is a plain line that says what was stopped and why.
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'subr-x)
+(require 'org)
+(require 'passepartout-turn)
+
+(declare-function org-fold-hide-drawer-toggle "org-fold" (&optional force no-error element))
+
+(defconst passepartout-chat-render-max-output 4000
+  "The most characters of a tool's output or arguments shown in the chat.")
+
+(defun passepartout-chat-render-escape (text bol)
+  "Return TEXT with a space before each \"*\" that would start a line.
+BOL non-nil means TEXT starts at the beginning of a line."
+  (let ((out (if (string-search "\n*" text)
+                 (replace-regexp-in-string "\n\\*" "\n *" text t t)
+               text)))
+    (if (and bol (string-prefix-p "*" out)) (concat " " out) out)))
+
+(defun passepartout-chat-render--insert (turn text)
+  "Insert TEXT at TURN's end marker and track whether a line is open."
+  (unless (string-empty-p text)
+    (let ((end (passepartout-turn-end turn)))
+      (with-current-buffer (marker-buffer end)
+        (save-excursion
+          (goto-char end)
+          (insert text)))
+      (setf (passepartout-turn-bol turn) (eq (aref text (1- (length text))) ?\n)))))
+
+(defun passepartout-chat-render-text (turn text)
+  "Insert TEXT, a piece of TURN's reply."
+  (passepartout-chat-render--insert
+   turn (passepartout-chat-render-escape text (passepartout-turn-bol turn)))
+  (cl-incf (passepartout-turn-chunks turn)))
+
+(defun passepartout-chat-render--fresh-line (turn)
+  "Make sure TURN's next insertion is at a line start."
+  (unless (passepartout-turn-bol turn)
+    (passepartout-chat-render--insert turn "\n")))
+
+(defun passepartout-chat-render-note (turn line)
+  "Insert LINE, a note about TURN, on a line of its own."
+  (passepartout-chat-render--fresh-line turn)
+  (passepartout-chat-render--insert
+   turn (concat (passepartout-chat-render-escape line t) "\n")))
+
+;;;; Tools
+
+(defun passepartout-chat-render--name (value)
+  "Return VALUE, a symbol, keyword or string, as a string without a colon."
+  (string-remove-prefix ":" (if (stringp value) value (format "%s" (or value "")))))
+
+(defun passepartout-chat-render--clip (text)
+  "Return TEXT cut to `passepartout-chat-render-max-output' characters."
+  (if (> (length text) passepartout-chat-render-max-output)
+      (concat (substring text 0 passepartout-chat-render-max-output) "\n[...]")
+    text))
+
+(defun passepartout-chat-render--value (value)
+  "Return VALUE as text for the chat."
+  (passepartout-chat-render--clip
+   (if (stringp value) value
+     (let ((print-length 20) (print-level 4)) (prin1-to-string value)))))
+
+(defun passepartout-chat-render--example (text)
+  "Return TEXT as an org example block, escaped so nothing in it is structure."
+  (let ((body (replace-regexp-in-string
+               "^\\([ \t]*\\):END:" "\\1,:END:"
+               (org-escape-code-in-string (passepartout-chat-render--clip text)) t)))
+    (concat "#+begin_example\n" body
+            (if (string-suffix-p "\n" body) "" "\n")
+            "#+end_example\n")))
+
+(defun passepartout-chat-render--one-line (text)
+  "Return TEXT on one line."
+  (replace-regexp-in-string "[\n\r]+" " " text t t))
+
+(defun passepartout-chat-render--fold (pos)
+  "Fold the drawer whose first line begins at POS."
+  (save-excursion
+    (goto-char pos)
+    (ignore-errors
+      (if (fboundp 'org-fold-hide-drawer-toggle)
+          (org-fold-hide-drawer-toggle t)
+        (org-hide-drawer-toggle t)))))
+
+(defun passepartout-chat-render-tool (turn info)
+  "Show the tool event INFO of TURN: a call, its result or a denial."
+  (let ((event (passepartout-chat-render--name (plist-get info :event)))
+        (name (passepartout-chat-render--name (plist-get info :name)))
+        (call-id (plist-get info :call-id)))
+    (pcase event
+      ("tool" (passepartout-chat-render--call turn name call-id (plist-get info :args)))
+      ("tool-result"
+       (passepartout-chat-render--result turn name call-id (plist-get info :ok)
+                                         (plist-get info :output)))
+      ("denied"
+       (passepartout-chat-render-note
+        turn (format "*Denied:* %s%s — %s" name
+                     (let ((args (plist-get info :args)))
+                       (if args (concat " " (passepartout-chat-render--one-line
+                                             (passepartout-chat-render--value args)))
+                         ""))
+                     (passepartout-chat-render--value (or (plist-get info :reason)
+                                                          "no reason given")))))
+      (_ (passepartout-chat-render-note turn (format "Tool event %s: %s" event name))))))
+
+(defun passepartout-chat-render--call (turn name call-id args)
+  "Open a folded drawer in TURN for the call CALL-ID of tool NAME with ARGS."
+  (passepartout-chat-render--fresh-line turn)
+  (let* ((end (passepartout-turn-end turn))
+         (start (marker-position end)))
+    (passepartout-chat-render--insert
+     turn (format ":TOOL:\n- tool :: %s\n- args :: %s\n" name
+                  (passepartout-chat-render--one-line
+                   (passepartout-chat-render--value args))))
+    (let ((inside (copy-marker end t)))
+      (passepartout-chat-render--insert turn ":END:\n")
+      (set-marker inside (- (marker-position end) (length ":END:\n")))
+      (push (cons (or call-id name) inside) (passepartout-turn-tools turn)))
+    (with-current-buffer (marker-buffer end)
+      (passepartout-chat-render--fold start))))
+
+(defun passepartout-chat-render--result (turn name call-id ok output)
+  "Add the result of call CALL-ID of NAME (OK, OUTPUT) to its drawer in TURN."
+  (let* ((entry (or (assoc (or call-id name) (passepartout-turn-tools turn))
+                    (assoc name (passepartout-turn-tools turn))))
+         (text (concat (format "- result :: %s\n" (if ok "ok" "failed"))
+                       (passepartout-chat-render--example
+                        (passepartout-chat-render--value (or output ""))))))
+    (if (null entry)
+        (progn (passepartout-chat-render--call turn name call-id nil)
+               (passepartout-chat-render--result turn name call-id ok output))
+      (let ((marker (cdr entry)))
+        (setf (passepartout-turn-tools turn) (delq entry (passepartout-turn-tools turn)))
+        (with-current-buffer (marker-buffer marker)
+          (save-excursion
+            (goto-char marker)
+            (insert text)
+            (re-search-backward "^:TOOL:" nil t)
+            (passepartout-chat-render--fold (point))))
+        (set-marker marker nil)))))
+
+(provide 'passepartout-chat-render)
+;;; passepartout-chat-render.el ends here

@@ -1,0 +1,369 @@
+;;; passepartout-chat.el --- Chat with Passepartout in an org buffer  -*- lexical-binding: t; -*-
+
+;; Copyright (C) 2026 The Passepartout authors
+
+;; Author: The Passepartout authors
+;; Keywords: convenience, outlines
+;; Package-Requires: ((emacs "28.1") (org "9.5"))
+
+;; This file is not part of GNU Emacs.
+
+;; This program is free software; you can redistribute it and/or modify
+;; it under the terms of the GNU General Public License as published by
+;; the Free Software Foundation, either version 3 of the License, or
+;; (at your option) any later version.
+
+;;; Commentary:
+
+;; `M-x passepartout-chat' opens an org-mode buffer with
+;; `passepartout-chat-mode' on.  The prompt is the text under the last
+;; "* You" heading; `C-c C-c' sends it, a "* Passepartout" heading and a
+;; fresh prompt heading appear, and the reply streams in between them at a
+;; marker, wherever the person types meanwhile.  `C-c C-k' cancels the turn.
+;;
+;; Each buffer is one session, its id kept in a #+passepartout_session:
+;; line so the conversation can be resumed.  Tool calls and their results
+;; are shown in folded :TOOL: drawers; denials and approvals are said in
+;; plain lines.  The mode line shows the turn's state: idle, thinking,
+;; streaming, waiting for approval or error (see passepartout-turn.el).
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'subr-x)
+(require 'org)
+(require 'passepartout)
+(require 'passepartout-turn)
+(require 'passepartout-approval)
+(require 'passepartout-chat-render)
+
+(defcustom passepartout-chat-prompt-heading "* You"
+  "The heading line under which the person writes a prompt."
+  :type 'string
+  :group 'passepartout)
+
+(defcustom passepartout-chat-reply-heading "* Passepartout"
+  "The heading line above each reply."
+  :type 'string
+  :group 'passepartout)
+
+(defcustom passepartout-chat-turn-end-functions nil
+  "Abnormal hook run when a turn ends, in its chat buffer.
+Each function receives the `passepartout-turn', whose state says how it
+ended: done, cancelled or failed."
+  :type 'hook
+  :group 'passepartout)
+
+(defvar passepartout-chat--sessions (make-hash-table :test 'equal)
+  "Session id -> its chat buffer.")
+
+(defvar-local passepartout-chat--session nil "This buffer's session id.")
+(defvar-local passepartout-chat--turn nil "This buffer's current or last turn.")
+(defvar-local passepartout-chat-dropped 0
+  "How many server events this buffer dropped as stale (cancelled or old turns).")
+
+;;;; Buffer layout
+
+(defun passepartout-chat--new-id ()
+  "Return a fresh id of 16 hexadecimal digits."
+  (substring (passepartout--random-token) 0 16))
+
+(defun passepartout-chat--read-session ()
+  "Return the session id written in the buffer, or nil."
+  (save-excursion
+    (goto-char (point-min))
+    (when (re-search-forward "^#\\+passepartout_session:[ \t]*\\([^ \t\n]+\\)" nil t)
+      (match-string-no-properties 1))))
+
+(defun passepartout-chat--prompt-regexp ()
+  "Return the regexp matching the prompt heading line."
+  (concat "^" (regexp-quote passepartout-chat-prompt-heading) "[ \t]*$"))
+
+(defun passepartout-chat--prompt-start ()
+  "Return the position after the last prompt heading line, or nil."
+  (save-excursion
+    (goto-char (point-max))
+    (when (re-search-backward (passepartout-chat--prompt-regexp) nil t)
+      (min (point-max) (1+ (line-end-position))))))
+
+(defun passepartout-chat--ensure-layout ()
+  "Give the buffer its session line and a prompt heading at the end."
+  (when (= (buffer-size) 0)
+    (insert "#+title: Passepartout\n"))
+  (unless (passepartout-chat--read-session)
+    (save-excursion
+      (goto-char (point-min))
+      (while (looking-at "^#\\+") (forward-line 1))
+      (insert "#+passepartout_session: " (passepartout-chat--new-id) "\n\n")))
+  (unless (passepartout-chat--prompt-start)
+    (goto-char (point-max))
+    (unless (bolp) (insert "\n"))
+    (insert passepartout-chat-prompt-heading "\n")))
+
+(defun passepartout-chat--prompt-text ()
+  "Return the prompt: the text under the last prompt heading, trimmed."
+  (let ((start (passepartout-chat--prompt-start)))
+    (string-trim (if start (buffer-substring-no-properties start (point-max)) ""))))
+
+;;;; The mode
+
+(defvar passepartout-chat-mode-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "C-c C-c") #'passepartout-chat-send)
+    (define-key map (kbd "C-c C-k") #'passepartout-chat-cancel)
+    map)
+  "Keymap of `passepartout-chat-mode'.")
+
+(defun passepartout-chat-state (&optional buffer)
+  "Return the state of BUFFER's chat: idle, thinking, streaming, waiting or error."
+  (with-current-buffer (or buffer (current-buffer))
+    (passepartout-turn-display-state passepartout-chat--turn)))
+
+(defun passepartout-chat--mode-line ()
+  "Return the mode line text of the chat state."
+  (let ((state (passepartout-chat-state)))
+    (propertize (format " [%s]" (if (eq state 'waiting) "waiting for approval" state))
+                'face (pcase state
+                        ('error 'error)
+                        ('idle 'shadow)
+                        ('waiting 'warning)
+                        (_ 'success)))))
+
+;;;###autoload
+(define-minor-mode passepartout-chat-mode
+  "Chat with Passepartout in this org buffer.
+\\<passepartout-chat-mode-map>Write under the last prompt heading and press \
+\\[passepartout-chat-send] to send; \\[passepartout-chat-cancel] cancels the turn."
+  :lighter " Passepartout"
+  :keymap passepartout-chat-mode-map
+  (if passepartout-chat-mode
+      (progn
+        (passepartout-chat--ensure-layout)
+        (setq passepartout-chat--session (passepartout-chat--read-session))
+        (let ((other (gethash passepartout-chat--session passepartout-chat--sessions)))
+          (when (and (buffer-live-p other) (not (eq other (current-buffer))))
+            (user-error "Passepartout: session %s is open in %s"
+                        passepartout-chat--session (buffer-name other))))
+        (puthash passepartout-chat--session (current-buffer) passepartout-chat--sessions)
+        (setq mode-line-process '(:eval (passepartout-chat--mode-line)))
+        (add-hook 'kill-buffer-hook #'passepartout-chat--forget nil t))
+    (passepartout-chat--forget)
+    (setq mode-line-process nil)
+    (remove-hook 'kill-buffer-hook #'passepartout-chat--forget t)))
+
+(defun passepartout-chat--forget ()
+  "Forget this buffer's session; cancel its live turn."
+  (when (passepartout-turn-live-p passepartout-chat--turn)
+    (passepartout-chat-cancel))
+  (when (and passepartout-chat--session
+             (eq (gethash passepartout-chat--session passepartout-chat--sessions)
+                 (current-buffer)))
+    (remhash passepartout-chat--session passepartout-chat--sessions)))
+
+;;;###autoload
+(defun passepartout-chat (&optional new)
+  "Open the Passepartout chat buffer, starting the server when needed.
+With a prefix argument NEW, open a new buffer for a new session.
+Return the buffer."
+  (interactive "P")
+  (passepartout-start)
+  (let ((buffer (if new
+                    (generate-new-buffer passepartout-chat-buffer-name)
+                  (get-buffer-create passepartout-chat-buffer-name))))
+    (with-current-buffer buffer
+      (unless (derived-mode-p 'org-mode) (org-mode))
+      (unless passepartout-chat-mode (passepartout-chat-mode 1))
+      (goto-char (point-max)))
+    (pop-to-buffer-same-window buffer)
+    buffer))
+
+;;;###autoload
+(defun passepartout-chat-resume (session-id)
+  "Open a chat buffer for SESSION-ID and insert its history from the server."
+  (interactive "sSession id: ")
+  (let ((buffer (or (gethash session-id passepartout-chat--sessions)
+                    (generate-new-buffer passepartout-chat-buffer-name))))
+    (with-current-buffer buffer
+      (unless (derived-mode-p 'org-mode) (org-mode))
+      (unless passepartout-chat-mode
+        (insert "#+title: Passepartout\n#+passepartout_session: " session-id "\n\n")
+        (passepartout-chat-mode 1))
+      (passepartout-call 'session-history (list session-id)
+                         (lambda (history)
+                           (when (buffer-live-p buffer)
+                             (with-current-buffer buffer
+                               (passepartout-chat--insert-history history))))))
+    (pop-to-buffer-same-window buffer)
+    buffer))
+
+(defun passepartout-chat--insert-history (history)
+  "Insert HISTORY, a list of (:role R :text T) plists, before the prompt."
+  (save-excursion
+    (goto-char (or (passepartout-chat--prompt-start) (point-max)))
+    (forward-line -1)
+    (dolist (entry history)
+      (let ((user (equal (passepartout-approval--name (plist-get entry :role)) "user"))
+            (text (plist-get entry :text)))
+        (when (stringp text)
+          (insert (if user passepartout-chat-prompt-heading passepartout-chat-reply-heading)
+                  "\n" (passepartout-chat-render-escape text t) "\n"))))))
+
+;;;; Sending and cancelling
+
+(defun passepartout-chat--open-turn (text)
+  "Lay out a new turn for TEXT in the buffer and return it."
+  (goto-char (point-max))
+  (unless (bolp) (insert "\n"))
+  (insert passepartout-chat-reply-heading "\n")
+  (let ((pos (point)))
+    (insert "\n" passepartout-chat-prompt-heading "\n")
+    (let ((turn (passepartout-turn--make
+                 :id (substring (passepartout--random-token) 0 12)
+                 :session passepartout-chat--session
+                 :prompt text
+                 :start (copy-marker pos)
+                 :end (copy-marker pos t)
+                 :sent (float-time))))
+      (setq passepartout-chat--turn turn)
+      (force-mode-line-update)
+      turn)))
+
+(defun passepartout-chat--context ()
+  "Return the context plist sent with a prompt."
+  (append (and passepartout-model (list :model passepartout-model))
+          (list :buffer (buffer-name))))
+
+(defun passepartout-chat-send ()
+  "Send the prompt under the last prompt heading.
+A turn still running is cancelled first."
+  (interactive)
+  (unless passepartout-chat-mode
+    (user-error "Passepartout: not a chat buffer"))
+  (let ((text (passepartout-chat--prompt-text)))
+    (when (string-empty-p text)
+      (user-error "Passepartout: write the prompt under the last \"%s\" heading"
+                  passepartout-chat-prompt-heading))
+    (when (passepartout-turn-live-p passepartout-chat--turn)
+      (passepartout-chat-cancel))
+    (let ((turn (passepartout-chat--open-turn text))
+          (buffer (current-buffer)))
+      (goto-char (point-max))
+      (passepartout-call 'chat-send
+                         (list passepartout-chat--session (passepartout-turn-id turn)
+                               text (passepartout-chat--context))
+                         nil
+                         (lambda (err)
+                           (passepartout-chat--end-with-error
+                            buffer turn 'fail (passepartout-epc-format-error err))))
+      turn)))
+
+(defun passepartout-chat-cancel ()
+  "Cancel the turn that is running in this chat buffer."
+  (interactive)
+  (let ((turn passepartout-chat--turn))
+    (if (not (passepartout-turn-live-p turn))
+        (when (called-interactively-p 'interactive)
+          (message "Passepartout: no turn to cancel"))
+      (passepartout-turn-advance turn 'cancel)
+      (passepartout-chat-render-note turn "/Cancelled./")
+      (when (passepartout-live-p)
+        (passepartout-call 'chat-cancel (list (passepartout-turn-session turn)
+                                              (passepartout-turn-id turn))))
+      (passepartout-chat--turn-ended turn))))
+
+(defun passepartout-chat--turn-ended (turn)
+  "Refresh the mode line and run the hook for TURN, which ended."
+  (force-mode-line-update)
+  (run-hook-with-args 'passepartout-chat-turn-end-functions turn))
+
+(defun passepartout-chat--end-with-error (buffer turn event text)
+  "Show TEXT in BUFFER when TURN accepts EVENT (error or fail)."
+  (when (buffer-live-p buffer)
+    (with-current-buffer buffer
+      (when (and (eq turn passepartout-chat--turn)
+                 (passepartout-turn-advance turn event))
+        (setf (passepartout-turn-error turn) text)
+        (passepartout-chat-render-note turn (format "*Error:* %s" text))
+        (if (passepartout-turn-live-p turn)
+            (force-mode-line-update)
+          (passepartout-chat--turn-ended turn))))))
+
+;;;; Callbacks from the server
+
+(defmacro passepartout-chat--with-turn (session turn-id event &rest body)
+  "Run BODY in SESSION's buffer with `turn' bound, when TURN-ID accepts EVENT.
+Count the event as dropped when the turn is stale or refuses it."
+  (declare (indent 3) (debug t))
+  (let ((buffer (make-symbol "buffer")))
+    `(let ((,buffer (gethash ,session passepartout-chat--sessions)))
+       (when (buffer-live-p ,buffer)
+         (with-current-buffer ,buffer
+           (let ((turn passepartout-chat--turn))
+             (if (and turn (equal (passepartout-turn-id turn) ,turn-id)
+                      (passepartout-turn-advance turn ,event))
+                 (progn ,@body)
+               (cl-incf passepartout-chat-dropped))))))))
+
+(defun passepartout--on-chunk (session turn-id text)
+  "Insert TEXT, a piece of the reply of SESSION's turn TURN-ID."
+  (passepartout-chat--with-turn session turn-id 'chunk
+    (when (stringp text)
+      (unless (passepartout-turn-first turn)
+        (setf (passepartout-turn-first turn) (float-time))
+        (force-mode-line-update))
+      (passepartout-chat-render-text turn text))))
+
+(defun passepartout--on-done (session turn-id info)
+  "End SESSION's turn TURN-ID; INFO may say it was cancelled."
+  (passepartout-chat--with-turn session turn-id
+      (if (plist-get info :cancelled) 'cancel 'done)
+    (passepartout-chat--turn-ended turn)))
+
+(defun passepartout--on-error (session turn-id kind message)
+  "Show the error KIND with MESSAGE in SESSION's turn TURN-ID."
+  (let ((buffer (gethash session passepartout-chat--sessions)))
+    (if (not (buffer-live-p buffer))
+        (passepartout--log "error for %s/%s: %s: %s" session turn-id kind message)
+      (with-current-buffer buffer
+        (let ((turn passepartout-chat--turn))
+          (if (and turn (equal (passepartout-turn-id turn) turn-id))
+              (passepartout-chat--end-with-error
+               buffer turn 'error (format "%s: %s" kind message))
+            (cl-incf passepartout-chat-dropped)))))))
+
+(defun passepartout--on-tool (session turn-id info)
+  "Show the tool event INFO of SESSION's turn TURN-ID."
+  (passepartout-chat--with-turn session turn-id 'tool
+    (force-mode-line-update)
+    (passepartout-chat-render-tool turn info)))
+
+;;;; Approvals and a server that goes away
+
+(defun passepartout-chat--approval-asked (_id session turn-id _description _info)
+  "Show that SESSION's turn TURN-ID waits for an approval."
+  (passepartout-chat--with-turn session turn-id 'approval
+    (force-mode-line-update)))
+
+(defun passepartout-chat--approval-answered (_id session turn-id description approved reason)
+  "Say in SESSION's turn TURN-ID whether DESCRIPTION was APPROVED, and REASON."
+  (passepartout-chat--with-turn session turn-id 'answered
+    (force-mode-line-update)
+    (passepartout-chat-render-note
+     turn (if approved (format "Approved: %s" description)
+            (format "*Not approved:* %s (%s)" description (or reason "refused"))))))
+
+(defun passepartout-chat--server-exited (what)
+  "End the live turn of each chat buffer: the server went away, see WHAT."
+  (maphash (lambda (_session buffer)
+             (when (buffer-live-p buffer)
+               (let ((turn (buffer-local-value 'passepartout-chat--turn buffer)))
+                 (when (passepartout-turn-live-p turn)
+                   (passepartout-chat--end-with-error buffer turn 'fail what)))))
+           passepartout-chat--sessions))
+
+(add-hook 'passepartout-approval-request-functions #'passepartout-chat--approval-asked)
+(add-hook 'passepartout-approval-answer-functions #'passepartout-chat--approval-answered)
+(add-hook 'passepartout-server-exit-functions #'passepartout-chat--server-exited)
+
+(provide 'passepartout-chat)
+;;; passepartout-chat.el ends here

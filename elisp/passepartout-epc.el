@@ -1,0 +1,309 @@
+;;; passepartout-epc.el --- A lean EPC client for Passepartout  -*- lexical-binding: t; -*-
+
+;; Copyright (C) 2026 The Passepartout authors
+
+;; Author: The Passepartout authors
+;; Keywords: comm, processes
+;; Package-Requires: ((emacs "28.1"))
+
+;; This file is not part of GNU Emacs.
+
+;; This program is free software; you can redistribute it and/or modify
+;; it under the terms of the GNU General Public License as published by
+;; the Free Software Foundation, either version 3 of the License, or
+;; (at your option) any later version.
+
+;;; Commentary:
+
+;; The transport between Emacs and the Passepartout server: a small client
+;; of the EPC wire protocol.  A frame is six hexadecimal digits giving the
+;; byte length of a UTF-8 s-expression, then the s-expression:
+;;
+;;   (call UID METHOD ARGS)   (return UID VALUE)
+;;   (return-error UID ERR)   (epc-error UID ERR)
+;;
+;; Calls from Emacs are asynchronous: `passepartout-epc-call' sends a frame
+;; and returns at once; the callback registered under its uid runs when the
+;; answer arrives.  The server may call into Emacs too, but only the
+;; functions of the connection's allow-list run, with the received
+;; arguments as data.  Frames are read with `read' and never evaluated.
+
+;;; Code:
+
+(require 'cl-lib)
+
+(cl-defstruct (passepartout-epc-connection
+               (:constructor passepartout-epc--make-connection)
+               (:copier nil))
+  "One EPC connection: its process, pending calls and allow-list."
+  (process nil :documentation "The network process.")
+  (uid 0 :documentation "The last uid used by a call from Emacs.")
+  (pending (make-hash-table :test 'eql)
+           :documentation "Uid -> (CALLBACK . ERRBACK) of calls awaiting answers.")
+  (handlers nil :documentation "Alist of (NAME-STRING . FUNCTION) the server may call.")
+  (log-function nil :documentation "Function of one string, for protocol messages.")
+  (on-close nil :documentation "Function of the connection, run once when it closes.")
+  (replies nil :documentation "Frames queued while a batch of input is handled."))
+
+(defconst passepartout-epc--max-frame #xffffff
+  "The largest payload, in bytes, that six hexadecimal digits can announce.")
+
+(defun passepartout-epc--log (conn format-string &rest args)
+  "Log FORMAT-STRING with ARGS through CONN's log function."
+  (let ((fn (passepartout-epc-connection-log-function conn)))
+    (when fn
+      (funcall fn (apply #'format format-string args)))))
+
+;;;; Encoding
+
+(defun passepartout-epc-encode (object)
+  "Return the frame for OBJECT: its length prefix and its UTF-8 printed form."
+  (let* ((print-escape-newlines nil)
+         (print-escape-control-characters nil)
+         (print-escape-nonascii nil)
+         (print-escape-multibyte nil)
+         (print-length nil)
+         (print-level nil)
+         (print-circle nil)
+         (print-quoted t)
+         (float-output-format nil)
+         (payload (encode-coding-string (prin1-to-string object) 'utf-8 t)))
+    (when (> (length payload) passepartout-epc--max-frame)
+      (error "Passepartout: frame of %d bytes is too large" (length payload)))
+    (concat (format "%06x" (length payload)) payload)))
+
+(defun passepartout-epc--send (conn object &optional now)
+  "Send OBJECT over CONN, or queue it while a batch of input is handled.
+With NOW, send it and the frames queued before it at once."
+  (let ((frame (passepartout-epc-encode object))
+        (queued (passepartout-epc-connection-replies conn)))
+    (cond ((eq queued 'direct)
+           (process-send-string (passepartout-epc-connection-process conn) frame))
+          (now
+           (setf (passepartout-epc-connection-replies conn) nil)
+           (process-send-string (passepartout-epc-connection-process conn)
+                                (apply #'concat (nreverse (cons frame queued)))))
+          (t (push frame (passepartout-epc-connection-replies conn))))))
+
+(defun passepartout-epc--flush (conn)
+  "Send the frames CONN queued while its input was handled, in order."
+  (let ((frames (passepartout-epc-connection-replies conn))
+        (process (passepartout-epc-connection-process conn)))
+    (setf (passepartout-epc-connection-replies conn) 'direct)
+    (when (and (consp frames) (process-live-p process))
+      (process-send-string process (apply #'concat (nreverse frames))))))
+
+;;;; Decoding
+
+(defun passepartout-epc--read-payload (beg end)
+  "Read the s-expression between BEG and END of the current unibyte buffer."
+  (let ((text (decode-coding-string
+               (buffer-substring-no-properties beg end) 'utf-8 t))
+        (read-circle nil))
+    (condition-case err
+        (let ((parsed (read-from-string text)))
+          (if (string-match-p "\\`[ \t\n\r]*\\'" (substring text (cdr parsed)))
+              (car parsed)
+            (list 'passepartout-epc--malformed "trailing text after the s-expression")))
+      (error (list 'passepartout-epc--malformed (error-message-string err))))))
+
+(defun passepartout-epc--take-frames (conn)
+  "Return the complete frames in CONN's process buffer, removing them."
+  (let ((pos (point-min)) (limit (point-max)) frames bad)
+    (while (and (not bad) (>= (- limit pos) 6))
+      (let* ((header (buffer-substring-no-properties pos (+ pos 6)))
+             (len (and (string-match-p "\\`[0-9a-fA-F]\\{6\\}\\'" header)
+                       (string-to-number header 16))))
+        (cond
+         ((null len) (setq bad header))
+         ((> (+ pos 6 len) limit) (setq limit pos))
+         (t (push (passepartout-epc--read-payload (+ pos 6) (+ pos 6 len)) frames)
+            (setq pos (+ pos 6 len))))))
+    (delete-region (point-min) pos)
+    (when bad
+      (passepartout-epc--log conn "bad frame header %S: closing the connection" bad)
+      (erase-buffer)
+      (push (list 'passepartout-epc--fatal bad) frames))
+    (nreverse frames)))
+
+;;;; Dispatch
+
+(defun passepartout-epc--error-text (err)
+  "Return a short description of the condition ERR."
+  (if (stringp err) err (error-message-string err)))
+
+(defun passepartout-epc--handle-call (conn uid method args)
+  "Run the allow-listed METHOD of CONN with ARGS and answer UID."
+  (let* ((name (cond ((symbolp method) (symbol-name method))
+                     ((stringp method) method)))
+         (fn (and name (cdr (assoc name (passepartout-epc-connection-handlers conn))))))
+    (cond
+     ((null fn)
+      (passepartout-epc--log conn "refused call %d of %S: not in the allow-list" uid method)
+      (passepartout-epc--send
+       conn (list 'epc-error uid (format "passepartout: method not allowed: %s" method))))
+     ((not (listp args))
+      (passepartout-epc--log conn "refused call %d of %s: arguments are not a list" uid name)
+      (passepartout-epc--send
+       conn (list 'epc-error uid (format "passepartout: bad arguments for %s" name))))
+     (t
+      (condition-case err
+          (progn (apply fn args)
+                 (passepartout-epc--send conn (list 'return uid nil)))
+        (error
+         (passepartout-epc--log conn "callback %s failed: %s" name (error-message-string err))
+         (passepartout-epc--send
+          conn (list 'return-error uid (error-message-string err)))))))))
+
+(defun passepartout-epc--handle-answer (conn kind uid value)
+  "Run the callback of CONN's call UID for an answer of KIND carrying VALUE."
+  (let* ((pending (passepartout-epc-connection-pending conn))
+         (entry (gethash uid pending)))
+    (if (null entry)
+        (passepartout-epc--log conn "answer to unknown call %S dropped" uid)
+      (remhash uid pending)
+      (condition-case err
+          (if (eq kind 'return)
+              (when (car entry) (funcall (car entry) value))
+            (funcall (or (cdr entry) #'passepartout-epc--default-errback)
+                     (if (eq kind 'epc-error) (list 'epc-error value) value)))
+        (error (passepartout-epc--log conn "callback of call %d failed: %s"
+                                      uid (error-message-string err)))))))
+
+(defun passepartout-epc--default-errback (err)
+  "Report ERR, the error answer of a call that has no error callback."
+  (message "Passepartout: %s" (passepartout-epc-format-error err)))
+
+(defun passepartout-epc-format-error (err)
+  "Return a readable text for ERR, an error answer from the server."
+  (pcase err
+    (`(,kind ,text) (format "%s: %s" kind text))
+    ((pred stringp) err)
+    (_ (format "%S" err))))
+
+(defun passepartout-epc--dispatch (conn frame)
+  "Act on one decoded FRAME received by CONN."
+  (pcase frame
+    (`(call ,(and uid (pred integerp)) ,method ,args)
+     (passepartout-epc--handle-call conn uid method args))
+    (`(call ,(and uid (pred integerp)) ,method)
+     (passepartout-epc--handle-call conn uid method nil))
+    (`(,(and kind (or 'return 'return-error 'epc-error)) ,(and uid (pred integerp)) . ,rest)
+     (passepartout-epc--handle-answer conn kind uid (car rest)))
+    (`(passepartout-epc--fatal ,_)
+     (passepartout-epc-close conn))
+    (`(,(or 'methods 'call) ,(and uid (pred integerp)) . ,_)
+     (passepartout-epc--log conn "refused frame %S" frame)
+     (passepartout-epc--send conn (list 'epc-error uid "passepartout: not supported")))
+    (_
+     (passepartout-epc--log conn "malformed frame dropped: %S" frame)
+     (when (and (consp frame) (integerp (nth 1 frame)))
+       (passepartout-epc--send
+        conn (list 'epc-error (nth 1 frame) "passepartout: malformed frame"))))))
+
+(defun passepartout-epc--filter (conn)
+  "Return the process filter of CONN."
+  (lambda (process output)
+    (let ((buffer (process-buffer process)))
+      (when (buffer-live-p buffer)
+        (let ((frames (with-current-buffer buffer
+                        (goto-char (point-max))
+                        (insert output)
+                        (passepartout-epc--take-frames conn))))
+          (when frames
+            ;; Answers are sent in one write per batch; a nested batch (a
+            ;; callback waiting for output) joins the outer one.
+            (let ((outer (not (eq (passepartout-epc-connection-replies conn) 'direct))))
+              (unless outer
+                (setf (passepartout-epc-connection-replies conn) nil))
+              (unwind-protect
+                  (dolist (frame frames)
+                    (passepartout-epc--dispatch conn frame))
+                (unless outer
+                  (passepartout-epc--flush conn))))))))))
+
+(defun passepartout-epc--sentinel (conn)
+  "Return the process sentinel of CONN."
+  (lambda (process _event)
+    (unless (process-live-p process)
+      (passepartout-epc--closed conn))))
+
+(defun passepartout-epc--closed (conn)
+  "Fail each pending call of CONN and run its close function, once."
+  (let ((pending (passepartout-epc-connection-pending conn))
+        (on-close (passepartout-epc-connection-on-close conn))
+        (buffer (process-buffer (passepartout-epc-connection-process conn)))
+        errbacks)
+    (maphash (lambda (_uid entry) (push (cdr entry) errbacks)) pending)
+    (clrhash pending)
+    (setf (passepartout-epc-connection-on-close conn) nil)
+    (dolist (errback errbacks)
+      (funcall (or errback #'ignore) (list 'connection-closed "the server went away")))
+    (when (buffer-live-p buffer) (kill-buffer buffer))
+    (when on-close (funcall on-close conn))))
+
+;;;; Public interface
+
+(cl-defun passepartout-epc-connect (host port &key handlers log-function on-close)
+  "Connect to the EPC server at HOST and PORT and return the connection.
+HANDLERS is an alist of (NAME . FUNCTION), the only functions the server
+may call; NAME is a string.  LOG-FUNCTION receives protocol messages as
+strings.  ON-CLOSE is called with the connection when it closes."
+  (let* ((buffer (generate-new-buffer " *passepartout-epc*" t))
+         (process (make-network-process
+                   :name "passepartout-epc" :buffer buffer
+                   :host host :service port
+                   :coding 'binary :noquery t
+                   :nowait nil))
+         (conn (passepartout-epc--make-connection
+                :process process :handlers handlers
+                :log-function log-function :on-close on-close
+                :replies 'direct)))
+    (with-current-buffer buffer (set-buffer-multibyte nil))
+    (set-process-filter process (passepartout-epc--filter conn))
+    (set-process-sentinel process (passepartout-epc--sentinel conn))
+    (set-process-query-on-exit-flag process nil)
+    conn))
+
+(defun passepartout-epc-live-p (conn)
+  "Return non-nil when CONN is open."
+  (and conn (process-live-p (passepartout-epc-connection-process conn))))
+
+(defun passepartout-epc-call (conn method args &optional callback errback)
+  "Call METHOD with ARGS on CONN and return the call's uid at once.
+CALLBACK receives the value returned; ERRBACK receives an error answer,
+usually a list (KIND MESSAGE).  Without ERRBACK errors are reported with
+`message'."
+  (unless (passepartout-epc-live-p conn)
+    (error "Passepartout: not connected"))
+  (let ((uid (cl-incf (passepartout-epc-connection-uid conn))))
+    (puthash uid (cons callback errback) (passepartout-epc-connection-pending conn))
+    (passepartout-epc--send conn (list 'call uid method args) t)
+    uid))
+
+(defun passepartout-epc-call-sync (conn method args &optional timeout)
+  "Call METHOD with ARGS on CONN and wait at most TIMEOUT seconds for the value.
+For small values and tests only: interactive code uses `passepartout-epc-call'.
+Signal an error on an error answer or when TIMEOUT (default 10) passes."
+  (let* ((done nil) (value nil) (failure nil)
+         (deadline (+ (float-time) (or timeout 10)))
+         (process (passepartout-epc-connection-process conn)))
+    (passepartout-epc-call conn method args
+                           (lambda (v) (setq value v done t))
+                           (lambda (e) (setq failure e done t)))
+    (while (and (not done) (< (float-time) deadline) (process-live-p process))
+      (accept-process-output process (- deadline (float-time))))
+    (cond (failure (error "Passepartout: %s" (passepartout-epc-format-error failure)))
+          ((not done) (error "Passepartout: no answer to %s" method))
+          (t value))))
+
+(defun passepartout-epc-close (conn)
+  "Close CONN; each pending call gets a `connection-closed' error."
+  (let ((process (passepartout-epc-connection-process conn)))
+    (when (process-live-p process)
+      (delete-process process))
+    (when (passepartout-epc-connection-on-close conn)
+      (passepartout-epc--closed conn))))
+
+(provide 'passepartout-epc)
+;;; passepartout-epc.el ends here

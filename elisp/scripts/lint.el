@@ -1,0 +1,52 @@
+;;; lint.el --- Checkdoc and package-lint for the Passepartout package  -*- lexical-binding: t; -*-
+
+;;; Commentary:
+
+;; Usage: emacs -Q --batch -L elisp -l elisp/scripts/lint.el -f passepartout-lint elisp/*.el
+;;
+;; Runs checkdoc on every file given and exits non-zero on any warning.
+;; When package-lint is installed (it is not packaged for Debian), it is
+;; run on the main file too.
+
+;;; Code:
+
+(require 'checkdoc)
+
+(defvar passepartout-lint--problems nil
+  "The problems found, as strings.")
+
+(defun passepartout-lint--collect (text start _end &optional _unfixable)
+  "Record the checkdoc problem TEXT found at START."
+  (push (format "%s:%d: %s" (buffer-file-name) (line-number-at-pos start) text)
+        passepartout-lint--problems)
+  nil)
+
+(defun passepartout-lint--checkdoc (file)
+  "Run checkdoc on FILE."
+  (with-current-buffer (find-file-noselect file)
+    (let ((checkdoc-create-error-function #'passepartout-lint--collect)
+          (checkdoc-autofix-flag 'never)
+          (checkdoc-spellcheck-documentation-flag nil))
+      (checkdoc-current-buffer t))))
+
+(defun passepartout-lint--package-lint (file)
+  "Run package-lint on FILE when it is installed."
+  (when (require 'package-lint nil t)
+    (with-current-buffer (find-file-noselect file)
+      (dolist (issue (funcall 'package-lint-buffer))
+        (push (format "%s:%d: %s: %s" file (nth 0 issue) (nth 2 issue) (nth 3 issue))
+              passepartout-lint--problems)))))
+
+(defun passepartout-lint ()
+  "Lint the files named on the command line; exit 1 on any problem."
+  (dolist (file command-line-args-left)
+    (passepartout-lint--checkdoc file)
+    (when (string-suffix-p "/passepartout.el" (expand-file-name file))
+      (passepartout-lint--package-lint file)))
+  (setq command-line-args-left nil)
+  (dolist (problem (reverse passepartout-lint--problems))
+    (message "%s" problem))
+  (message "lint: %d problem(s)" (length passepartout-lint--problems))
+  (kill-emacs (if passepartout-lint--problems 1 0)))
+
+;;; lint.el ends here

@@ -1,0 +1,153 @@
+;;; passepartout-server-test.el --- End-to-end tests against the real server  -*- lexical-binding: t; -*-
+
+;;; Commentary:
+
+;; Each test starts `python -m passepartout serve' from the project's
+;; virtualenv, with its state in a temporary directory and the scripted
+;; fake OpenAI server of the Python tests as its model, then drives the
+;; chat buffer as a person would.
+
+;;; Code:
+
+(require 'passepartout-test-helpers)
+
+(ert-deftest passepartout-server-test-hello-and-echo ()
+  "The handshake succeeds and a call comes back with its value."
+  (passepartout-test-with-server nil
+    (should (passepartout-live-p))
+    (should (equal (passepartout-epc-call-sync passepartout--connection 'echo
+                                               (list "é \"quoted\"\nline"))
+                   "é \"quoted\"\nline"))
+    (should (passepartout-epc-call-sync passepartout--connection 'ping nil))))
+
+(ert-deftest passepartout-server-test-chat-streams-reply ()
+  "A prompt sent with C-c C-c gets its reply streamed into the buffer."
+  (passepartout-test-with-server '(((text . "Hello from the fake model, streamed word by word.")))
+    (let* ((buffer (passepartout-chat))
+           (turn (passepartout-test-prompt buffer "Say hello")))
+      (should (memq (passepartout-chat-state buffer) '(thinking streaming)))
+      (should (eq (passepartout-test-wait-turn turn) 'done))
+      (should (> (passepartout-turn-chunks turn) 1))
+      (should (string-match-p "Hello from the fake model, streamed word by word\\."
+                              (passepartout-turn-reply turn)))
+      (should (eq (passepartout-chat-state buffer) 'idle))
+      (with-current-buffer buffer
+        ;; A fresh prompt heading waits after the reply.
+        (should (string-match-p "\\* Passepartout\nHello from the fake model.*\n\\* You\n\\'"
+                                (buffer-string)))))))
+
+(ert-deftest passepartout-server-test-cancel-drops-later-chunks ()
+  "After C-c C-k no chunk of the cancelled turn reaches the buffer."
+  (passepartout-test-with-server
+      '(((text . "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda omega")
+         (chunk_delay . 0.15))
+        ((text . "second answer")))
+    (let* ((buffer (passepartout-chat))
+           (turn (passepartout-test-prompt buffer "Count slowly")))
+      (passepartout-test-wait (lambda () (>= (passepartout-turn-chunks turn) 2))
+                              60 "the first chunks")
+      (with-current-buffer buffer (passepartout-chat-cancel))
+      (should (eq (passepartout-turn-state turn) 'cancelled))
+      (should (eq (passepartout-chat-state buffer) 'idle))
+      (let ((text (passepartout-turn-reply turn))
+            (chunks (passepartout-turn-chunks turn)))
+        (should (string-match-p "Cancelled" text))
+        ;; The server ends the cancelled turn with on-done, which is dropped.
+        (passepartout-test-wait
+         (lambda () (> (buffer-local-value 'passepartout-chat-dropped buffer) 0))
+         30 "the cancelled turn's last event")
+        (should (equal (passepartout-turn-reply turn) text))
+        (should (= (passepartout-turn-chunks turn) chunks))
+        (should-not (string-match-p "omega" (with-current-buffer buffer (buffer-string)))))
+      ;; The session goes on.
+      (let ((next (passepartout-test-prompt buffer "Again")))
+        (should (eq (passepartout-test-wait-turn next) 'done))
+        (should (string-match-p "second answer" (passepartout-turn-reply next)))))))
+
+(ert-deftest passepartout-server-test-server-death-and-restart ()
+  "A server that dies is reported; `passepartout-restart' brings chat back."
+  (passepartout-test-with-server '(((text . "after the restart")))
+    (let* ((buffer (passepartout-chat))
+           (messages nil))
+      (cl-letf (((symbol-function 'message)
+                 (lambda (fmt &rest args)
+                   (when fmt (push (apply #'format fmt args) messages)))))
+        (signal-process passepartout--process 'kill)
+        (passepartout-test-wait (lambda () (eq (passepartout-state) 'error))
+                                15 "the server's death to be noticed"))
+      (should (cl-some (lambda (m) (string-match-p "server exited.*passepartout-restart" m))
+                       messages))
+      (should (eq (passepartout-chat-state buffer) 'error))
+      (passepartout-restart)
+      (should (passepartout-wait-ready passepartout-test-server-timeout))
+      (let ((turn (passepartout-test-prompt buffer "Are you back?")))
+        (should (eq (passepartout-test-wait-turn turn) 'done))
+        (should (string-match-p "after the restart" (passepartout-turn-reply turn)))
+        (should (eq (passepartout-chat-state buffer) 'idle))))))
+
+(ert-deftest passepartout-server-test-death-mid-turn-fails-the-turn ()
+  "A turn running when the server dies ends in the error state, saying why."
+  (passepartout-test-with-server
+      '(((text . "a b c d e f g h i j k l m n o p") (chunk_delay . 0.3)))
+    (let* ((buffer (passepartout-chat))
+           (turn (passepartout-test-prompt buffer "Go slowly")))
+      (passepartout-test-wait (lambda () (eq (passepartout-turn-state turn) 'streaming))
+                              60 "the stream")
+      (let ((inhibit-message t))
+        (signal-process passepartout--process 'kill)
+        (passepartout-test-wait (lambda () (not (passepartout-turn-live-p turn)))
+                                15 "the turn to fail"))
+      (should (eq (passepartout-turn-state turn) 'failed))
+      (should (eq (passepartout-chat-state buffer) 'error))
+      (should (string-match-p "Error:.*server exited" (passepartout-turn-reply turn))))))
+
+(ert-deftest passepartout-server-test-denied-tool-does-not-run ()
+  "A write-file proposed by the model and refused by the person does nothing."
+  (let* ((target (expand-file-name "should-not-exist.txt"
+                                   (make-temp-file "passepartout-target-" t)))
+         (asked nil)
+         (passepartout-approval-function
+          (lambda (description info) (push (list description info) asked) nil)))
+    (unwind-protect
+        (passepartout-test-with-server
+            `(((tool_calls . [((name . "write-file")
+                               (arguments . ((path . ,target) (content . "pwned"))))]))
+              ((text . "Understood, I did not write the file.")))
+          (let* ((buffer (passepartout-chat))
+                 (turn (passepartout-test-prompt buffer "Write the file please")))
+            (passepartout-test-wait-turn turn)
+            (should asked)
+            (should (string-match-p "write-file" (format "%S" (car asked))))
+            (should-not (file-exists-p target))
+            (let ((text (passepartout-turn-reply turn)))
+              (should (string-match-p "Not approved:\\|Denied:" text))
+              (should (string-match-p "write-file" text)))))
+      (delete-directory (file-name-directory target) t))))
+
+(ert-deftest passepartout-server-test-approved-tool-runs-and-shows-drawer ()
+  "An approved write-file runs; the call and its result sit in a :TOOL: drawer."
+  (let* ((dir (make-temp-file "passepartout-target-" t))
+         (target (expand-file-name "written.txt" dir))
+         (passepartout-approval-function (lambda (_description _info) t)))
+    (unwind-protect
+        (passepartout-test-with-server
+            `(((tool_calls . [((name . "write-file")
+                               (arguments . ((path . ,target) (content . "hello"))))]))
+              ((text . "Done: the file is written.")))
+          (let* ((buffer (passepartout-chat))
+                 (turn (passepartout-test-prompt buffer "Write it")))
+            (should (eq (passepartout-test-wait-turn turn) 'done))
+            (should (file-exists-p target))
+            (let ((text (passepartout-turn-reply turn)))
+              (should (string-match-p ":TOOL:\n- tool :: write-file\n" text))
+              (should (string-match-p "- result :: ok" text))
+              (should (string-match-p "Done: the file is written\\." text)))
+            (with-current-buffer buffer
+              (goto-char (point-min))
+              (search-forward ":TOOL:")
+              (forward-line 1)
+              (should (invisible-p (point))))))
+      (delete-directory dir t))))
+
+(provide 'passepartout-server-test)
+;;; passepartout-server-test.el ends here

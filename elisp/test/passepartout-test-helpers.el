@@ -1,0 +1,129 @@
+;;; passepartout-test-helpers.el --- Shared helpers of the ERT tests  -*- lexical-binding: t; -*-
+
+;;; Commentary:
+
+;; Waiting without blind sleeps (`passepartout-test-wait' polls
+;; `accept-process-output' against a deadline), the scripted fake model
+;; server of the Python tests (tests/fakellm.py, standalone mode), and
+;; `passepartout-test-with-server', which starts the real server process
+;; with its state in a temporary directory and the fake model behind it.
+
+;;; Code:
+
+(require 'ert)
+(require 'cl-lib)
+(require 'json)
+(require 'passepartout)
+(require 'passepartout-chat)
+
+(defconst passepartout-test-root
+  (file-name-directory
+   (directory-file-name
+    (file-name-directory
+     (directory-file-name
+      (file-name-directory (or load-file-name buffer-file-name))))))
+  "The repository root.")
+
+(defconst passepartout-test-python
+  (expand-file-name ".venv/bin/python" passepartout-test-root)
+  "The project's interpreter.")
+
+(defvar passepartout-test-server-timeout 60
+  "Seconds the real server may take to be ready.")
+
+(defun passepartout-test-wait (predicate &optional timeout what)
+  "Wait until PREDICATE returns non-nil, at most TIMEOUT seconds (default 15).
+Return its value; fail the test naming WHAT when time runs out."
+  (let ((deadline (+ (float-time) (or timeout 15)))
+        value)
+    (while (and (not (setq value (funcall predicate)))
+                (< (float-time) deadline))
+      (accept-process-output nil 0.02))
+    (or value
+        (ert-fail (list (format "timed out waiting for %s" (or what predicate))
+                        (passepartout--log-tail 30))))))
+
+;;;; The fake model
+
+(defun passepartout-test-start-fake-llm (replies directory)
+  "Start tests/fakellm.py serving REPLIES, a list of alists, from DIRECTORY.
+Return (PROCESS . BASE-URL)."
+  (let* ((script (expand-file-name "replies.json" directory))
+         (buffer (generate-new-buffer " *fakellm*"))
+         (default-directory passepartout-test-root))
+    (with-temp-file script
+      (insert (json-encode (or replies []))))
+    (let ((process (make-process
+                    :name "fakellm" :buffer buffer :noquery t
+                    :connection-type 'pipe
+                    :stderr (get-buffer-create " *fakellm-stderr*")
+                    :command (list passepartout-test-python
+                                   (expand-file-name "tests/fakellm.py" passepartout-test-root)
+                                   "--port" "0" "--script" script))))
+      (passepartout-test-wait
+       (lambda () (with-current-buffer buffer
+                    (save-excursion (goto-char (point-min)) (looking-at ".*\n"))))
+       30 "the fake model's URL")
+      (cons process (with-current-buffer buffer
+                      (goto-char (point-min))
+                      (string-trim (buffer-substring (point) (line-end-position))))))))
+
+;;;; The real server
+
+(defun passepartout-test--kill-chat-buffers ()
+  "Kill every chat buffer."
+  (dolist (buffer (buffer-list))
+    (when (buffer-local-value 'passepartout-chat-mode buffer)
+      (with-current-buffer buffer (set-buffer-modified-p nil))
+      (kill-buffer buffer))))
+
+(defun passepartout-test-call-with-server (replies body)
+  "Call BODY with the real server started behind a fake model serving REPLIES.
+BODY receives the state directory."
+  (let* ((directory (make-temp-file "passepartout-test-" t))
+         (fake (passepartout-test-start-fake-llm replies directory))
+         (passepartout-python-command passepartout-test-python)
+         (passepartout-server-environment
+          (list (concat "PASSEPARTOUT_HOME=" (expand-file-name "home" directory))
+                (concat "PASSEPARTOUT_CONFIG_DIR=" (expand-file-name "config" directory))
+                "PASSEPARTOUT_MODEL=openai/fake-model"
+                (concat "OPENAI_BASE_URL=" (cdr fake))
+                (concat "OPENAI_API_BASE=" (cdr fake))
+                "OPENAI_API_KEY=sk-test-not-a-key"
+                "LITELLM_LOCAL_MODEL_COST_MAP=True"
+                "HEARTBEAT_INTERVAL=3600"))
+         (passepartout-chat-buffer-name "*passepartout-test*"))
+    (make-directory (expand-file-name "config" directory) t)
+    (unwind-protect
+        (progn
+          (passepartout-start)
+          (unless (passepartout-wait-ready passepartout-test-server-timeout)
+            (ert-fail (list "the server did not start" (passepartout--log-tail 40))))
+          (funcall body directory))
+      (passepartout-test--kill-chat-buffers)
+      (passepartout-stop)
+      (when (process-live-p (car fake))
+        (delete-process (car fake)))
+      (delete-directory directory t))))
+
+(defmacro passepartout-test-with-server (replies &rest body)
+  "Run BODY with the real server behind a fake model serving REPLIES.
+The variable `state-dir' holds the temporary state directory."
+  (declare (indent 1) (debug t))
+  `(passepartout-test-call-with-server ,replies (lambda (state-dir) (ignore state-dir) ,@body)))
+
+(defun passepartout-test-prompt (buffer text)
+  "Write TEXT as the prompt of chat BUFFER, send it and return the turn."
+  (with-current-buffer buffer
+    (goto-char (point-max))
+    (insert text)
+    (passepartout-chat-send)))
+
+(defun passepartout-test-wait-turn (turn &optional timeout)
+  "Wait until TURN has ended, at most TIMEOUT seconds; return its state."
+  (passepartout-test-wait (lambda () (not (passepartout-turn-live-p turn)))
+                          (or timeout 60) "the end of the turn")
+  (passepartout-turn-state turn))
+
+(provide 'passepartout-test-helpers)
+;;; passepartout-test-helpers.el ends here
