@@ -115,7 +115,7 @@ class Scheduler:
     """The cron jobs, their times, and the no-overlap rule; thread-safe."""
 
     def __init__(self, state_path: Path, *, clock: Clock | None = None,
-                 tz: dt.tzinfo | None = None, max_run_seconds: float = 3600.0) -> None:
+                 tz: dt.tzinfo | None = None, max_run_seconds: float = 4 * 3600.0) -> None:
         self.tz = tz or local_zone()
         self.clock: Clock = clock or (lambda: dt.datetime.now(self.tz))
         self.state = CronState(state_path)
@@ -123,6 +123,7 @@ class Scheduler:
         self.max_run_seconds = max_run_seconds
         self._jobs: dict[str, Job] = {}
         self._run_started: dict[str, dt.datetime] = {}
+        self._restored: set[str] = set()  # jobs whose times came from the saved state
         self._lock = threading.RLock()
 
     def jobs(self) -> list[Job]:
@@ -150,9 +151,11 @@ class Scheduler:
                 job.next_run = _when(saved.get("next_run"))
                 job.last_run = _when(saved.get("last_run"))
                 job.last_result = saved.get("last_result")
+                self._restored.add(job.id)
             else:
                 job.current = job.timestamp
                 job.next_run = job.timestamp.start(self.tz) if job.timestamp.active else None
+                self._restored.discard(job.id)
                 if old is not None:
                     job.last_run, job.last_result = old.last_run, old.last_result
                     job.running = old.running
@@ -209,7 +212,7 @@ class Scheduler:
             self.state.put(job)
             self.state.save()
         nxt = job.next_run.isoformat(timespec="minutes") if job.next_run else "never (one-shot)"
-        if was_due is not None and was_due < self.started_at:
+        if was_due is not None and was_due < self.started_at and job.id in self._restored:
             return (f"catch-up: {job.heading!r} was due at {was_due:%Y-%m-%d %H:%M} while the "
                     f"server was down; running it once now; next run {nxt}")
         if was_due is not None and job.next_run is not None and moved is not None \
