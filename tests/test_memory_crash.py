@@ -55,9 +55,15 @@ def _one_kill(db: Path, replay: MemoryStore, rng: random.Random, seed: int, tall
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(rng.uniform(0.15, 0.8))
+    assert proc.stdout is not None
+    first = proc.stdout.readline()  # the store is open: from here on, kill at random
+    time.sleep(rng.uniform(0.01, 0.4))
     proc.send_signal(signal.SIGKILL)
-    out, err = proc.communicate()
+    # Read through the same buffered file object: readline() may have read ahead.
+    out = first + proc.stdout.read()
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    proc.wait()
     assert proc.returncode == -signal.SIGKILL, f"child ended by itself: {err[-2000:]}"
     lines = out.split("\n")[:-1]  # the last piece is empty or a half-written line
     pending: dict | None = None
@@ -130,5 +136,5 @@ def test_sigkill_loses_nothing_acknowledged(tmp_path: Path) -> None:
     print(f"{runs} kills, {acked} acknowledged ops, {in_flight} mid-operation,"
           f" {committed} of those committed before the kill")
     assert runs == RUNS
-    assert acked > 10 * RUNS  # the child really was writing when it died
+    assert acked > 3 * RUNS  # the child really was writing when it died
     assert in_flight > RUNS // 2  # most kills landed inside an operation
