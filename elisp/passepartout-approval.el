@@ -51,7 +51,7 @@ Each function receives APPROVAL-ID, SESSION, TURN, DESCRIPTION, APPROVED
                (:constructor passepartout-approval--make)
                (:copier nil))
   "One question the server asked."
-  id session turn description info timer deadline answered)
+  id session turn description info timer deadline answered reason)
 
 (defvar passepartout-approval--pending (make-hash-table :test 'equal)
   "Approval id -> the `passepartout-approval' waiting for its answer.")
@@ -116,21 +116,28 @@ Called by the server; the question is asked from a timer."
                approval (passepartout-approval-description approval) info)))
     (cond
      ((passepartout-approval-answered approval))
-     ((not yes) (passepartout-approval--answer approval nil "refused"))
+     ((not yes) (passepartout-approval--answer
+                 approval nil (or (passepartout-approval-reason approval) "refused")))
      ((passepartout-approval-eval-p info)
       (let ((result (passepartout--eval-approved (plist-get info :code) approval)))
         (passepartout-approval--answer
-         approval result (unless result "refused when shown the code"))))
+         approval result (or (passepartout-approval-reason approval)
+                             "refused when shown the code"))))
      (t (passepartout-approval--answer approval t nil)))))
 
 (defun passepartout-approval--consult (approval description info)
   "Call `passepartout-approval-function' with DESCRIPTION and INFO for APPROVAL.
-Return nil when it refuses, fails, is quit or runs out of time."
+Return t for a yes.  Return nil when it refuses, fails, is quit or runs
+out of time, and then record why in APPROVAL."
   (condition-case err
-      (with-timeout ((passepartout-approval--remaining approval) nil)
-        (funcall passepartout-approval-function description info))
-    (quit nil)
+      (with-timeout ((passepartout-approval--remaining approval)
+                     (setf (passepartout-approval-reason approval) "no answer in time")
+                     nil)
+        (and (funcall passepartout-approval-function description info) t))
+    (quit (setf (passepartout-approval-reason approval) "quit") nil)
     (error (passepartout--log "approval function failed: %s" (error-message-string err))
+           (setf (passepartout-approval-reason approval)
+                 (format "the approval function failed: %s" (error-message-string err)))
            nil)))
 
 (defun passepartout-approval--answer (approval answer reason)

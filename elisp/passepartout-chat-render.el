@@ -73,10 +73,11 @@ BOL non-nil means TEXT starts at the beginning of a line."
     (passepartout-chat-render--insert turn "\n")))
 
 (defun passepartout-chat-render-note (turn line)
-  "Insert LINE, a note about TURN, on a line of its own."
+  "Insert LINE, a note about TURN, on a line of its own.
+LINE starts with fixed text, never a heading; newlines in it become spaces."
   (passepartout-chat-render--fresh-line turn)
   (passepartout-chat-render--insert
-   turn (concat (passepartout-chat-render-escape line t) "\n")))
+   turn (concat (passepartout-chat-render--one-line line) "\n")))
 
 ;;;; Tools
 

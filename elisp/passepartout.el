@@ -373,11 +373,23 @@ Return at once; the handshake completes in the background and
     (when process
       (let ((stderr (process-get process 'passepartout-stderr)))
         (when (process-live-p process)
-          (delete-process process))
+          (passepartout--stop-gently process))
         (when (buffer-live-p (process-buffer process))
           (kill-buffer (process-buffer process)))
         (when (processp stderr)
           (delete-process stderr))))))
+
+(defvar passepartout--stop-grace 2.0
+  "Seconds the server has to exit after the end of its stdin.")
+
+(defun passepartout--stop-gently (process)
+  "Close PROCESS's stdin so it saves and exits; kill it when it does not."
+  (ignore-errors (process-send-eof process))
+  (let ((deadline (+ (float-time) passepartout--stop-grace)))
+    (while (and (process-live-p process) (< (float-time) deadline))
+      (accept-process-output process 0.02)))
+  (when (process-live-p process)
+    (delete-process process)))
 
 (defun passepartout-stop ()
   "Stop the Passepartout server."

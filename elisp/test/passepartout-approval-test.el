@@ -1,0 +1,158 @@
+;;; passepartout-approval-test.el --- Tests of approvals and emacs-eval  -*- lexical-binding: t; -*-
+
+;;; Commentary:
+
+;; Approvals asked through a bound `passepartout-approval-function', with
+;; the answers recorded instead of sent: yes, no, a failing function, the
+;; timeout, and the emacs-eval door that asks twice before evaluating.
+
+;;; Code:
+
+(require 'passepartout-test-helpers)
+
+(defvar passepartout-approval-test--answers nil
+  "The approval answers sent, newest first.")
+
+(defvar passepartout-approval-test--evaluated nil
+  "Set by code that emacs-eval runs.")
+
+(defmacro passepartout-approval-test-with (function &rest body)
+  "Run BODY with FUNCTION answering approvals and answers recorded."
+  (declare (indent 1) (debug t))
+  `(let ((passepartout-approval-test--answers nil)
+         (passepartout-approval-function ,function)
+         (passepartout-approval--queue nil)
+         (passepartout-approval--asking nil))
+     (cl-letf (((symbol-function 'passepartout-call)
+                (lambda (method args &optional _cb _eb)
+                  (push (cons method args) passepartout-approval-test--answers)))
+               ((symbol-function 'passepartout-live-p) #'always))
+       ,@body)))
+
+(defun passepartout-approval-test--answer-of (id)
+  "Wait for the answer sent for approval ID and return it."
+  (passepartout-test-wait
+   (lambda () (cl-find id passepartout-approval-test--answers :key #'cadr :test #'equal))
+   10 (format "the answer to %s" id))
+  (nth 2 (cl-find id passepartout-approval-test--answers :key #'cadr :test #'equal)))
+
+(ert-deftest passepartout-approval-test-yes-and-no ()
+  "The function's answer is sent: non-nil is t, nil is nil."
+  (let ((asked nil))
+    (passepartout-approval-test-with
+        (lambda (description info) (push (list description info) asked)
+          (string-match-p "read-file" description))
+      (passepartout--on-approval "a1" "s" "t" "read-file /etc/hosts" '(:kind read-file))
+      (passepartout--on-approval "a2" "s" "t" "shell rm -rf ~" '(:kind shell))
+      ;; Asked from a timer: nothing happened inside the callback itself.
+      (should-not asked)
+      (should (eq (passepartout-approval-test--answer-of "a1") t))
+      (should (eq (passepartout-approval-test--answer-of "a2") nil))
+      (should (equal (mapcar #'car (reverse asked))
+                     '("read-file /etc/hosts" "shell rm -rf ~"))))))
+
+(ert-deftest passepartout-approval-test-failing-function-denies ()
+  "An approval function that signals an error denies."
+  (passepartout-approval-test-with (lambda (_d _i) (error "Broken"))
+    (passepartout--on-approval "a3" "s" "t" "write-file x" nil)
+    (should (eq (passepartout-approval-test--answer-of "a3") nil))))
+
+(ert-deftest passepartout-approval-test-timeout-denies ()
+  "No answer within `passepartout-approval-timeout' is a denial."
+  (let ((passepartout-approval-timeout 0.3) (answered nil))
+    (add-hook 'passepartout-approval-answer-functions
+              (lambda (&rest args) (setq answered args)))
+    (unwind-protect
+        (passepartout-approval-test-with
+            (lambda (_d _i)
+              ;; A person who never answers: wait far past the timeout.
+              (let ((deadline (+ (float-time) 5)))
+                (while (< (float-time) deadline) (accept-process-output nil 0.05)))
+              t)
+          (let ((start (float-time)))
+            (passepartout--on-approval "a4" "s" "t" "shell make" nil)
+            (should (eq (passepartout-approval-test--answer-of "a4") nil))
+            (should (< (- (float-time) start) 3))
+            (should (equal (nth 5 answered) "no answer in time"))
+            ;; Exactly one answer, even after the function returns.
+            (passepartout-test-wait (lambda () (not passepartout-approval--asking)) 10)
+            (should (= (cl-count "a4" passepartout-approval-test--answers
+                                 :key #'cadr :test #'equal)
+                       1))))
+      (setq passepartout-approval-answer-functions
+            (cl-remove-if #'functionp passepartout-approval-answer-functions))
+      (add-hook 'passepartout-approval-answer-functions
+                #'passepartout-chat--approval-answered))))
+
+(ert-deftest passepartout-approval-test-eval-asks-twice ()
+  "emacs-eval runs only after a second yes that was shown the code."
+  (let ((questions nil)
+        (code "(setq passepartout-approval-test--evaluated (+ 40 2))"))
+    ;; Yes, then no: nothing is evaluated.
+    (setq passepartout-approval-test--evaluated nil)
+    (let ((replies (list t nil)))
+      (passepartout-approval-test-with
+          (lambda (description info) (push (list description info) questions) (pop replies))
+        (passepartout--on-approval "e1" "s" "t" "emacs-eval" (list :kind 'emacs-eval :code code))
+        (should (eq (passepartout-approval-test--answer-of "e1") nil))
+        (should-not passepartout-approval-test--evaluated)
+        (should (= (length questions) 2))
+        (should (string-match-p (regexp-quote code) (caar questions)))
+        (should (eq (plist-get (cadar questions) :kind) 'emacs-eval-confirm))))
+    ;; Yes, yes: evaluated here, and the value is the answer.
+    (passepartout-approval-test-with (lambda (_d _i) t)
+      (passepartout--on-approval "e2" "s" "t" "emacs-eval" (list :kind 'emacs-eval :code code))
+      (should (equal (passepartout-approval-test--answer-of "e2") '(:ok t :value "42")))
+      (should (= passepartout-approval-test--evaluated 42)))
+    ;; Code that fails is reported, not raised.
+    (passepartout-approval-test-with (lambda (_d _i) t)
+      (passepartout--on-approval "e3" "s" "t" "emacs-eval"
+                                 '(:kind emacs-eval :code "(car 1)"))
+      (let ((answer (passepartout-approval-test--answer-of "e3")))
+        (should (eq (plist-get answer :ok) nil))
+        (should (string-match-p "wrong-type-argument\\|Wrong type" (plist-get answer :value)))))))
+
+(ert-deftest passepartout-approval-test-eval-refused-at-first-question ()
+  "A first no never shows the second question."
+  (let ((count 0))
+    (passepartout-approval-test-with (lambda (_d _i) (cl-incf count) nil)
+      (passepartout--on-approval "e4" "s" "t" "emacs-eval" '(:kind emacs-eval :code "(ding)"))
+      (should (eq (passepartout-approval-test--answer-of "e4") nil))
+      (should (= count 1)))))
+
+(ert-deftest passepartout-approval-test-minibuffer-shows-action ()
+  "The default question names the exact action."
+  (let ((prompt nil))
+    (cl-letf (((symbol-function 'y-or-n-p) (lambda (p) (setq prompt p) t)))
+      (should (passepartout-approval-ask-minibuffer "shell ls" '(:kind shell)))
+      (should (string-match-p "shell ls" prompt)))
+    (cl-letf (((symbol-function 'yes-or-no-p) (lambda (p) (setq prompt p) nil)))
+      (should-not (passepartout-approval-ask-minibuffer
+                   "Evaluate this Emacs Lisp in your Emacs now?\n\n(ding)\n"
+                   '(:kind emacs-eval-confirm :code "(ding)")))
+      (should (string-match-p "passepartout-approval" prompt)))))
+
+(ert-deftest passepartout-approval-test-chat-shows-waiting-and-outcome ()
+  "The chat buffer waits for approval, then says what was decided."
+  (let ((buffer (generate-new-buffer "*passepartout-approval-test*")))
+    (unwind-protect
+        (passepartout-approval-test-with (lambda (_d _i) nil)
+          (with-current-buffer buffer
+            (org-mode)
+            (passepartout-chat-mode 1)
+            (goto-char (point-max))
+            (insert "write it")
+            (let ((turn (passepartout-chat-send)))
+              (passepartout--on-approval "a5" passepartout-chat--session
+                                         (passepartout-turn-id turn)
+                                         "write-file /tmp/x" '(:kind write-file))
+              (should (eq (passepartout-chat-state) 'waiting))
+              (passepartout-approval-test--answer-of "a5")
+              (should (eq (passepartout-chat-state) 'thinking))
+              (should (string-match-p "Not approved:\\* write-file /tmp/x (refused)"
+                                      (passepartout-turn-reply turn))))))
+      (with-current-buffer buffer (set-buffer-modified-p nil))
+      (kill-buffer buffer))))
+
+(provide 'passepartout-approval-test)
+;;; passepartout-approval-test.el ends here

@@ -1,0 +1,103 @@
+;;; passepartout-process-test.el --- Tests of starting and stopping the server  -*- lexical-binding: t; -*-
+
+;;; Commentary:
+
+;; A server that cannot start (it exits, prints garbage instead of its
+;; port, or never prints anything) gives a warning with the command, the
+;; interpreter and its last lines; the token reaches it in the
+;; environment; and a stopped server leaves no process behind.
+
+;;; Code:
+
+(require 'passepartout-test-helpers)
+
+(defmacro passepartout-process-test-with-sh (script &rest body)
+  "Run BODY with the \"server\" being sh running SCRIPT; warnings in `warnings'."
+  (declare (indent 1) (debug t))
+  `(let ((passepartout-python-command "sh")
+         (passepartout--stop-grace 0.1)
+         (passepartout-server-args (list "-c" ,script))
+         (warnings nil))
+     (cl-letf (((symbol-function 'display-warning)
+                (lambda (_type text &rest _) (push text warnings))))
+       (unwind-protect (progn ,@body)
+         (passepartout-stop)))))
+
+(ert-deftest passepartout-process-test-exit-during-start-warns ()
+  "A server that exits at start: warning with command, interpreter, last lines."
+  (passepartout-process-test-with-sh "echo 'Traceback: no module named passepartout' >&2; exit 3"
+    (passepartout-start)
+    (passepartout-test-wait (lambda () (eq (passepartout-state) 'error)) 10 "the failure")
+    (should (= (length warnings) 1))
+    (let ((text (car warnings)))
+      (should (string-match-p "exited during start" text))
+      (should (string-match-p "Command: sh -c " text))
+      (should (string-match-p "Interpreter: .*sh" text))
+      (should (string-match-p "no module named passepartout" text)))
+    (should-not (passepartout-live-p))))
+
+(ert-deftest passepartout-process-test-garbage-instead-of-port ()
+  "Anything but a port on the first stdout line stops the start."
+  (passepartout-process-test-with-sh "echo 'Welcome to litellm!'; sleep 30"
+    (passepartout-start)
+    (passepartout-test-wait (lambda () (eq (passepartout-state) 'error)) 10 "the failure")
+    (should (string-match-p "printed \"Welcome to litellm!\" instead of its port"
+                            (car warnings)))
+    (should-not (process-live-p passepartout--process))))
+
+(ert-deftest passepartout-process-test-silent-server-times-out ()
+  "A server that never prints its port is given up after the start timeout."
+  (let ((passepartout-start-timeout 0.5))
+    (passepartout-process-test-with-sh "sleep 30"
+      (passepartout-start)
+      (passepartout-test-wait (lambda () (eq (passepartout-state) 'error)) 10 "the timeout")
+      (should (string-match-p "did not start within 0.5 seconds" (car warnings))))))
+
+(ert-deftest passepartout-process-test-token-in-environment ()
+  "The server gets a fresh 64-hex-digit token in PASSEPARTOUT_TOKEN."
+  (let ((file (make-temp-file "passepartout-token-")))
+    (unwind-protect
+        (passepartout-process-test-with-sh
+            (format "printf %%s \"$PASSEPARTOUT_TOKEN\" > %s; sleep 30"
+                    (shell-quote-argument file))
+          (let ((passepartout-start-timeout 30))
+            (passepartout-start)
+            (passepartout-test-wait
+             (lambda () (> (file-attribute-size (file-attributes file)) 0)) 10 "the token")
+            (let ((first (with-temp-buffer (insert-file-contents file) (buffer-string))))
+              (should (string-match-p "\\`[0-9a-f]\\{64\\}\\'" first))
+              (passepartout-stop)
+              (should (eq (passepartout-state) 'stopped))
+              (write-region "" nil file)
+              (passepartout-start)
+              (passepartout-test-wait
+               (lambda () (> (file-attribute-size (file-attributes file)) 0)) 10 "the token")
+              (should-not (equal first (with-temp-buffer (insert-file-contents file)
+                                                         (buffer-string)))))))
+      (delete-file file))))
+
+(ert-deftest passepartout-process-test-stop-leaves-nothing ()
+  "After `passepartout-stop' no process of the server is left."
+  (let ((passepartout-start-timeout 30))
+    (passepartout-process-test-with-sh "sleep 30"
+      (passepartout-start)
+      (should (process-live-p passepartout--process))
+      (let ((process passepartout--process))
+        (should-not (process-query-on-exit-flag process))
+        (passepartout-stop)
+        (should-not (process-live-p process))
+        (should-not (cl-some (lambda (p) (string-prefix-p "passepartout" (process-name p)))
+                             (process-list)))))))
+
+(ert-deftest passepartout-process-test-calls-queue-until-ready ()
+  "A call made before the server is ready waits, and fails when the start fails."
+  (passepartout-process-test-with-sh "exit 1"
+    (let ((failure nil))
+      (passepartout-call 'ping nil #'ignore (lambda (err) (setq failure err)))
+      (should (memq (passepartout-state) '(starting error)))
+      (passepartout-test-wait (lambda () failure) 10 "the queued call to fail")
+      (should (eq (car failure) 'connection-closed))
+      (should-not passepartout--queue))))
+
+(provide 'passepartout-process-test)
+;;; passepartout-process-test.el ends here
