@@ -30,6 +30,9 @@ def _notify(level: str, text: str) -> None:
     channel = AGENT.channels.get("emacs") if AGENT is not None else None
     if channel is None:
         return
+    if hasattr(channel, "notify"):  # the Emacs channel's own notice (on-notify)
+        channel.notify(level, text)
+        return
     signal = Signal(payload={"sensor": Keyword("notify")},
                     meta={"source": Keyword("emacs"), "origin": Keyword("heartbeat")})
     channel.send(signal, "notify", {"level": level, "text": text})

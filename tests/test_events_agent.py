@@ -1,0 +1,155 @@
+"""The events skill in a real agent, against the fake model server: a quiet heartbeat
+and a reflex job make no model call; a cognition job reaches the cognition model and
+its cost is booked on its heading."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fakellm import FakeLLM
+
+from passepartout import llm
+from passepartout.agent import Agent
+from passepartout.config import Config
+from passepartout.engine.loader import SHIPPED_SKILLS_DIR
+from passepartout.signals import Keyword, Signal
+
+JOBS = """* Nightly check
+:PROPERTIES:
+:ID: check-1
+:CRON: <2020-01-01 Wed 03:00 +1d>
+:TIER: reflex
+:REFLEX: count-notes
+:END:
+* Digest
+:PROPERTIES:
+:ID: digest-1
+:CRON: <2020-01-06 Mon 08:00 +1w>
+:END:
+Summarize what changed in my notes this week.
+* Later
+:PROPERTIES:
+:ID: later-1
+:CRON: <2099-01-01 Thu 09:00 +1d>
+:END:
+Plan the next century.
+"""
+
+# Stands in for the chat skill: a person's input (or a job's) goes to the model at the
+# signal's tier.
+CHAT_SKILL = '''
+from passepartout.api import Prompt, defskill
+
+def chatlite_prompt(signal):
+    return Prompt(signal.payload["text"], tier=str(signal.meta.get("tier") or "reasoning"),
+                  use_tools=False)
+
+defskill("chatlite", priority=10, trigger=lambda s: s.sensor == "user-input",
+         prompt=chatlite_prompt)
+'''
+
+
+class Memory:
+    """Counts autosaves."""
+
+    def __init__(self) -> None:
+        self.saves = 0
+
+    def save(self) -> None:
+        self.saves += 1
+
+    def get(self, node_id: str) -> None:  # the budget looks headings up here
+        return None
+
+
+def make_agent(tmp_path: Path, env: dict[str, str], jobs: str) -> Agent:
+    memex = Path(env["MEMEX_DIR"])
+    (memex / "projects" / "jobs.org").write_text(jobs, encoding="utf-8")
+    skills = tmp_path / "skills"
+    skills.mkdir()
+    (skills / "chatlite.py").write_text(CHAT_SKILL)
+    env = {**env, "PASSEPARTOUT_MODEL": "openai/gpt-4o",
+           "PASSEPARTOUT_MODEL_COGNITION": "openai/gpt-4o-mini",
+           "MEMORY_AUTO_SAVE_INTERVAL": "0.01", "PASSEPARTOUT_STREAM": "0"}
+    config = Config.from_mapping(env, config_dir=Path(env["PASSEPARTOUT_CONFIG_DIR"]))
+    agent = Agent(config, skill_dirs=[SHIPPED_SKILLS_DIR, skills])
+    llm.install(agent, warm=False)
+    agent.services["memory"] = Memory()
+    agent.boot(start_threads=False)
+    assert agent.services["orchestrator"].ready.wait(10)
+    return agent
+
+
+@pytest.fixture
+def model_env(fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch) -> FakeLLM:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_llm.base_url)
+    return fake_llm
+
+
+def beat(agent: Agent) -> None:
+    agent.stimuli.inject(Signal(payload={"sensor": Keyword("heartbeat"),
+                                         "unix-time": int(time.time())},
+                                meta={"source": Keyword("heartbeat")}))
+    assert agent.stimuli.wait_idle(30)
+
+
+def test_quiet_ticks_spend_nothing_and_autosave_rides_on_them(
+    tmp_path: Path, env: dict[str, str], model_env: FakeLLM
+) -> None:
+    agent = make_agent(tmp_path, env, JOBS.split("* Later")[0].replace("2020", "2099"))
+    try:
+        assert agent.status()["skills"]["events"] == "ready"
+        for _ in range(3):
+            time.sleep(0.02)
+            beat(agent)
+        assert model_env.request_count == 0
+        assert agent.services["memory"].saves >= 2
+        assert [j["id"] for j in agent.services["orchestrator"].jobs()] == ["check-1", "digest-1"]
+    finally:
+        agent.shutdown()
+
+
+def test_a_reflex_job_runs_without_a_model_and_a_cognition_job_is_booked_on_its_heading(
+    tmp_path: Path, env: dict[str, str], model_env: FakeLLM
+) -> None:
+    agent = make_agent(tmp_path, env, JOBS)
+    counted: list[Any] = []
+    agent.services["orchestrator"].register_reflex(
+        "count-notes", lambda job: counted.append(job.id) or "42 notes")
+    model_env.for_model("gpt-4o-mini").reply(
+        "Three notes changed.", usage={"prompt_tokens": 1200, "completion_tokens": 300})
+    try:
+        beat(agent)
+        assert agent.stimuli.wait_idle(30)
+        assert counted == ["check-1"]
+        assert model_env.request_count == 1  # the digest; the reflex job asked nobody
+        assert model_env.last_request.model == "gpt-4o-mini"
+        orch = agent.services["orchestrator"]
+        wait_until(lambda: not orch.job("digest-1").running)
+        digest = orch.job("digest-1")
+        assert digest.last_result == "Three notes changed."
+        assert orch.job("check-1").last_result == "42 notes"
+        calls = [c for c in agent.services["ledger"].calls() if c.heading == "digest-1"]
+        assert len(calls) == 1
+        assert calls[0].origin == "cron" and calls[0].tier == "cognition"
+        assert calls[0].cost > 0
+        assert agent.services["ledger"].headings_total(["digest-1"]) == pytest.approx(
+            calls[0].cost)
+        beat(agent)  # both ran: nothing is due now
+        assert model_env.request_count == 1 and counted == ["check-1"]
+        log = (Path(env["PASSEPARTOUT_HOME"]) / "events.org").read_text()
+        assert "reflex count-notes done" in log and "digest-1: done" in log
+    finally:
+        agent.shutdown()
+
+
+def wait_until(condition: Any, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        time.sleep(0.02)
