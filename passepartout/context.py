@@ -1,0 +1,275 @@
+"""Context assembly: the seeds' foveal-peripheral rendering of org memory, and the fit to
+CONTEXT_MAX_TOKENS.
+
+The prompt is a stable prefix (instructions, skills' augments; the tools go beside it)
+that providers can cache, then the conversation, then the variable context attached to
+the current input.  The fovea is the heading the person is at, in full; its ancestors,
+siblings and children are headlines; related nodes come from the memory store's
+similarity search when it has one.
+
+To fit the budget, the least useful goes first: related nodes, siblings, then the oldest
+turns (whole turns, so a tool call never loses its result), then the ancestors and the
+fovea, then older tool outputs of the current turn are condensed.  The prefix and the
+current input are never cut: if they alone do not fit, that is a clear error.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from passepartout.errors import PipelineError
+from passepartout.llm.tokens import MESSAGE_OVERHEAD, REPLY_PRIMING, content_text
+
+log = logging.getLogger(__name__)
+
+Message = dict[str, Any]
+SIBLINGS_SHOWN = 12
+CHILDREN_SHOWN = 20
+RELATED_SHOWN = 5
+CONDENSED = "[output condensed to fit the context window: {n} tokens left out]"
+
+# Drop order: lower ranks go first; turns are dropped at rank TURNS.
+RANK_RELATED, RANK_SIBLINGS, TURNS, RANK_ANCESTORS, RANK_FOCUS = 0, 1, 2, 3, 4
+
+
+@dataclass(frozen=True)
+class Focus:
+    """Where the person is: an org id, and what Emacs said about the heading."""
+
+    id: str | None = None
+    file: str | None = None
+    heading: str | None = None
+    outline: str | None = None
+
+    @classmethod
+    def from_service(cls, value: Any) -> Focus | None:
+        """Read ``agent.services["focus"]`` defensively (a dict, plist or object)."""
+        if value is None:
+            return None
+        if isinstance(value, Focus):
+            return value
+
+        def pick(name: str) -> str | None:
+            raw = value.get(name) if isinstance(value, Mapping) else getattr(value, name, None)
+            return str(raw) if raw not in (None, "", [], False) else None
+
+        focus = cls(pick("id"), pick("file"), pick("heading"), pick("outline"))
+        return focus if any((focus.id, focus.heading, focus.outline)) else None
+
+
+@dataclass(frozen=True)
+class Section:
+    """One piece of peripheral context."""
+
+    name: str
+    text: str
+    rank: int
+
+
+def _headline(node: Any, level: int) -> str:
+    todo = f"{node.todo} " if getattr(node, "todo", None) else ""
+    tags = f" :{':'.join(node.tags)}:" if getattr(node, "tags", ()) else ""
+    return f"{'*' * max(level, 1)} {todo}{node.title}{tags}"
+
+
+def render_node(node: Any, level: int) -> str:
+    """A node in full, as org text."""
+    lines = [_headline(node, level)]
+    if getattr(node, "planning", ""):
+        lines.append(node.planning)
+    props = dict(getattr(node, "properties", {}) or {})
+    if props:
+        lines.append(":PROPERTIES:")
+        lines += [f":{k}: {v}" for k, v in props.items()]
+        lines.append(":END:")
+    if getattr(node, "body", ""):
+        lines.append(node.body.rstrip())
+    return "\n".join(lines)
+
+
+def _near(items: list[Any], index: int, limit: int) -> list[Any]:
+    """Up to ``limit`` items around ``index`` (the focused one's neighbours first)."""
+    start = max(0, min(index - limit // 2, len(items) - limit))
+    return items[start:start + limit]
+
+
+def peripheral_sections(
+    store: Any | None,
+    focus: Focus | None,
+    query: str = "",
+    *,
+    related: int = RELATED_SHOWN,
+) -> list[Section]:
+    """The foveal-peripheral rendering of the person's place in org, as sections."""
+    sections: list[Section] = []
+    node = store.get(focus.id) if store is not None and focus and focus.id else None
+    seen: set[str] = set()
+    if node is not None and store is not None:
+        ancestors = list(store.ancestors(node.id))
+        level = len(ancestors) + 1
+        seen.update(a.id for a in ancestors)
+        seen.add(node.id)
+        if ancestors:
+            path = "\n".join(_headline(a, i + 1) for i, a in enumerate(ancestors))
+            sections.append(Section("ancestors", "Where it sits:\n" + path, RANK_ANCESTORS))
+        text = render_node(node, level)
+        children = store.children(node.id)
+        if children:
+            text += "\n" + "\n".join(_headline(c, level + 1) for c in children[:CHILDREN_SHOWN])
+            if len(children) > CHILDREN_SHOWN:
+                text += f"\n({len(children) - CHILDREN_SHOWN} more children)"
+        where = f" (in {focus.file})" if focus and focus.file else ""
+        sections.append(Section("focus", f"The heading the person is at{where}:\n{text}",
+                                RANK_FOCUS))
+        siblings = store.children(node.parent)
+        others = [s for s in siblings if s.id != node.id]
+        if others:
+            index = next((i for i, s in enumerate(siblings) if s.id == node.id), 0)
+            shown = _near(others, index, SIBLINGS_SHOWN)
+            seen.update(s.id for s in shown)
+            lines = "\n".join(_headline(s, level) for s in shown)
+            sections.append(Section("siblings", "Beside it:\n" + lines, RANK_SIBLINGS))
+    elif focus is not None:
+        where = f" (in {focus.file})" if focus.file else ""
+        text = f"The heading the person is at{where}: {focus.heading or focus.id or ''}"
+        if focus.outline:
+            text += "\n" + focus.outline
+        sections.append(Section("focus", text, RANK_FOCUS))
+    if store is not None and query.strip() and related > 0:
+        try:
+            hits = store.search(query, related + len(seen))
+        except Exception as err:  # search is a help, never a reason to fail the turn
+            log.warning("memory search for context failed: %s", err)
+            hits = []
+        found = [f"- {h.title} (id {h.id})" for h in hits if h.id not in seen][:related]
+        if found:
+            sections.append(Section("related", "Related notes:\n" + "\n".join(found),
+                                    RANK_RELATED))
+    return sections
+
+
+@dataclass
+class Assembly:
+    """The messages to send, what was left out, and the token count."""
+
+    messages: list[Message]
+    tokens: int
+    dropped: list[Message] = field(default_factory=list)
+    dropped_sections: list[str] = field(default_factory=list)
+    condensed: int = 0
+
+
+def _groups(messages: Sequence[Message]) -> list[tuple[int, int]]:
+    """(start, end) of each turn: a user message and what follows it."""
+    starts = [i for i, m in enumerate(messages) if m.get("role") == "user"] or [0]
+    if starts[0] != 0:
+        starts.insert(0, 0)
+    ends = [*starts[1:], len(messages)]
+    return list(zip(starts, ends, strict=True))
+
+
+def assemble(
+    prefix: Message,
+    history: Sequence[Message],
+    sections: Sequence[Section],
+    *,
+    max_tokens: int,
+    count: Callable[[str], int],
+    count_message: Callable[[Message], int] | None = None,
+    fixed_tokens: int = 0,
+) -> Assembly:
+    """Fit prefix + history + sections under ``max_tokens`` (see the module's order).
+
+    ``history`` ends with the current turn (from its user message on); ``fixed_tokens``
+    is what goes beside the messages (the tool schemas).
+    """
+    def msg_tokens(m: Message) -> int:
+        return MESSAGE_OVERHEAD + count(content_text(m.get("content")))
+
+    measure = count_message or msg_tokens
+    groups = _groups(history)
+    users = [i for i, m in enumerate(history) if m.get("role") == "user"]
+    current_start = users[-1] if users else 0
+    older = [g for g in groups if g[1] <= current_start]
+    current = list(history[current_start:])
+    sizes = [measure(m) for m in history]
+    base = measure(prefix) + fixed_tokens + REPLY_PRIMING + 8  # 8: the context wrapper
+    kept_sections = sorted(sections, key=lambda s: s.rank)
+    section_tokens = {s.name: count(s.text) + 2 for s in kept_sections}
+    older_tokens = [sum(sizes[a:b]) for a, b in older]
+    current_tokens = sum(sizes[current_start:])
+
+    def total() -> int:
+        return (base + sum(section_tokens[s.name] for s in kept_sections)
+                + sum(older_tokens) + current_tokens + (16 if dropped else 0))
+
+    dropped: list[Message] = []
+    dropped_sections: list[str] = []
+    while total() > max_tokens:
+        low = kept_sections[0] if kept_sections else None
+        if low is not None and (low.rank < TURNS or not older):
+            kept_sections.pop(0)
+            dropped_sections.append(low.name)
+        elif older:
+            a, b = older.pop(0)
+            older_tokens.pop(0)
+            dropped.extend(history[a:b])
+        else:
+            break
+    condensed = 0
+    if total() > max_tokens:
+        current, saved = _condense(current, measure)
+        current_tokens -= saved
+        condensed = saved
+    if total() > max_tokens:
+        raise PipelineError(
+            f"The request does not fit in CONTEXT_MAX_TOKENS={max_tokens}: the instructions "
+            f"and the current input alone take about {total()} tokens. Raise "
+            "CONTEXT_MAX_TOKENS or shorten the input.",
+            tokens=total(), max_tokens=max_tokens,
+        )
+    kept = [m for a, b in older for m in history[a:b]]
+    out: list[Message] = [prefix]
+    if dropped:
+        out.append({"role": "system", "content": (
+            f"({len(dropped)} earlier messages of this conversation were left out to fit "
+            "the context window; they are saved in memory.)")})
+    out.extend(kept)
+    out.extend(_attach(current, kept_sections))
+    return Assembly(out, total(), dropped, dropped_sections, condensed)
+
+
+def _attach(current: list[Message], sections: Sequence[Section]) -> list[Message]:
+    """The context, in reading order, before the current turn's user message."""
+    if not sections:
+        return current
+    order = {"focus": 0, "ancestors": 1, "siblings": 2, "related": 3}
+    text = "\n\n".join(s.text for s in sorted(sections, key=lambda s: order.get(s.name, 9)))
+    out = list(current)
+    for i, m in enumerate(out):
+        if m.get("role") == "user":
+            body = content_text(m.get("content"))
+            out[i] = {**m, "content": f"<context>\n{text}\n</context>\n\n{body}"}
+            return out
+    return [{"role": "user", "content": f"<context>\n{text}\n</context>"}, *out]
+
+
+def _condense(current: list[Message], measure: Callable[[Message], int]) -> tuple[
+        list[Message], int]:
+    """Shorten the current turn's tool outputs, all but the latest step's."""
+    last_assistant = max((i for i, m in enumerate(current) if m.get("role") == "assistant"),
+                         default=len(current))
+    out: list[Message] = []
+    saved = 0
+    for i, m in enumerate(current):
+        if m.get("role") == "tool" and i < last_assistant:
+            before = measure(m)
+            short = {**m, "content": CONDENSED.format(n=before)}
+            saved += max(0, before - measure(short))
+            out.append(short)
+        else:
+            out.append(m)
+    return out, saved

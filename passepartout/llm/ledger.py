@@ -1,0 +1,160 @@
+"""The cost ledger (seed 000's cost tracker): one row per model call, in SQLite.
+
+Each row says which model and provider answered, the tokens in, out and read from the
+prompt cache, the cost in USD from litellm's price map, the tier, the origin (chat,
+cron, hook, heartbeat), the session and the org heading the call served.  The file
+lives under PASSEPARTOUT_HOME, so totals survive restarts.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+LEDGER_FILE = "ledger.sqlite"
+GROUPS = ("session", "provider", "model", "origin", "heading", "tier")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS calls (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    ts REAL NOT NULL,
+    session TEXT,
+    model TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    tier TEXT,
+    origin TEXT,
+    heading TEXT,
+    tokens_in INTEGER NOT NULL,
+    tokens_out INTEGER NOT NULL,
+    tokens_cached INTEGER NOT NULL,
+    cost REAL NOT NULL,
+    estimated INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS calls_session ON calls(session);
+CREATE INDEX IF NOT EXISTS calls_heading ON calls(heading);
+"""
+
+
+@dataclass(frozen=True)
+class Call:
+    """One booked model call."""
+
+    model: str
+    provider: str
+    tokens_in: int
+    tokens_out: int
+    tokens_cached: int = 0
+    cost: float = 0.0
+    tier: str = ""
+    origin: str = "chat"
+    session: str | None = None
+    heading: str | None = None
+    estimated: bool = False  # token counts were estimated here, not reported
+    ts: float = field(default_factory=time.time)
+
+
+@dataclass(frozen=True)
+class Total:
+    """A group's sums."""
+
+    key: str
+    calls: int
+    tokens_in: int
+    tokens_out: int
+    tokens_cached: int
+    cost: float
+
+
+class Ledger:
+    """The ledger file; safe to use from several threads."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.executescript(_SCHEMA)
+        self._lock = threading.Lock()
+
+    @classmethod
+    def in_home(cls, home: Path) -> Ledger:
+        return cls(home / LEDGER_FILE)
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def record(self, call: Call) -> None:
+        with self._lock:
+            self._conn.execute(
+                "INSERT INTO calls (ts, session, model, provider, tier, origin, heading,"
+                " tokens_in, tokens_out, tokens_cached, cost, estimated)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (call.ts, call.session, call.model, call.provider, call.tier, call.origin,
+                 call.heading, call.tokens_in, call.tokens_out, call.tokens_cached,
+                 call.cost, int(call.estimated)),
+            )
+        log.debug("booked %s: %d in, %d out, $%.6f", call.model, call.tokens_in,
+                  call.tokens_out, call.cost)
+
+    def calls(self, limit: int = 1000) -> list[Call]:
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT model, provider, tokens_in, tokens_out, tokens_cached, cost, tier,"
+                " origin, session, heading, estimated, ts FROM calls ORDER BY id DESC LIMIT ?",
+                (limit,),
+            ).fetchall()
+        return [Call(model=r[0], provider=r[1], tokens_in=r[2], tokens_out=r[3], tokens_cached=r[4],
+                     cost=r[5], tier=r[6], origin=r[7], session=r[8], heading=r[9],
+                     estimated=bool(r[10]), ts=r[11]) for r in rows]
+
+    def totals(self, by: str) -> list[Total]:
+        """Sums per ``by`` (one of :data:`GROUPS`), most expensive first."""
+        if by not in GROUPS:
+            raise ValueError(f"cannot group the ledger by {by!r}; choose one of {GROUPS}")
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT COALESCE({by}, ''), COUNT(*), SUM(tokens_in), SUM(tokens_out),"
+                f" SUM(tokens_cached), SUM(cost) FROM calls GROUP BY {by}"
+                " ORDER BY SUM(cost) DESC, COUNT(*) DESC"
+            ).fetchall()
+        return [Total(*r) for r in rows]
+
+    def total(self) -> Total:
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT COUNT(*), COALESCE(SUM(tokens_in), 0), COALESCE(SUM(tokens_out), 0),"
+                " COALESCE(SUM(tokens_cached), 0), COALESCE(SUM(cost), 0.0) FROM calls"
+            ).fetchone()
+        return Total("all", *row)
+
+    def session_total(self, session: str) -> float:
+        """USD spent in one session (seed 000's cost-session-total)."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT COALESCE(SUM(cost), 0.0) FROM calls WHERE session = ?", (session,)
+            ).fetchone()
+        return float(row[0])
+
+    def headings_total(self, headings: Iterable[str]) -> float:
+        """USD spent on calls that served any of these org headings."""
+        ids = list(dict.fromkeys(headings))
+        total = 0.0
+        with self._lock:
+            for start in range(0, len(ids), 500):  # SQLite's bound-parameter limit
+                part = ids[start:start + 500]
+                marks = ",".join("?" * len(part))
+                row = self._conn.execute(
+                    f"SELECT COALESCE(SUM(cost), 0.0) FROM calls WHERE heading IN ({marks})",
+                    part,
+                ).fetchone()
+                total += float(row[0])
+        return total

@@ -1,0 +1,337 @@
+"""The single place that calls ``litellm.completion``: lazy import, timeouts, streaming
+with cancel, and the cascade through the fallback models.
+
+litellm takes seconds to import, so it loads on first use or in a background thread
+(:func:`warm_up`), never at import of this module; its remote cost-map fetch is turned
+off before it loads.  A call runs in a worker thread so that a cancel (``C-c C-k``)
+returns at once, even while the provider has not sent its first byte.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import re
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from passepartout.errors import BudgetError, LLMError, PassepartoutError
+from passepartout.llm.translate import Message, Reply, StreamAccumulator, reply_from_response
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CONNECT_TIMEOUT = 5.0
+DEFAULT_READ_TIMEOUT = 120.0
+RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
+_POLL = 0.05
+
+_litellm: ModuleType | None = None
+_import_lock = threading.Lock()
+
+
+def load_litellm() -> ModuleType:
+    """Import and configure litellm once (offline cost map, quiet, local provider)."""
+    global _litellm
+    if _litellm is not None:
+        return _litellm
+    with _import_lock:
+        if _litellm is None:
+            os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+            started = time.perf_counter()
+            import litellm
+
+            litellm.suppress_debug_info = True
+            litellm.telemetry = False
+            litellm.drop_params = True  # a provider without stream_options etc. still answers
+            _apply_optional_setup()
+            log.info("litellm loaded in %.1f s", time.perf_counter() - started)
+            _litellm = litellm
+    return _litellm
+
+
+def _apply_optional_setup() -> None:
+    """The sibling modules' litellm settings, when they are installed."""
+    try:
+        from passepartout.llm import tuning  # type: ignore[attr-defined]
+    except ImportError:
+        tuning = None
+    if tuning is not None and hasattr(tuning, "configure_litellm_fast"):
+        tuning.configure_litellm_fast()
+    try:
+        from passepartout.llm.local import register_local_provider
+    except ImportError:
+        return
+    try:
+        register_local_provider()
+    except Exception as err:  # the local model is optional: report, go on
+        log.warning("local model provider not registered: %s", err)
+
+
+def warm_up(model: str | None = None) -> threading.Thread:
+    """Import litellm (and load ``model``'s tokenizer) in the background, so the first
+    call does not wait for them."""
+    thread = threading.Thread(target=_quiet_load, args=(model,), name="litellm-import",
+                              daemon=True)
+    thread.start()
+    return thread
+
+
+def _quiet_load(model: str | None) -> None:
+    try:
+        from passepartout.llm.tokens import counter
+
+        counter(model)
+        load_litellm()
+    except Exception as err:
+        log.error("litellm failed to load: %s", err)
+
+
+def provider_of(model: str) -> str:
+    """The provider litellm would route ``model`` to (``openai``, ``anthropic``, ...)."""
+    if "/" in model:
+        return model.split("/", 1)[0]
+    try:
+        return str(load_litellm().get_llm_provider(model)[1])
+    except Exception:
+        return "unknown"
+
+
+def classify(err: BaseException) -> tuple[bool, str]:
+    """Whether the cascade may try the next model, and a one-line summary."""
+    lit = load_litellm()
+    status = getattr(err, "status_code", None)
+    summary = _summary(err, status)
+    retry_types = tuple(
+        t for t in (
+            getattr(lit, "Timeout", None), getattr(lit, "RateLimitError", None),
+            getattr(lit, "APIConnectionError", None), getattr(lit, "InternalServerError", None),
+            getattr(lit, "ServiceUnavailableError", None), getattr(lit, "BadGatewayError", None),
+        ) if isinstance(t, type)
+    )
+    if isinstance(err, (*retry_types, TimeoutError, ConnectionError)):
+        return True, summary
+    if isinstance(status, int) and (status >= 500 or status in RETRYABLE_STATUS):
+        return True, summary
+    return False, summary
+
+
+_NOISE = re.compile(r"^(?:\w*(?:Error|Exception|Timeout)\s*[:-]\s*)+")
+
+
+def _summary(err: BaseException, status: Any) -> str:
+    text = str(err).replace("\n", " ")
+    for noise in ("litellm.", "OpenAIException - "):
+        text = text.replace(noise, "")
+    text = _NOISE.sub("", text).strip()
+    if len(text) > 200:
+        text = text[:197] + "..."
+    head = f"HTTP {status}: " if isinstance(status, int) else ""
+    return f"{head}{type(err).__name__}: {text}"
+
+
+@dataclass
+class Attempt:
+    model: str
+    error: str = ""
+    seconds: float = 0.0
+
+
+@dataclass
+class CallResult:
+    """A completed call: the reply, which model gave it, and what was tried first."""
+
+    reply: Reply
+    model: str
+    provider: str
+    attempts: list[Attempt] = field(default_factory=list)
+    streamed: bool = False
+    cancelled: bool = False
+    seconds: float = 0.0
+
+
+class Cancelled(Exception):
+    """The person cancelled the turn while the model was answering."""
+
+
+BeforeAttempt = Callable[[str], None]
+OnText = Callable[[str], None]
+OnFallback = Callable[[str, str, str], None]
+
+
+class Provider:
+    """Calls models through litellm with timeouts, streaming, cancel and the cascade."""
+
+    def __init__(
+        self,
+        *,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        read_timeout: float = DEFAULT_READ_TIMEOUT,
+        max_tokens: int | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        self.connect_timeout = connect_timeout
+        self.read_timeout = read_timeout
+        self.max_tokens = max_tokens
+        self.extra = dict(extra or {})
+
+    def complete(
+        self,
+        models: Sequence[str],
+        messages: list[Message],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        stream: bool = True,
+        on_text: OnText | None = None,
+        cancel: threading.Event | None = None,
+        before_attempt: BeforeAttempt | None = None,
+        on_fallback: OnFallback | None = None,
+    ) -> CallResult:
+        """Try each model in turn; a timeout, 5xx, 429 or lost connection moves on.
+
+        ``before_attempt(model)`` runs before anything is sent (the budget check) and
+        may raise to stop the cascade.  Raises :class:`LLMError` when no model answers,
+        :class:`Cancelled` when ``cancel`` is set first.
+        """
+        if not models:
+            raise LLMError("no model to call", provider="", cascade=[], attempt_count=0)
+        cancel = cancel or threading.Event()
+        attempts: list[Attempt] = []
+        for index, model in enumerate(models):
+            if before_attempt is not None:
+                before_attempt(model)
+            started = time.perf_counter()
+            try:
+                reply, streamed = self._call(model, messages, tools, stream, on_text, cancel)
+            except (Cancelled, BudgetError):
+                raise
+            except PassepartoutError:
+                raise
+            except Exception as err:
+                retryable, summary = classify(err)
+                attempts.append(Attempt(model, summary, time.perf_counter() - started))
+                log.warning("model %s failed: %s", model, summary)
+                if not retryable:
+                    raise _llm_error(models, attempts, final=True) from err
+                if index + 1 < len(models) and on_fallback is not None:
+                    on_fallback(model, models[index + 1], summary)
+                continue
+            elapsed = time.perf_counter() - started
+            attempts.append(Attempt(model, "", elapsed))
+            return CallResult(reply, model, provider_of(model), attempts, streamed,
+                              False, elapsed)
+        raise _llm_error(models, attempts, final=False)
+
+    # -- one model ------------------------------------------------------------------
+
+    def _kwargs(self, model: str, messages: list[Message],
+                tools: list[dict[str, Any]] | None, stream: bool) -> dict[str, Any]:
+        import httpx
+
+        kwargs: dict[str, Any] = {
+            "model": model,
+            "messages": messages,
+            "timeout": httpx.Timeout(self.read_timeout, connect=self.connect_timeout),
+            "max_retries": 0,  # the cascade is ours; the SDK would retry twice with backoff
+            "stream": stream,
+            **self.extra,
+        }
+        if stream:
+            kwargs["stream_options"] = {"include_usage": True}
+        if tools:
+            kwargs["tools"] = tools
+        if self.max_tokens:
+            kwargs["max_tokens"] = self.max_tokens
+        return kwargs
+
+    def _call(
+        self,
+        model: str,
+        messages: list[Message],
+        tools: list[dict[str, Any]] | None,
+        stream: bool,
+        on_text: OnText | None,
+        cancel: threading.Event,
+    ) -> tuple[Reply, bool]:
+        lit = load_litellm()
+        kwargs = self._kwargs(model, messages, tools, stream)
+        events: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+        stop = threading.Event()
+        worker = threading.Thread(
+            target=_produce, args=(lit, kwargs, events, stop), name=f"llm-{model}", daemon=True
+        )
+        worker.start()
+        acc = StreamAccumulator()
+        while True:
+            try:
+                kind, value = events.get(timeout=_POLL)
+            except queue.Empty:
+                if cancel.is_set():
+                    stop.set()
+                    raise Cancelled(model) from None
+                continue
+            if kind == "chunk":
+                text = acc.add(value)
+                if text and on_text is not None:
+                    on_text(text)
+                if cancel.is_set():
+                    stop.set()
+                    raise Cancelled(model)
+            elif kind == "whole":
+                return reply_from_response(value), False
+            elif kind == "error":
+                raise value
+            else:  # "end"
+                return acc.reply(), True
+
+
+def _produce(lit: ModuleType, kwargs: dict[str, Any],
+             events: queue.SimpleQueue[tuple[str, Any]], stop: threading.Event) -> None:
+    """The worker: one litellm call, its chunks or its result put on ``events``."""
+    try:
+        response = lit.completion(**kwargs)
+        if not kwargs.get("stream"):
+            events.put(("whole", response))
+            return
+        for chunk in response:
+            if stop.is_set():
+                _close(response)
+                return
+            events.put(("chunk", chunk))
+        events.put(("end", None))
+    except BaseException as err:  # handed to the caller's thread, which raises it
+        events.put(("error", err))
+
+
+def _close(response: Any) -> None:
+    """Drop the connection of an abandoned stream (best effort)."""
+    for owner in (getattr(response, "completion_stream", None), response):
+        for name in ("close", "response"):
+            target = getattr(owner, name, None)
+            closer = getattr(target, "close", None) if name == "response" else target
+            if callable(closer):
+                try:
+                    closer()
+                    return
+                except Exception as err:
+                    log.debug("closing a cancelled stream: %s", err)
+
+
+def _llm_error(models: Sequence[str], attempts: list[Attempt], *, final: bool) -> LLMError:
+    tried = "; ".join(f"{a.model}: {a.error}" for a in attempts)
+    last = attempts[-1].model if attempts else ""
+    if final and len(attempts) < len(models):
+        message = f"The model {last} failed and the error is not one to retry: {tried}"
+    else:
+        message = f"No model answered ({len(attempts)} attempts): {tried}"
+    return LLMError(
+        message,
+        provider=provider_of(last) if last else "",
+        cascade=list(models),
+        attempt_count=len(attempts),
+        attempts=[(a.model, a.error) for a in attempts],
+    )

@@ -1,0 +1,312 @@
+"""The loop's ``think``: one model step of a chat turn.
+
+For each step it records the input (the person's text, tool results, or the gates'
+refusals as tool results), assembles the context under CONTEXT_MAX_TOKENS, checks the
+budgets, calls the tier's cascade (streaming chunks to the chat, honouring cancel),
+books the call in the ledger, and turns the answer into actions: tool calls (recorded in
+the history before they run) or the final reply.
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime as dt
+import logging
+import threading
+from typing import Any
+
+from passepartout.config import Config
+from passepartout.context import Assembly, Focus, Section, assemble, peripheral_sections
+from passepartout.errors import PassepartoutError
+from passepartout.llm import models, tokens
+from passepartout.llm.budget import Budgets
+from passepartout.llm.ledger import Call, Ledger
+from passepartout.llm.provider import CallResult, Cancelled, Provider
+from passepartout.llm.sessions import SessionStore
+from passepartout.llm.translate import (
+    Message,
+    Reply,
+    assistant_message,
+    refusal_messages,
+    repair_tool_pairs,
+    result_messages,
+    system_message,
+    tool_actions,
+    tool_message,
+)
+from passepartout.loop.actions import Action, Thought
+from passepartout.signals import Signal
+
+log = logging.getLogger(__name__)
+
+EXPECTED_OUTPUT_TOKENS = 1024  # the budget's estimate of a reply when no max is set
+BAD_ARGUMENT_RETRIES = 2
+
+INSTRUCTIONS = """\
+You are Passepartout, a personal agent that lives in the person's Emacs and org-mode.
+Answer plainly and briefly; write org-mode markup when you format text.
+Tool calls are proposals: deterministic gates check each one, and some are asked of the
+person. When a tool result says it was refused, do not repeat the same call: tell the
+person what was refused and why, and offer another way if there is one.
+The <context> block before a message shows where the person is in their org files."""
+
+
+def _setting(config: Config, name: str, default: float) -> float:
+    raw = config.extra.get(name, "")
+    try:
+        return float(raw) if str(raw).strip() else default
+    except ValueError:
+        from passepartout.errors import ConfigError
+
+        raise ConfigError(f"{name} must be a number, not {raw!r}", variable=name) from None
+
+
+class ModelLayer:
+    """The model layer of one agent (``agent.services["llm"]``)."""
+
+    def __init__(self, agent: Any, *, ledger: Ledger | None = None,
+                 sessions: SessionStore | None = None) -> None:
+        self.agent = agent
+        self.config: Config = agent.config
+        cfg = self.config
+        max_out = int(_setting(cfg, "PASSEPARTOUT_MAX_OUTPUT_TOKENS", 0)) or None
+        self.provider = Provider(
+            connect_timeout=_setting(cfg, "PASSEPARTOUT_CONNECT_TIMEOUT", 5.0),
+            read_timeout=_setting(cfg, "PASSEPARTOUT_READ_TIMEOUT", 120.0),
+            max_tokens=max_out,
+        )
+        self.expected_output = max_out or EXPECTED_OUTPUT_TOKENS
+        self.stream = cfg.extra.get("PASSEPARTOUT_STREAM", "1").lower() not in ("0", "no", "false")
+        self.ledger = ledger or Ledger.in_home(cfg.home)
+        self.sessions = sessions or SessionStore.in_home(cfg.home)
+        self.budgets = Budgets(self.ledger, cfg.budget_usd,
+                               lambda: self.agent.services.get("memory"))
+        self.failures: collections.deque[str] = collections.deque(maxlen=20)
+        self._pending: dict[str, list[Action]] = {}
+        self._flushed: dict[str, int] = {}
+        self._counts: dict[int, tuple[Message, str, int]] = {}
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        self.sessions.close()
+        self.ledger.close()
+
+    # -- think -------------------------------------------------------------------------
+
+    def think(self, thought: Thought) -> list[Action]:
+        try:
+            return self._think(thought)
+        except PassepartoutError as err:
+            self.failures.append(err.message)  # the chat skill need not explain these again
+            raise
+
+    def _think(self, thought: Thought) -> list[Action]:
+        route = models.route(self.config, thought.prompt.tier)
+        key, persistent = session_of(thought.signal)
+        self._record_input(thought, key, persistent)
+        for _ in range(BAD_ARGUMENT_RETRIES + 1):
+            partial: list[str] = []
+            try:
+                result, _ = self._call(thought, route, key, persistent, partial)
+            except Cancelled:
+                self._cancelled(thought, route, key, persistent, "".join(partial))
+                return []
+            reply = result.reply
+            if not reply.tool_calls:
+                return [self._final(reply, result, key, persistent)]
+            good, bad = tool_actions(reply)
+            self.sessions.append(key, assistant_message(reply), persistent=persistent)
+            if not bad:
+                with self._lock:
+                    self._pending[key] = good
+                return good
+            # Arguments that are not a JSON object: tell the model and ask again.
+            fixes = [tool_message(c.id, f"not run: the arguments were not a JSON object "
+                                        f"({c.arguments[:200]!r}); call it again", c.name)
+                     for c in bad]
+            fixes += [tool_message(a.call_id or "", "not run: resend it with the others",
+                                   a.name) for a in good]
+            self.sessions.append(key, *fixes, persistent=persistent)
+        return [Action("chat", text="The model kept sending malformed tool calls; "
+                                    "please rephrase the request.")]
+
+    def _record_input(self, thought: Thought, key: str, persistent: bool) -> None:
+        signal = thought.signal
+        with self._lock:
+            pending = self._pending.pop(key, [])
+        if thought.gate_trace:
+            if pending:
+                messages = refusal_messages(pending, thought.gate_trace)
+            else:
+                messages = [{"role": "user", "content": "Refused by the gates: "
+                             + "; ".join(thought.gate_trace)}]
+        elif signal.sensor == "tool-output":
+            messages = result_messages(signal.payload.get("results"))
+        else:
+            messages = [{"role": "user", "content": thought.prompt.text}]
+        self.sessions.append(key, *messages, persistent=persistent)
+
+    def _final(self, reply: Reply, result: CallResult, key: str, persistent: bool) -> Action:
+        text = reply.text or "(the model returned an empty answer)"
+        self.sessions.append(key, {"role": "assistant", "content": text},
+                             persistent=persistent)
+        return Action("chat", text=text, args={"streamed": result.streamed and bool(reply.text)})
+
+    # -- one call ----------------------------------------------------------------------
+
+    def assemble(self, thought: Thought, model: str, key: str, persistent: bool,
+                 tools_schemas: list[dict[str, Any]]) -> Assembly:
+        """The messages for this step, fitted under CONTEXT_MAX_TOKENS."""
+        history = repair_tool_pairs(self.sessions.messages(key, persistent=persistent))
+        prefix = system_message("\n\n".join([INSTRUCTIONS, *thought.system]),
+                                cache=_caches_prompts(model))
+        count = tokens.counter(model)
+        encoding = tokens.encoding_name(model)
+        memory = self.agent.services.get("memory")
+        focus = Focus.from_service(self.agent.services.get("focus"))
+        query = thought.prompt.text if thought.signal.sensor == "user-input" else ""
+        sections = peripheral_sections(memory, focus, query)
+        sections.append(Section("now", "Now: " + dt.datetime.now().astimezone()
+                                .strftime("%A %Y-%m-%d %H:%M %Z"), 5))
+        assembly = assemble(
+            prefix, history, sections,
+            max_tokens=self.config.context_max_tokens,
+            count=count,
+            count_message=lambda m: self._count_message(m, encoding, count),
+            fixed_tokens=tokens.tools_tokens(tools_schemas, model),
+        )
+        if assembly.dropped and memory is not None:
+            self._flush(memory, key, assembly.dropped)
+        return assembly
+
+    def _call(self, thought: Thought, route: models.Route, key: str, persistent: bool,
+              partial: list[str]) -> tuple[CallResult, Assembly]:
+        schemas = ([t.schema() for t in self.agent.tools()]
+                   if thought.prompt.use_tools else [])
+        assembly = self.assemble(thought, route.primary, key, persistent, schemas)
+        signal = thought.signal
+        session = signal.session_id
+        heading = heading_of(signal, self.agent.services.get("focus"))
+
+        def before(model: str) -> None:
+            estimate = tokens.price(model).cost(assembly.tokens, self.expected_output)
+            self.budgets.check(session=session, heading=heading, estimate=estimate)
+
+        def on_text(text: str) -> None:
+            partial.append(text)
+            thought.emit("chunk", {"text": text})
+
+        def on_fallback(failed: str, next_model: str, why: str) -> None:
+            thought.emit("notice", {"text": f"{failed} failed ({why}); trying {next_model}"})
+
+        result = self.provider.complete(
+            route.models, assembly.messages, tools=schemas or None, stream=self.stream,
+            on_text=on_text, cancel=thought.cancel, before_attempt=before,
+            on_fallback=on_fallback,
+        )
+        self._book(result.model, result.provider, result.reply, assembly.tokens, thought)
+        return result, assembly
+
+    def _cancelled(self, thought: Thought, route: models.Route, key: str, persistent: bool,
+                   text: str) -> None:
+        if text:
+            self.sessions.append(key, {"role": "assistant", "content": text + " [cancelled]"},
+                                 persistent=persistent)
+        # What was sent was probably billed: book an estimate of it.
+        try:
+            messages = self.sessions.messages(key, persistent=persistent)
+            sent = tokens.count_tokens(messages, route.primary)
+        except Exception:
+            sent = 0
+        self._book(route.primary, "", Reply(text), sent, thought)
+
+    def _book(self, model: str, provider: str, reply: Reply, sent_tokens: int,
+              thought: Thought) -> None:
+        usage = reply.usage
+        estimated = not usage.reported
+        tokens_in = usage.prompt_tokens if usage.reported else sent_tokens
+        tokens_out = usage.completion_tokens if usage.reported else tokens.count_tokens(
+            reply.text + "".join(c.name + c.arguments for c in reply.tool_calls), model)
+        cost = tokens.price(model).cost(tokens_in, tokens_out, usage.cached_tokens)
+        signal = thought.signal
+        self.ledger.record(Call(
+            model=model,
+            provider=provider or _provider_name(model),
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
+            tokens_cached=usage.cached_tokens,
+            cost=cost,
+            tier=thought.prompt.tier,
+            origin=origin_of(signal),
+            session=signal.session_id,
+            heading=heading_of(signal, self.agent.services.get("focus")),
+            estimated=estimated,
+        ))
+
+    # -- helpers -----------------------------------------------------------------------
+
+    def _count_message(self, message: Message, encoding: str, count: Any) -> int:
+        cached = self._counts.get(id(message))
+        if cached is not None and cached[0] is message and cached[1] == encoding:
+            return cached[2]
+        n = tokens.message_tokens(message, count)
+        if len(self._counts) > 200_000:
+            self._counts.clear()
+        self._counts[id(message)] = (message, encoding, n)
+        return n
+
+    def _flush(self, memory: Any, key: str, dropped: list[Message]) -> None:
+        """Trimmed turns go to memory first (once per session and position)."""
+        done = self._flushed.get(key, 0)
+        fresh = dropped[done:]
+        if not fresh:
+            return
+        try:
+            from passepartout.memory.flush import Turn, flush_turns
+
+            turns = [Turn.from_message(m, done + i) for i, m in enumerate(fresh)]
+            flush_turns(memory, turns, key)
+            self._flushed[key] = len(dropped)
+        except Exception as err:  # losing the flush must not lose the turn
+            log.warning("could not flush trimmed turns of %s to memory: %s", key, err)
+
+
+def session_of(signal: Signal) -> tuple[str, bool]:
+    """The conversation a signal belongs to, and whether it is kept across restarts."""
+    if signal.session_id:
+        return signal.session_id, True
+    meta = signal.meta
+    anchor = meta.get("turn-id") or meta.get("heading") or "background"
+    return f"{origin_of(signal)}:{anchor}", False
+
+
+def origin_of(signal: Signal) -> str:
+    origin = signal.meta.get("origin")
+    if origin:
+        return str(origin)
+    if signal.session_id:
+        return "chat"
+    source = signal.meta.get("source")
+    return str(source) if source in ("cron", "hook", "heartbeat") else "background"
+
+
+def heading_of(signal: Signal, focus: Any) -> str | None:
+    """The org heading a call serves: the signal's own, else (for a chat) the focus."""
+    heading = signal.meta.get("heading")
+    if heading:
+        return str(heading)
+    if signal.session_id:
+        found = Focus.from_service(focus)
+        return found.id if found else None
+    return None
+
+
+def _caches_prompts(model: str) -> bool:
+    """Providers that need an explicit cache marker (Anthropic's cache_control)."""
+    lowered = model.lower()
+    return lowered.startswith(("anthropic/", "claude")) or (
+        "claude" in lowered and lowered.startswith(("bedrock/", "vertex_ai/")))
+
+
+def _provider_name(model: str) -> str:
+    return model.split("/", 1)[0] if "/" in model else "unknown"
