@@ -1,0 +1,162 @@
+"""The audit log: every gate verdict, as an org file a person can read.
+
+One heading per decision under the state directory (``audit.org``), newest last, with
+the deciding gate, every gate's verdict and reason, the action's hash and its exact
+text.  Everything written is masked by the vault first.  The file rotates by size
+(``audit.1.org`` ... ``audit.<keep>.org``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from passepartout.loop.actions import Action, Verdict
+from passepartout.loop.gates import GateResult
+from passepartout.security import vault
+from passepartout.security.orgtext import drawer, one_line, src_block, timestamp
+from passepartout.signals import Signal
+
+log = logging.getLogger(__name__)
+
+HEADER = "#+TITLE: Passepartout audit log\n#+STARTUP: overview\n\n"
+MAX_ACTION_CHARS = 4_000
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    """One decision as read back from the log."""
+
+    decision: str
+    gate: str
+    title: str
+    properties: dict[str, str]
+    body: str
+
+
+class AuditLog:
+    """Appends decisions to ``path``; thread-safe; rotates past ``max_bytes``."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        max_bytes: int = 1_000_000,
+        keep: int = 5,
+        mask: Callable[[str], str] = vault.mask,
+    ) -> None:
+        self.path = Path(path)
+        self.max_bytes = max_bytes
+        self.keep = keep
+        self.mask = mask
+        self._lock = threading.Lock()
+
+    # -- writing ------------------------------------------------------------------------
+
+    def record(self, action: Action, signal: Signal, result: GateResult) -> None:
+        """The gate pipeline's audit hook: one entry per evaluated action."""
+        deciding = next((v for v in result.verdicts if v.decision == result.decision), None)
+        self.note(
+            result.decision,
+            deciding.gate if deciding else "none",
+            "; ".join(result.reasons) or "no gate objected",
+            action,
+            signal,
+            verdicts=result.verdicts,
+        )
+
+    def note(
+        self,
+        decision: str,
+        gate: str,
+        reason: str,
+        action: Action,
+        signal: Signal | None = None,
+        *,
+        verdicts: Iterable[Verdict] = (),
+    ) -> None:
+        """Write one entry (also used for approvals given, refused, and flight plans)."""
+        text = self.mask(action.canonical())
+        if len(text) > MAX_ACTION_CHARS:
+            text = text[:MAX_ACTION_CHARS] + f" ... [{len(text) - MAX_ACTION_CHARS} more chars]"
+        else:
+            text = json.dumps(json.loads(text), indent=1, ensure_ascii=False)
+        meta = signal.meta if signal is not None else {}
+        props = {
+            "TIME": timestamp(),
+            "DECISION": decision,
+            "GATE": gate,
+            "REASON": self.mask(reason),
+            "HASH": action.digest(),
+            "SOURCE": str(meta.get("source", "")),
+            "SESSION": str(meta.get("session-id", "")),
+            "ORIGIN": str(meta.get("origin", "")),
+        }
+        lines = [f"* {decision.upper()} {self.mask(one_line(action.describe()))}\n"]
+        lines.append(drawer({k: v for k, v in props.items() if v}))
+        for v in verdicts:
+            lines.append(f"- {v.gate} ({v.decision}): {self.mask(one_line(v.reason, 300))}\n")
+        lines.append(src_block(text))
+        self._append("".join(lines), durable=decision != "allow")
+
+    def _append(self, entry: str, *, durable: bool) -> None:
+        data = entry.encode("utf-8")
+        with self._lock:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                size = self.path.stat().st_size
+            except FileNotFoundError:
+                size = -1
+            if size >= 0 and size + len(data) > self.max_bytes:
+                self._rotate()
+                size = -1
+            with open(self.path, "ab") as handle:
+                if size < 0:
+                    handle.write(HEADER.encode("utf-8"))
+                handle.write(data)
+                handle.flush()
+                if durable:  # a refusal must survive a crash; an allow may be lost
+                    os.fsync(handle.fileno())
+
+    def _rotate(self) -> None:
+        stem, suffix = self.path.stem, self.path.suffix
+        for i in range(self.keep - 1, 0, -1):
+            older = self.path.with_name(f"{stem}.{i}{suffix}")
+            if older.exists():
+                os.replace(older, self.path.with_name(f"{stem}.{i + 1}{suffix}"))
+        if self.keep > 0:
+            os.replace(self.path, self.path.with_name(f"{stem}.1{suffix}"))
+        else:
+            self.path.unlink()
+
+    # -- reading ------------------------------------------------------------------------
+
+    def entries(self) -> list[AuditEntry]:
+        """The entries of the current file, oldest first."""
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return []
+        return parse_entries(text)
+
+
+def parse_entries(text: str) -> list[AuditEntry]:
+    entries: list[AuditEntry] = []
+    for chunk in ("\n" + text).split("\n* ")[1:]:
+        head, _, body = chunk.partition("\n")
+        decision, _, title = head.partition(" ")
+        props: dict[str, str] = {}
+        for line in body.splitlines():
+            stripped = line.strip()
+            if stripped == ":END:":
+                break
+            if stripped.startswith(":") and stripped != ":PROPERTIES:":
+                key, _, value = stripped[1:].partition(":")
+                props[key] = value.strip()
+        entries.append(AuditEntry(decision.lower(), props.get("GATE", ""), title, props, body))
+    return entries

@@ -1,0 +1,256 @@
+"""Asking a person, and running what they approved.
+
+:class:`Approver` replaces the loop's approver: a signal from a person's channel
+(Emacs, the terminal) is asked there, with a time limit (no answer is a no); a
+background signal (cron, hook, heartbeat), or one whose channel is gone, becomes a
+Flight Plan in the approvals file and is refused for now.
+
+:class:`FlightPlanRunner` runs on the heartbeat: an APPROVED entry whose action still
+has the ledger's hash runs exactly once (the ledger says "running" before it starts),
+and is marked DONE with the result; a REJECTED entry's reason goes back to the model;
+an edited entry is CANCELLED and never runs.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from passepartout.loop.actions import Action, ApprovalRequest
+from passepartout.loop.gates import GateResult
+from passepartout.security.approvals import (
+    APPROVED,
+    CANCELLED,
+    DONE,
+    REJECTED,
+    ApprovalBook,
+    FlightPlan,
+)
+from passepartout.security.audit import AuditLog
+from passepartout.signals import Keyword, Signal
+
+log = logging.getLogger(__name__)
+
+BACKGROUND_SOURCES = frozenset({"cron", "hook", "heartbeat", "background", "flightplan"})
+
+
+class Clearances:
+    """One-shot passes bound to an action's hash: the gates (or a person, or a Flight
+    Plan) cleared exactly this action, and a tool that asks again may consume it once."""
+
+    def __init__(self, ttl: float = 600.0) -> None:
+        self.ttl = ttl
+        self._passes: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def grant(self, digest: str) -> None:
+        now = time.monotonic()
+        with self._lock:
+            self._passes = {d: t for d, t in self._passes.items() if now - t < self.ttl}
+            self._passes[digest] = now
+
+    def consume(self, digest: str) -> bool:
+        with self._lock:
+            granted = self._passes.pop(digest, None)
+        return granted is not None and time.monotonic() - granted < self.ttl
+
+
+def is_background(signal: Signal) -> bool:
+    meta = signal.meta
+    return str(meta.get("source", "")) in BACKGROUND_SOURCES or str(
+        meta.get("origin", "")
+    ) in BACKGROUND_SOURCES
+
+
+class Approver:
+    """The loop's approver: the person's channel, or a Flight Plan."""
+
+    def __init__(
+        self,
+        *,
+        channels: Mapping[str, Any],
+        book: ApprovalBook,
+        audit: AuditLog,
+        clearances: Clearances,
+        emit: Callable[[Signal, str, dict[str, Any]], None],
+        timeout: float = 300.0,
+    ) -> None:
+        self.channels = channels
+        self.book = book
+        self.audit = audit
+        self.clearances = clearances
+        self.emit = emit
+        self.timeout = timeout
+        self._pool = concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="approval")
+
+    def __call__(self, request: ApprovalRequest) -> bool:
+        signal, action = request.signal, request.action
+        channel = self.channels.get(str(signal.meta.get("source", "")))
+        if channel is None or is_background(signal):
+            return self._flight_plan(request)
+        granted = self._ask(channel, request)
+        who = f"the person ({signal.meta.get('source')})"
+        self.audit.note(
+            "allow" if granted else "deny",
+            "approval",
+            f"{'approved' if granted else 'not approved'} by {who}",
+            action,
+            signal,
+        )
+        if granted:
+            self.clearances.grant(action.digest())
+        return granted
+
+    def _ask(self, channel: Any, request: ApprovalRequest) -> bool:
+        future = self._pool.submit(channel.approve, request)
+        try:
+            return future.result(timeout=self.timeout) is True
+        except concurrent.futures.TimeoutError:
+            log.warning("no answer to %s within %g s: denied", request.describe(), self.timeout)
+            return False
+        except Exception as err:  # a channel that fails (disconnect, EOF) is a no
+            log.warning("approval of %s failed: %s", request.action.describe(), err)
+            return False
+
+    def _flight_plan(self, request: ApprovalRequest) -> bool:
+        plan = self.book.propose(request)
+        reason = f"waiting for approval in {self.book.path} (Flight Plan {plan.id})"
+        self.audit.note("ask", "flightplan", reason, request.action, request.signal)
+        self.emit(
+            request.signal,
+            "denied",
+            {"action": request.action.describe(), "reason": reason, "flightplan": plan.id},
+        )
+        return False
+
+
+@dataclass(frozen=True)
+class Outcome:
+    plan_id: str
+    state: str
+    message: str
+
+
+class FlightPlanRunner:
+    """What the heartbeat runs: approved plans once, rejections back to the model."""
+
+    def __init__(
+        self,
+        *,
+        book: ApprovalBook,
+        evaluate: Callable[[Action, Signal], GateResult],
+        actuate: Callable[[Action, Signal], Signal | None],
+        clearances: Clearances,
+        audit: AuditLog,
+        inject: Callable[[Signal], Any] | None = None,
+        mask: Callable[[str], str] = str,
+    ) -> None:
+        self.book = book
+        self.evaluate = evaluate
+        self.actuate = actuate
+        self.clearances = clearances
+        self.audit = audit
+        self.inject = inject
+        self.mask = mask
+        self._lock = threading.Lock()
+
+    def run_due(self, _tick: Any = None) -> list[Outcome]:
+        """Handle every APPROVED or REJECTED entry still pending in the ledger."""
+        with self._lock:
+            outcomes: list[Outcome] = []
+            ledger = self.book.ledger()
+            for plan in self.book.plans():
+                known = ledger.get(plan.id)
+                if known is None or known.get("state") != "pending":
+                    continue
+                if plan.state == APPROVED:
+                    outcomes.append(self._run(plan, str(known.get("hash", ""))))
+                elif plan.state == REJECTED:
+                    outcomes.append(self._reject(plan))
+            return outcomes
+
+    def _signal(self, plan: FlightPlan) -> Signal:
+        props = plan.properties
+        meta: dict[str, Any] = {"source": Keyword(props.get("SOURCE") or "flightplan")}
+        for key, prop in (("session-id", "SESSION"), ("origin", "ORIGIN"), ("heading", "HEADING")):
+            if props.get(prop):
+                meta[key] = props[prop]
+        meta["flightplan"] = plan.id
+        return Signal(payload={"sensor": Keyword("approval"), "flightplan": plan.id}, meta=meta)
+
+    def _run(self, plan: FlightPlan, expected: str) -> Outcome:
+        action = plan.action()
+        signal = self._signal(plan)
+        if action is None or not expected or action.digest() != expected:
+            why = "its action was edited after it was proposed (hash mismatch); not run"
+            self.book.set_ledger(plan.id, state="cancelled")
+            self.book.mark(plan.id, CANCELLED, why)
+            if action is not None:
+                self.audit.note("deny", "flightplan", f"{plan.id}: {why}", action, signal)
+            return Outcome(plan.id, CANCELLED, why)
+        action.call_id = plan.properties.get("CALL_ID") or None
+        # Claimed before it runs: a crash in the action cannot make it run twice.
+        self.book.set_ledger(plan.id, state="running")
+        result = self.evaluate(action, signal)
+        if result.decision == "deny":
+            why = "refused by the gates now: " + "; ".join(result.reasons)
+            self.book.set_ledger(plan.id, state="cancelled")
+            self.book.mark(plan.id, CANCELLED, why)
+            return Outcome(plan.id, CANCELLED, why)
+        self.audit.note("allow", "flightplan", f"{plan.id} approved in the file", action, signal)
+        self.clearances.grant(action.digest())
+        try:
+            feedback = self.actuate(action, signal)
+            message = _result_text(feedback) if feedback is not None else "done"
+        except Exception as err:
+            log.exception("flight plan %s failed", plan.id)
+            feedback, message = None, f"failed: {type(err).__name__}: {err}"
+        self.book.set_ledger(plan.id, state="done")
+        self.book.mark(plan.id, DONE, message)
+        if feedback is not None and self.inject is not None:
+            self.inject(feedback)
+        return Outcome(plan.id, DONE, self.mask(message))
+
+    def _reject(self, plan: FlightPlan) -> Outcome:
+        reason = plan.reason()
+        self.book.set_ledger(plan.id, state="rejected")
+        action = plan.action()
+        signal = self._signal(plan)
+        if action is not None:
+            why = f"rejected by the person: {reason}"
+            self.audit.note("deny", "flightplan", why, action, signal)
+        if self.inject is not None and action is not None:
+            text = f"The person rejected {action.describe()}: {reason}"
+            self.inject(
+                signal.child(
+                    {
+                        "sensor": Keyword("tool-output"),
+                        "results": [
+                            {
+                                "call-id": plan.properties.get("CALL_ID", ""),
+                                "tool": action.name,
+                                "ok": False,
+                                "output": text,
+                            }
+                        ],
+                    }
+                )
+            )
+        return Outcome(plan.id, REJECTED, reason)
+
+
+def _result_text(feedback: Signal) -> str:
+    results = feedback.payload.get("results")
+    if isinstance(results, list) and results:
+        parts = []
+        for r in results:
+            if isinstance(r, dict):
+                ok = "ok" if r.get("ok") else "failed"
+                parts.append(f"{r.get('tool', '')} ({ok}): {r.get('output', '')}")
+        return "\n".join(parts)
+    return str(feedback.payload.get("text", "done"))

@@ -1,0 +1,219 @@
+"""The security layer of one agent: the two mandatory gates' decisions, the tools that
+touch the machine, and the wiring (audit hook, approver, masking) into the loop.
+
+``skills/policy.py`` and ``skills/dispatcher.py`` are the gates' skills; they call
+:meth:`Security.policy_verdict` and :meth:`Security.dispatcher_verdict`.  The policy
+gate judges what an action touches (paths, the parsed shell line, the rules); the
+dispatcher gate judges its impact (code evaluation and writes need a person's yes
+unless a rule or grant allows them).
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from passepartout.loop.actions import Action, Verdict
+from passepartout.loop.gates import GateResult
+from passepartout.security.approvals import ApprovalBook
+from passepartout.security.audit import AuditLog
+from passepartout.security.flightplan import Clearances
+from passepartout.security.paths import PathRules, denial
+from passepartout.security.policy import Policy, Subject, load_policy, plain_commands
+from passepartout.security.privacy import DEFAULT_TAG
+from passepartout.security.shell import DEFAULT_ALLOWLIST, ShellPolicy, analyze
+from passepartout.security.vault import Vault
+from passepartout.signals import Signal
+
+log = logging.getLogger(__name__)
+
+WRITE_TOOLS = frozenset(
+    {"write-file", "edit-file", "append-file", "delete-file", "move-file", "make-directory"}
+)
+ALWAYS_ASK = frozenset({"eval", "emacs-eval", "write-file"})
+PATH_ARGS = ("path", "file", "dir", "directory", "target", "dest", "destination", "src", "source")
+
+
+@dataclass
+class Places:
+    """Where the agent's own files are (all protected), and where it works."""
+
+    home: Path
+    config_dir: Path
+    memex_dir: Path
+    skill_dirs: tuple[Path, ...]
+    workspace: Path
+    approvals_file: Path
+
+    @property
+    def policy_file(self) -> Path:
+        return self.config_dir / "policy.toml"
+
+
+@dataclass
+class Security:
+    """Everything the gates and the tools share."""
+
+    places: Places
+    vault: Vault
+    audit: AuditLog
+    book: ApprovalBook
+    clearances: Clearances = field(default_factory=Clearances)
+    tool_lookup: Callable[[str], Any] = lambda name: None
+    private_tag: str = DEFAULT_TAG
+    _policy: Policy | None = field(default=None, init=False, repr=False)
+    _stamp: tuple[float, float] | None = field(default=None, init=False, repr=False)
+    _subjects: collections.OrderedDict[str, tuple[Subject, Verdict]] = field(
+        default_factory=collections.OrderedDict, init=False, repr=False
+    )
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
+    # -- configuration, reloaded when its files change ----------------------------------
+
+    def policy(self) -> Policy:
+        """The rules of ``policy.toml`` and the grants of the approvals file.
+
+        A broken policy file raises :class:`~passepartout.errors.ConfigError`: the gate
+        then fails, and a failing gate denies.
+        """
+        stamp = (_mtime(self.places.policy_file), _mtime(self.places.approvals_file))
+        with self._lock:
+            if self._policy is None or stamp != self._stamp:
+                self._policy = load_policy(self.places.policy_file, self.book.grant_rules())
+                self._stamp = stamp
+                self._subjects.clear()
+            return self._policy
+
+    def protected_places(self) -> list[Path]:
+        p = self.places
+        ledger = self.book.ledger_path
+        return [p.config_dir, p.home, *p.skill_dirs, p.approvals_file, ledger]
+
+    def path_rules(self) -> PathRules:
+        settings = self.policy().settings
+        return PathRules.build(
+            protected=[*self.protected_places(), *settings.protect],
+            secret=[self.places.config_dir, *settings.secret],
+            workspace=self.places.workspace,
+        )
+
+    def shell_policy(self) -> ShellPolicy:
+        base = ShellPolicy()
+        settings = self.policy().settings
+        own = tuple(str(p) for p in self.protected_places())
+        return replace(
+            base,
+            allowlist=DEFAULT_ALLOWLIST | frozenset(settings.shell_allow),
+            protected_paths=(*base.protected_paths, *own, *settings.protect),
+            secret_paths=(*base.secret_paths, str(self.places.config_dir), *settings.secret),
+            workspace=self.places.workspace,
+        )
+
+    # -- what an action touches -------------------------------------------------------------
+
+    def examine(self, action: Action) -> tuple[Subject, Verdict]:
+        """The action parsed for the rules, and the built-in checks' verdict on it."""
+        policy = self.policy()
+        key = action.digest()
+        with self._lock:
+            cached = self._subjects.get(key)
+        if cached is not None:
+            return cached
+        found = self._examine(action, policy)
+        with self._lock:
+            self._subjects[key] = found
+            while len(self._subjects) > 128:
+                self._subjects.popitem(last=False)
+        return found
+
+    def _examine(self, action: Action, policy: Policy) -> tuple[Subject, Verdict]:
+        name, args = action.name, action.args
+        tool = self.tool_lookup(name)
+        declared = set((getattr(tool, "parameters", None) or {}).get("properties", {}))
+        extra = sorted(set(args) - declared) if tool is not None else []
+        if extra:
+            return Subject(name, args), Verdict.deny(f"unexpected arguments {extra} for {name}")
+        if name == "shell":
+            cmd = args.get("cmd")
+            if not isinstance(cmd, str):
+                return Subject(name, args), Verdict.deny("shell needs a command string")
+            verdict = analyze(cmd, self.shell_policy())
+            plain, simple = plain_commands(cmd)
+            commands = tuple(dict.fromkeys([*plain, *(tuple(c) for c in verdict.commands)]))
+            subject = Subject(name, args, commands, simple, cwd=self.places.workspace)
+            why = "; ".join(verdict.reasons) or "plain allowlisted commands"
+            return subject, Verdict(verdict.decision, why)
+        rules = self.path_rules()
+        paths: list[Path] = []
+        for key in PATH_ARGS:
+            raw = args.get(key)
+            if raw is None:
+                continue
+            resolved, reason = denial(str(raw), rules, writing=name in WRITE_TOOLS)
+            if reason is not None or resolved is None:
+                return Subject(name, args), Verdict.deny(reason or "an unusable path")
+            paths.append(resolved.path)
+        subject = Subject(name, args, paths=tuple(paths), cwd=self.places.workspace)
+        return subject, Verdict.allow("no built-in check objects")
+
+    # -- the two mandatory gates ------------------------------------------------------------
+
+    def policy_verdict(self, action: Action, signal: Signal) -> Verdict:
+        if action.target in ("chat", "system"):
+            return Verdict.allow("a reply")
+        if action.target != "tool":
+            return Verdict.ask(f"an action for {action.target!r}")
+        if self.tool_lookup(action.name) is None:
+            return Verdict.deny(f"there is no tool named {action.name!r}")
+        subject, built_in = self.examine(action)
+        if built_in.decision == "deny":
+            return built_in
+        match = self.policy().decide(subject)
+        if match is None:
+            return built_in
+        if match.decision == "allow" and built_in.decision == "ask":
+            return Verdict.allow(f"{match.reason()} (instead of asking: {built_in.reason})")
+        return Verdict(match.decision, match.reason())
+
+    def dispatcher_verdict(self, action: Action, signal: Signal) -> Verdict:
+        if action.target != "tool":
+            return Verdict.allow("not a tool call")
+        tool = self.tool_lookup(action.name)
+        high = action.name in ALWAYS_ASK or action.name in self.policy().settings.always_ask
+        if tool is not None and getattr(tool, "impact", "low") == "high":
+            high = True
+        if not high:
+            return Verdict.allow("low impact")
+        match = self.policy().decide(self.examine(action)[0])
+        if match is not None and match.decision == "allow":
+            return Verdict.allow(f"high impact, granted by {match.reason()}")
+        return Verdict.ask(f"{action.name} is high-impact and needs a person's yes")
+
+    # -- hooks into the loop ------------------------------------------------------------------
+
+    def on_verdict(self, action: Action, signal: Signal, result: GateResult) -> None:
+        """The gate pipeline's audit hook: write the verdict; an allow clears the action
+        once for a tool that checks again (the shell tool)."""
+        self.audit.record(action, signal, result)
+        if result.decision == "allow":
+            self.clearances.grant(action.digest())
+
+
+def default_approvals_file(memex_dir: Path, home: Path, override: str | None) -> Path:
+    if override:
+        return Path(os.path.expanduser(override))
+    system = memex_dir / "system"
+    return system / "approvals.org" if system.is_dir() else home / "approvals.org"
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime_ns / 1e9
+    except FileNotFoundError:
+        return 0.0

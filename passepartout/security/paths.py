@@ -1,0 +1,154 @@
+"""Where a file tool may read and write: resolution that cannot be fooled, and the
+protected places.
+
+A proposed path is made absolute (``~`` and the workspace), then resolved with
+``realpath``: ``..``, symlinks anywhere on the way (also one planted at the target or
+its parent) and ``/proc/self/root`` or ``/proc/<pid>/cwd`` all collapse to the real
+place, and the rules are applied to that.  The protected places hold for a file that
+does not exist yet: creating ``~/.bashrc`` or a hook in ``.git/hooks`` is refused like
+changing one.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from passepartout.errors import PassepartoutError
+from passepartout.security.shell import DEFAULT_PROTECTED, DEFAULT_SECRETS
+
+SHELL_RC = frozenset(
+    {
+        ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc",
+        ".zprofile", ".zshenv", ".zlogin", ".zlogout", ".kshrc", ".cshrc", ".tcshrc",
+        ".inputrc", "config.fish",
+    }
+)
+# Kernel views of processes and devices: no file tool reads or writes there.
+SYSTEM_ROOTS = (Path("/proc"), Path("/sys"), Path("/dev"))
+
+
+class PathDenied(PassepartoutError):
+    """A path a file tool may not touch, with the reason."""
+
+
+@dataclass(frozen=True)
+class PathRules:
+    """Absolute roots no tool writes (``protected``) or reads (``secret``) under, and
+    relative parts (``.git/hooks``) that are protected wherever they appear."""
+
+    protected: tuple[Path, ...] = ()
+    secret: tuple[Path, ...] = ()
+    protected_parts: tuple[tuple[str, ...], ...] = ()
+    protected_names: frozenset[str] = SHELL_RC
+    workspace: Path | None = None
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        protected: Iterable[Path | str] = (),
+        secret: Iterable[Path | str] = (),
+        workspace: Path | None = None,
+        defaults: bool = True,
+    ) -> PathRules:
+        """Rules for these roots, plus (``defaults``) the shell policy's protected and
+        secret places, so that a file tool and a shell command agree."""
+        prot = [*protected, *(DEFAULT_PROTECTED if defaults else ())]
+        sec = [*secret, *(DEFAULT_SECRETS if defaults else ())]
+        absolute = [p for p in prot if _is_absolute_entry(p)]
+        parts = tuple(tuple(Path(str(p)).parts) for p in prot if not _is_absolute_entry(p))
+        return cls(
+            protected=_real_roots(absolute),
+            secret=_real_roots([p for p in sec if _is_absolute_entry(p)]),
+            protected_parts=parts,
+            workspace=Path(os.path.realpath(workspace)) if workspace else None,
+        )
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A proposed path, where it really is, and how it was spelled (made absolute)."""
+
+    raw: str
+    path: Path
+    spelled: Path
+
+
+def _is_absolute_entry(entry: Path | str) -> bool:
+    text = str(entry)
+    return text.startswith(("/", "~"))
+
+
+def _real_roots(entries: Iterable[Path | str]) -> tuple[Path, ...]:
+    roots: list[Path] = []
+    for entry in entries:
+        expanded = os.path.expanduser(str(entry))
+        for candidate in {os.path.abspath(expanded), os.path.realpath(expanded)}:
+            root = Path(candidate)
+            if root not in roots:
+                roots.append(root)
+    return tuple(roots)
+
+
+def resolve(raw: str, workspace: Path | None = None) -> Resolved:
+    """``raw`` made absolute and resolved to its real place (it need not exist)."""
+    if not isinstance(raw, str) or not raw.strip():
+        raise PathDenied("an empty path", path=str(raw))
+    if "\x00" in raw:
+        raise PathDenied("a path with a NUL byte", path=raw.replace("\x00", "\\0"))
+    expanded = os.path.expanduser(raw)
+    if not os.path.isabs(expanded):
+        if workspace is None:
+            raise PathDenied(f"{raw!r} is relative and there is no workspace", path=raw)
+        expanded = os.path.join(workspace, expanded)
+    return Resolved(raw, Path(os.path.realpath(expanded)), Path(os.path.abspath(expanded)))
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _has_parts(path: Path, parts: tuple[str, ...]) -> bool:
+    segs = path.parts
+    return any(segs[i : i + len(parts)] == parts for i in range(len(segs) - len(parts) + 1))
+
+
+def denial(raw: str, rules: PathRules, *, writing: bool) -> tuple[Resolved | None, str | None]:
+    """Resolve ``raw``; return it and the reason it is refused (``None``: permitted).
+
+    Both the real place and the spelled one are judged: a rule on either applies.
+    """
+    try:
+        resolved = resolve(raw, rules.workspace)
+    except PathDenied as err:
+        return None, err.message
+    for place in dict.fromkeys((resolved.path, resolved.spelled)):
+        reason = _judge(place, rules, writing=writing)
+        if reason is not None:
+            if resolved.path != resolved.spelled:
+                reason += f" ({raw} resolves to {resolved.path})"
+            return resolved, reason
+    return resolved, None
+
+
+def _judge(path: Path, rules: PathRules, *, writing: bool) -> str | None:
+    for root in SYSTEM_ROOTS:
+        if _inside(path, root):
+            return f"{path} is inside {root}, which file tools do not touch"
+    for root in rules.secret:
+        if _inside(path, root):
+            return f"{path} holds secrets ({root})"
+    if not writing:
+        return None
+    if path.name in rules.protected_names:
+        return f"{path} is a shell start-up file"
+    for parts in rules.protected_parts:
+        if _has_parts(path, parts):
+            return f"{path} is inside a protected place ({'/'.join(parts)})"
+    for root in rules.protected:
+        if _inside(path, root):
+            return f"{path} is inside a protected place ({root})"
+    return None

@@ -1,0 +1,283 @@
+"""The policy as configuration: allow, ask and deny rules per tool, per parsed argument
+and per directory scope.  Deny beats ask beats allow.
+
+Rules live in ``<config_dir>/policy.toml`` (and scoped grants in the approvals file)::
+
+    [[rule]]
+    decision = "allow"          # allow | ask | deny
+    tool = "shell"              # glob on the tool's name (default "*")
+    command = "git status"      # shell: the parsed argv starts with these words (globs)
+    scope = "~/proj"            # the file, or the shell's working directory, is inside
+    [[rule]]
+    decision = "deny"
+    tool = "write-file"
+    path = "*.pem"              # glob on the resolved path (or on its file name)
+    [[rule]]
+    decision = "ask"
+    args = { url = "http://*" } # glob on an argument's value
+
+    [shell]
+    allow = ["make"]            # more programs that run without asking
+    [files]
+    protect = ["~/notes/ledger"]  # more places no tool writes
+    secret = ["~/private"]      # more places no tool reads
+    [dispatcher]
+    ask = ["send-mail"]         # more tools that always need a person's yes
+
+A rule matches parsed arguments: a shell rule sees each simple command's argv as the
+shell would run it, so ``git status; rm -rf ~`` is two commands and an allow rule for
+``git status`` does not cover it.  An allow rule lifts an "ask" of the built-in checks;
+it never lifts one of their refusals.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+import os
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import bashlex
+
+from passepartout.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+Decision = Literal["allow", "ask", "deny"]
+RANK: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
+_RULE_KEYS = frozenset({"decision", "tool", "command", "path", "scope", "args", "why"})
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule; every condition it names must hold for it to match."""
+
+    decision: Decision
+    tool: str = "*"
+    command: tuple[str, ...] = ()
+    path: str | None = None
+    scope: Path | None = None
+    args: tuple[tuple[str, str], ...] = ()
+    origin: str = ""
+
+    def describe(self) -> str:
+        parts = [f"{self.decision} {self.tool}"]
+        if self.command:
+            parts.append(f"`{' '.join(self.command)}`")
+        if self.path:
+            parts.append(f"path {self.path}")
+        if self.scope:
+            parts.append(f"in {self.scope}")
+        parts += [f"{k}={v}" for k, v in self.args]
+        text = " ".join(parts)
+        return f"{text} ({self.origin})" if self.origin else text
+
+
+@dataclass(frozen=True)
+class Subject:
+    """An action as the rules see it: parsed, with its paths resolved."""
+
+    tool: str
+    args: Mapping[str, Any] = field(default_factory=dict)
+    commands: tuple[tuple[str, ...], ...] = ()
+    simple: bool = True
+    paths: tuple[Path, ...] = ()
+    cwd: Path | None = None
+
+
+@dataclass(frozen=True)
+class Match:
+    decision: Decision
+    rules: tuple[Rule, ...]
+
+    def reason(self) -> str:
+        return "; ".join(f"rule {r.describe()}" for r in self.rules)
+
+
+@dataclass
+class Settings:
+    """The non-rule parts of the policy file."""
+
+    shell_allow: tuple[str, ...] = ()
+    protect: tuple[str, ...] = ()
+    secret: tuple[str, ...] = ()
+    always_ask: tuple[str, ...] = ()
+
+
+@dataclass
+class Policy:
+    rules: list[Rule] = field(default_factory=list)
+    settings: Settings = field(default_factory=Settings)
+
+    def decide(self, subject: Subject) -> Match | None:
+        """The strongest decision of the rules that match ``subject`` (``None``: no rule)."""
+        for decision in ("deny", "ask"):
+            hits = tuple(
+                r for r in self.rules if r.decision == decision and _matches(r, subject)
+            )
+            if hits:
+                return Match(hits[0].decision, hits)
+        allows = [r for r in self.rules if r.decision == "allow"]
+        if subject.commands:
+            # Every command of a shell line needs its own allow; only plain commands.
+            if not subject.simple:
+                return None
+            used: list[Rule] = []
+            for argv in subject.commands:
+                hit = next((r for r in allows if _matches(r, subject, only=argv)), None)
+                if hit is None:
+                    return None
+                used.append(hit)
+            return Match("allow", tuple(dict.fromkeys(used)))
+        hits = tuple(r for r in allows if _matches(r, subject))
+        return Match("allow", hits) if hits else None
+
+
+def _matches(rule: Rule, subject: Subject, *, only: tuple[str, ...] | None = None) -> bool:
+    if not fnmatch.fnmatchcase(subject.tool, rule.tool):
+        return False
+    for name, pattern in rule.args:
+        if name not in subject.args or not fnmatch.fnmatchcase(str(subject.args[name]), pattern):
+            return False
+    if rule.command:
+        argvs = [only] if only is not None else list(subject.commands)
+        if not any(_argv_matches(rule.command, argv) for argv in argvs):
+            return False
+    if rule.path is not None and not (
+        subject.paths and all(_path_matches(rule.path, p) for p in subject.paths)
+    ):
+        return False
+    if rule.scope is not None:
+        places = list(subject.paths) or ([subject.cwd] if subject.cwd else [])
+        if not places or not all(p == rule.scope or rule.scope in p.parents for p in places):
+            return False
+    return True
+
+
+def _argv_matches(pattern: tuple[str, ...], argv: tuple[str, ...]) -> bool:
+    if len(argv) < len(pattern):
+        return False
+    program = os.path.basename(argv[0]) if pattern and "/" not in pattern[0] else argv[0]
+    words = (program, *argv[1:])
+    return all(fnmatch.fnmatchcase(w, p) for w, p in zip(words, pattern, strict=False))
+
+
+def _path_matches(pattern: str, path: Path) -> bool:
+    pattern = os.path.expanduser(pattern)
+    if "/" in pattern:
+        return fnmatch.fnmatchcase(str(path), pattern)
+    return fnmatch.fnmatchcase(path.name, pattern)
+
+
+# -- shell lines as the rules see them -------------------------------------------------
+
+_PLAIN_OPERATORS = frozenset({"&&", "||", ";", "\n", "|"})
+
+
+def plain_commands(cmd: str) -> tuple[tuple[tuple[str, ...], ...], bool]:
+    """The argv of each simple command of ``cmd``, and whether the line is plain: literal
+    words joined by ``&&``, ``||``, ``;`` or ``|``; no redirect, substitution, expansion,
+    assignment, background job or compound command."""
+    try:
+        trees = bashlex.parse(cmd)
+    except Exception:  # bashlex raises many types, all mean "not understood"
+        return (), False
+    commands: list[tuple[str, ...]] = []
+    plain = True
+    stack: list[Any] = list(trees)
+    while stack:
+        node = stack.pop(0)
+        kind = getattr(node, "kind", "")
+        if kind in ("list", "pipeline"):
+            stack[:0] = list(node.parts)
+        elif kind == "operator":
+            plain = plain and node.op in _PLAIN_OPERATORS
+        elif kind == "pipe":
+            plain = plain and node.pipe == "|"
+        elif kind == "command":
+            argv: list[str] = []
+            for part in node.parts:
+                if getattr(part, "kind", "") != "word" or getattr(part, "parts", None):
+                    plain = False
+                    continue
+                argv.append(part.word)
+            if argv:
+                commands.append(tuple(argv))
+        else:
+            plain = False
+    return tuple(commands), plain and bool(commands)
+
+
+# -- loading ------------------------------------------------------------------------------
+
+
+def rule_from_mapping(entry: Mapping[str, Any], origin: str) -> Rule:
+    """A :class:`Rule` of a TOML table or an org grant's properties; bad input is a
+    :class:`ConfigError` naming where it came from."""
+    unknown = set(entry) - _RULE_KEYS
+    if unknown:
+        raise ConfigError(f"{origin}: unknown rule keys {sorted(unknown)}", origin=origin)
+    decision = str(entry.get("decision", "")).lower()
+    if decision not in RANK:
+        raise ConfigError(
+            f"{origin}: decision must be allow, ask or deny, not {entry.get('decision')!r}",
+            origin=origin,
+        )
+    command = entry.get("command", ())
+    if isinstance(command, str):
+        import shlex
+
+        try:
+            command = shlex.split(command)
+        except ValueError as err:
+            raise ConfigError(f"{origin}: bad command: {err}", origin=origin) from None
+    args = entry.get("args", {})
+    if not isinstance(args, Mapping) or not isinstance(command, list | tuple):
+        raise ConfigError(f"{origin}: args must be a table and command a string", origin=origin)
+    scope = entry.get("scope")
+    return Rule(
+        decision=decision,  # type: ignore[arg-type]
+        tool=str(entry.get("tool", "*")),
+        command=tuple(str(w) for w in command),
+        path=str(entry["path"]) if entry.get("path") else None,
+        scope=Path(os.path.realpath(os.path.expanduser(str(scope)))) if scope else None,
+        args=tuple(sorted((str(k), str(v)) for k, v in args.items())),
+        origin=origin,
+    )
+
+
+def _strings(table: Mapping[str, Any], key: str, origin: str) -> tuple[str, ...]:
+    value = table.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{origin}: {key} must be a list of strings", origin=origin)
+    return tuple(value)
+
+
+def load_policy(path: Path, extra_rules: Iterable[Rule] = ()) -> Policy:
+    """The policy in ``path`` (a missing file is the built-in defaults)."""
+    rules = list(extra_rules)
+    if not path.is_file():
+        return Policy(rules)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        raise ConfigError(f"{path}: {err}", origin=str(path)) from None
+    entries = data.get("rule", [])
+    if not isinstance(entries, list):
+        raise ConfigError(f"{path}: [[rule]] must be an array of tables", origin=str(path))
+    for i, entry in enumerate(entries, 1):
+        if not isinstance(entry, Mapping):
+            raise ConfigError(f"{path}: rule {i} is not a table", origin=str(path))
+        rules.append(rule_from_mapping(entry, f"{path.name} rule {i}"))
+    name = path.name
+    settings = Settings(
+        shell_allow=_strings(data.get("shell", {}), "allow", f"{name} [shell]"),
+        protect=_strings(data.get("files", {}), "protect", f"{name} [files]"),
+        secret=_strings(data.get("files", {}), "secret", f"{name} [files]"),
+        always_ask=_strings(data.get("dispatcher", {}), "ask", f"{name} [dispatcher]"),
+    )
+    return Policy(rules, settings)
