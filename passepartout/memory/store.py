@@ -28,6 +28,7 @@ from passepartout.memory.merkle import content_key, iter_tree, root_object
 from passepartout.memory.nodes import ROOT_ID, MemoryNode, node_from_fields
 from passepartout.memory.schema import (
     DB_NAME,
+    BulkObjects,
     CorruptObjectError,
     ObjectTable,
     connect,
@@ -39,6 +40,7 @@ from passepartout.memory.verify import VerifyReport, check_tree, reachable
 log = logging.getLogger(__name__)
 
 DEFAULT_KEEP_SNAPSHOTS = 20
+BULK_VERIFY = 2000  # nodes above which verify reads the object table in one scan
 
 
 @dataclass(frozen=True)
@@ -296,14 +298,16 @@ class MemoryStore:
         with self._lock:
             self._check_open()
             head = self._tree.head()
-            problems, nodes, checked = check_tree(self._io, head)
+            # One table scan beats a query per object once the tree is large.
+            io = BulkObjects(self._conn) if self._tree.node_count() > BULK_VERIFY else self._io
+            problems, nodes, checked = check_tree(io, head)
             report = VerifyReport(head, len(nodes), checked, problems)
             if not problems:
                 report.index_mismatches = self._tree.index_mismatches(nodes)
             if snapshots:
                 seen: set[str] = set()
                 for s in self.snapshots():
-                    bad, _nodes, n = check_tree(self._io, s.root, seen)
+                    bad, _nodes, n = check_tree(io, s.root, seen)
                     report.objects += n
                     if bad:
                         report.snapshots_bad.append(s.seq)
