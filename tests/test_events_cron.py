@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -59,6 +60,7 @@ def test_a_job_missed_while_down_runs_once_and_says_so(tmp_path: Path, clock: Cl
     s = scheduler(tmp_path, clock)
     j = s.upsert(job("<2026-05-03 Sun 13:00 +1d>"))
     assert j.next_run == at("2026-05-03 13:00")
+    s.save()  # what stopping the server does
     # Three weeks later the server starts again.
     clock.set("2026-05-24 18:00")
     s2 = scheduler(tmp_path, clock)
@@ -133,6 +135,16 @@ def test_an_inactive_timestamp_never_runs(tmp_path: Path, clock: Clock) -> None:
     assert j.next_run is None and s.due() == []
 
 
+def test_a_rescan_saves_the_state_a_moment_later(tmp_path: Path, clock: Clock) -> None:
+    s = scheduler(tmp_path, clock)
+    s.state.delay = 0.05
+    s.upsert(job("<2026-05-04 Mon 09:00 +1w>"))
+    deadline = time.monotonic() + 5
+    while not (tmp_path / "cron.json").exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert "2026-05-04T09:00:00+00:00" in (tmp_path / "cron.json").read_text()
+
+
 def test_a_removed_job_is_gone_and_forgotten(tmp_path: Path, clock: Clock) -> None:
     s = scheduler(tmp_path, clock)
     s.upsert(job("<2026-05-04 Mon 09:00 +1w>"))
@@ -144,6 +156,7 @@ def test_a_corrupt_state_file_starts_afresh(tmp_path: Path, clock: Clock) -> Non
     (tmp_path / "cron.json").write_text("{not json")
     s = scheduler(tmp_path, clock)
     assert s.upsert(job("<2026-05-04 Mon 09:00 +1w>")).next_run == at("2026-05-04 09:00")
+    s.save()
     assert "job-1" in (tmp_path / "cron.json").read_text()
 
 

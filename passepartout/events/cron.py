@@ -58,11 +58,18 @@ def make_job(node: OrgNode, classifier: Classifier | None = None) -> Job:
 
 
 class CronState:
-    """The persisted next/last run of every job: a JSON file, rewritten atomically."""
+    """The persisted next/last run of every job: a JSON file, rewritten atomically.
 
-    def __init__(self, path: Path) -> None:
+    A run's times are saved at once; what a rescan changes is saved a moment later
+    (``save_soon``), so an edit's rescan does not wait for the disk.
+    """
+
+    def __init__(self, path: Path, *, delay: float = 0.5) -> None:
         self.path = Path(path)
+        self.delay = delay
         self._data: dict[str, dict[str, Any]] = self._read()
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
 
     def _read(self) -> dict[str, dict[str, Any]]:
         try:
@@ -77,25 +84,42 @@ class CronState:
         return {k: v for k, v in raw.items() if isinstance(v, dict)}
 
     def get(self, job_id: str) -> dict[str, Any] | None:
-        return self._data.get(job_id)
+        with self._lock:
+            return self._data.get(job_id)
 
     def put(self, job: Job) -> None:
-        self._data[job.id] = {
+        entry = {
             "source": job.source,
             "current": job.current.format() if job.current is not None else None,
             "next_run": _iso(job.next_run),
             "last_run": _iso(job.last_run),
             "last_result": job.last_result,
         }
+        with self._lock:
+            self._data[job.id] = entry
 
     def drop(self, job_id: str) -> None:
-        self._data.pop(job_id, None)
+        with self._lock:
+            self._data.pop(job_id, None)
 
     def save(self) -> None:
-        try:
-            atomic_write(self.path, json.dumps(self._data, indent=1, sort_keys=True))
-        except OSError as err:
-            log.error("cannot save the cron state %s: %s", self.path, err)
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            text = json.dumps(self._data, indent=1, sort_keys=True)
+            try:
+                atomic_write(self.path, text)
+            except OSError as err:
+                log.error("cannot save the cron state %s: %s", self.path, err)
+
+    def save_soon(self) -> None:
+        with self._lock:
+            if self._timer is not None:
+                return
+            self._timer = threading.Timer(self.delay, self.save)
+            self._timer.daemon = True
+            self._timer.start()
 
 
 def _iso(moment: dt.datetime | None) -> str | None:
@@ -162,7 +186,7 @@ class Scheduler:
             self._jobs[job.id] = job
             self.state.put(job)
             if save:
-                self.state.save()
+                self.state.save_soon()
             return job
 
     def save(self) -> None:
@@ -173,7 +197,7 @@ class Scheduler:
         with self._lock:
             job = self._jobs.pop(job_id, None)
             self.state.drop(job_id)
-            self.state.save()
+            self.state.save_soon()
             return job
 
     def due(self, now: dt.datetime | None = None) -> list[Job]:

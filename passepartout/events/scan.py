@@ -25,8 +25,9 @@ log = logging.getLogger(__name__)
 # Candidates: unanchored, so the regex engine can skip ahead on the leading colon.
 _CANDIDATE = re.compile(rb"(?i):(?:hook|cron):")
 _CANDIDATE_TEXT = re.compile(r"(?i):(?:hook|cron):")
-_HEADING = re.compile(r"^(\*+)[ \t]+(.*?)[ \t]*$|^(\*+)$", re.M)
-_TODO_LINE = re.compile(r"^[ \t]*#\+(?:SEQ_|TYP_)?TODO:[ \t]*(.*)$", re.M | re.I)
+# Unanchored patterns with a literal start: re's multiline "^" is ten times slower.
+_HEADING = re.compile(r"(?:\A|\n)(\*+)(?:[ \t]+([^\n]*))?(?=\n|\Z)")
+_TODO_LINE = re.compile(r"#\+(?:SEQ_|TYP_)?TODO:[ \t]*([^\n]*)", re.I)
 _PRIORITY = re.compile(r"^\[#.\][ \t]*")
 _TAGS = re.compile(r"[ \t]+:[\w@#%:]+:$")
 DEFAULT_TODO_KEYWORDS = ("TODO", "DONE")
@@ -60,11 +61,20 @@ def _candidate_positions(text: str) -> list[int]:
     return found
 
 
+def _todo_lines(text: str) -> list[str]:
+    found = []
+    for m in _TODO_LINE.finditer(text):
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if not text[line_start : m.start()].strip(" \t"):
+            found.append(m[1].strip())
+    return found
+
+
 def todo_keywords(text: str) -> tuple[str, ...]:
     """The TODO keywords a file declares with ``#+TODO:`` (org's defaults without any)."""
     words: list[str] = []
-    for m in _TODO_LINE.finditer(text):
-        for word in m[1].split():
+    for line in _todo_lines(text):
+        for word in line.split():
             if word != "|":
                 words.append(word.split("(")[0])  # "WAIT(w@/!)" -> "WAIT"
     return tuple(words) or DEFAULT_TODO_KEYWORDS
@@ -114,8 +124,8 @@ def scan_text(text: str, file: str, outline: tuple[str, ...] = ()) -> FileScan:
     if not positions:
         return scan
     keywords = todo_keywords(text)
-    header = "".join(f"#+TODO: {m[1]}\n" for m in _TODO_LINE.finditer(text))
-    headings = [(m.start(), len(m[1] or m[3]), m[2] or "") for m in _HEADING.finditer(text)]
+    header = "".join(f"#+TODO: {line}\n" for line in _todo_lines(text))
+    headings = [(m.start(1), len(m[1]), (m[2] or "").rstrip()) for m in _HEADING.finditer(text)]
     starts = [h[0] for h in headings]
     wanted = sorted({i for p in positions if (i := bisect.bisect_right(starts, p) - 1) >= 0})
     outlines = _outlines(headings, wanted, keywords)
