@@ -32,6 +32,7 @@ SECRET_NAME = re.compile(r"(?i)(?:API_?KEY|TOKEN|SECRET|PASSW(?:OR)?D|PASSPHRASE
 PLACEHOLDER = re.compile(r"\{\{secret:([A-Za-z_][A-Za-z0-9_]*)\}\}")
 MIN_SECRET_LENGTH = 6  # shorter values would mask ordinary words
 _MIN_FORM_LENGTH = 6
+_VAULT_SETTINGS = frozenset({"PASSEPARTOUT_SECRETS", "PASSEPARTOUT_KEYRING_SERVICE"})
 
 
 class VaultError(PassepartoutError):
@@ -85,7 +86,9 @@ class Vault:
         chosen = {
             name: value
             for name, value in env.items()
-            if value and (name in listed or SECRET_NAME.search(name))
+            if value
+            and name not in _VAULT_SETTINGS
+            and (name in listed or SECRET_NAME.search(name))
         }
         return cls(chosen, keyring_service=env.get("PASSEPARTOUT_KEYRING_SERVICE") or None)
 

@@ -1,0 +1,99 @@
+"""Shared set-up for the security tests: an agent with the shipped security skills and
+a scripted ``think`` instead of a model, and a channel that records what it is shown."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from passepartout.agent import Agent
+from passepartout.config import Config
+from passepartout.engine.loader import SHIPPED_SKILLS_DIR
+from passepartout.loop.actions import Action, ApprovalRequest, Thought
+from passepartout.signals import Keyword, Signal
+
+SECURITY_SKILLS = ("policy.py", "dispatcher.py", "files.py", "shell.py", "flightplans.py")
+SCRIPTED_SKILL = '''
+from passepartout.api import Prompt, defskill
+
+defskill(
+    "scripted",
+    priority=50,
+    trigger=lambda s: s.sensor in ("user-input", "tool-output", "cron"),
+    prompt=lambda s: Prompt(str(s.payload.get("text", ""))),
+)
+'''
+
+
+@dataclass
+class Channel:
+    """Records events; answers approvals with ``answer`` (or calls it)."""
+
+    answer: bool | Callable[[ApprovalRequest], bool] = False
+    events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    asked: list[ApprovalRequest] = field(default_factory=list)
+
+    def send(self, signal: Signal, kind: str, data: dict[str, Any]) -> None:
+        self.events.append((kind, data))
+
+    def approve(self, request: ApprovalRequest) -> bool:
+        self.asked.append(request)
+        return self.answer(request) if callable(self.answer) else self.answer
+
+    def of(self, kind: str) -> list[dict[str, Any]]:
+        return [d for k, d in self.events if k == kind]
+
+
+@dataclass
+class Script:
+    """The proposals ``think`` returns, one list per call; then nothing."""
+
+    turns: list[list[Action]] = field(default_factory=list)
+    seen: list[Thought] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __call__(self, thought: Thought) -> list[Action]:
+        with self.lock:
+            self.seen.append(thought)
+            return self.turns.pop(0) if self.turns else []
+
+
+def make_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    for name in ("state", "config", "memex/system", "work", "skills"):
+        (tmp_path / name).mkdir(parents=True, exist_ok=True)
+    return {
+        "PASSEPARTOUT_HOME": str(tmp_path / "state"),
+        "PASSEPARTOUT_CONFIG_DIR": str(tmp_path / "config"),
+        "MEMEX_DIR": str(tmp_path / "memex"),
+        "HEARTBEAT_INTERVAL": "3600",
+        "PASSEPARTOUT_WORKSPACE": str(tmp_path / "work"),
+        **extra,
+    }
+
+
+def make_agent(tmp_path: Path, script: Script, **extra: str) -> tuple[Agent, Channel]:
+    env = make_env(tmp_path, **extra)
+    skills = tmp_path / "skills"
+    for name in SECURITY_SKILLS:
+        shutil.copy(SHIPPED_SKILLS_DIR / name, skills / name)
+    (skills / "scripted.py").write_text(SCRIPTED_SKILL)
+    config = Config.from_mapping(env, config_dir=tmp_path / "config")
+    agent = Agent(config, think=script, skill_dirs=[skills])
+    agent.boot(start_threads=False)
+    channel = Channel()
+    agent.register_channel("emacs", channel)
+    return agent, channel
+
+
+def user(text: str = "go", *, source: str = "emacs", **meta: Any) -> Signal:
+    info: dict[str, Any] = {"source": Keyword(source), "session-id": "s1", **meta}
+    return Signal(payload={"sensor": Keyword("user-input"), "text": text}, meta=info)
+
+
+def call(name: str, **args: Any) -> Action:
+    return Action("tool", name, args, call_id=f"c-{name}-{time.monotonic_ns()}")
