@@ -117,7 +117,10 @@ ended: done, cancelled or failed."
 (defun passepartout-chat-state (&optional buffer)
   "Return the state of BUFFER's chat: idle, thinking, streaming, waiting or error."
   (with-current-buffer (or buffer (current-buffer))
-    (passepartout-turn-display-state passepartout-chat--turn)))
+    (let ((state (passepartout-turn-display-state passepartout-chat--turn)))
+      (if (and (eq state 'idle) (eq (passepartout-state) 'error))
+          'error
+        state))))
 
 (defun passepartout-chat--mode-line ()
   "Return the mode line text of the chat state."

@@ -347,7 +347,21 @@ Return at once; the handshake completes in the background and
 (defun passepartout--connection-closed (conn)
   "React to CONN, the connection to the server, closing."
   (when (and (eq conn passepartout--connection) (not passepartout--stopping))
-    (passepartout--server-lost "The connection to the server closed.")))
+    (let ((process passepartout--process))
+      ;; A dying server closes its socket first: report its exit instead, when it comes.
+      (when (process-live-p process)
+        (accept-process-output process 0.2))
+      (cond ((eq passepartout--state 'error))
+            ((and process (not (process-live-p process)))
+             (passepartout--server-lost (format "The server exited: %s"
+                                                (passepartout--exit-text process))))
+            (t (passepartout--server-lost "The connection to the server closed."))))))
+
+(defun passepartout--exit-text (process)
+  "Return how PROCESS ended, as text."
+  (pcase (process-status process)
+    ('signal (format "killed by signal %d" (process-exit-status process)))
+    (status (format "%s with code %d" status (process-exit-status process)))))
 
 (defun passepartout--server-lost (what)
   "Report that the running server went away: WHAT happened."
@@ -383,7 +397,7 @@ Return at once; the handshake completes in the background and
   "Seconds the server has to exit after the end of its stdin.")
 
 (defun passepartout--stop-gently (process)
-  "Close PROCESS's stdin so it saves and exits; kill it when it does not."
+  "Close the stdin of PROCESS, for a clean exit; kill it when it lingers."
   (ignore-errors (process-send-eof process))
   (let ((deadline (+ (float-time) passepartout--stop-grace)))
     (while (and (process-live-p process) (< (float-time) deadline))
