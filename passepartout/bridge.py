@@ -107,10 +107,8 @@ class Bridge:
 
     def hello_info(self) -> dict[str, Any]:
         status = self.status()
-        sessions = self.agent.services.get("sessions") if self.agent else None
-        directory = getattr(sessions, "directory", None) or self.config.home / "sessions"
         return {"version": VERSION, "health": status["health"], "problems": status["problems"],
-                "session-dir": str(directory), "ready": status["ready"]}
+                "session-dir": str(self.config.home), "ready": status["ready"]}
 
 
 def _run_safely(work: Callable[[Agent | None], None], agent: Agent | None) -> None:

@@ -108,7 +108,8 @@ def encode(value: Any) -> str:
     return "".join(out)
 
 
-_SYMBOL_SPECIAL = re.compile(r"""([\s"';()\[\]#`,?\\.])""")
+# The characters both Elisp's reader and sexpdata's take escaped inside a symbol.
+_SYMBOL_SPECIAL = re.compile(r"""([ "';()\[\]#`,?\\])""")
 
 
 def _symbol_text(name: str) -> str:

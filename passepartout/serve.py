@@ -1,15 +1,16 @@
 """``passepartout serve``: the EPC server that Emacs starts.
 
 The port is the first and only line on stdout, printed before anything slow: the agent
-(skills, memory) boots after it on a thread, and the model layer (litellm takes seconds
-to import) warms up after that.  Logs go to stderr and ``<home>/passepartout.log``.
+(skills, memory) boots after it on a thread, and the model layer that the chat skill
+installs imports litellm (seconds) in the background after that.  Logs go to stderr and
+``<home>/passepartout.log``.
 SIGTERM, SIGINT, SIGHUP or the end of stdin (Emacs going away) stop the server: the
 agent shuts down (memory saves) and the exit status is 0.
 """
 
 from __future__ import annotations
 
-import importlib
+import argparse
 import logging
 import logging.handlers
 import os
@@ -25,7 +26,7 @@ from passepartout.errors import ConfigError, PassepartoutError
 
 if TYPE_CHECKING:
     from passepartout.bridge import Bridge
-    from passepartout.loop.actions import Action, Think, Thought
+    from passepartout.loop.actions import Think
 
 log = logging.getLogger(__name__)
 
@@ -77,12 +78,18 @@ def run_server(config: Config, *, think: Think | None = None) -> int:
 
 
 def boot_agent(config: Config, bridge: Bridge, think: Think | None = None) -> None:
-    """Build and boot the agent, then hand it to the bridge (or say why it failed)."""
+    """Build and boot the agent, then hand it to the bridge (or say why it failed).
+
+    The model comes with the chat skill (it installs the model layer, which starts
+    importing litellm in the background); ``think`` replaces it (tests, benchmarks).
+    """
     try:
         from passepartout.agent import Agent
 
-        agent = Agent(config, think=think or model_think(config))
+        agent = Agent(config)
         agent.boot()
+        if think is not None:
+            agent.loop.think = think
     except PassepartoutError as err:
         log.error("the agent cannot start: %s", err.message)
         bridge.boot_failed(err.message)
@@ -93,55 +100,17 @@ def boot_agent(config: Config, bridge: Bridge, think: Think | None = None) -> No
         return
     bridge.attach(agent)
     log.info("agent ready: %s", agent.health.status)
-    if think is None:
-        _warm_up_model_layer()
-
-
-def model_think(config: Config) -> Think:
-    """The model layer's ``think``, imported on first use, not at start."""
-    found: list[Think] = []
-
-    def think(thought: Thought) -> list[Action]:
-        if not found:
-            found.append(_load_model_think(config))
-        return found[0](thought)
-
-    return think
-
-
-def _load_model_think(config: Config) -> Think:
-    try:
-        models = importlib.import_module("passepartout.llm.models")
-    except ImportError:
-        models = None
-    if models is not None:
-        models.default_model(config)  # no model at all: a ConfigError saying what to set
-    llm = importlib.import_module("passepartout.llm")
-    candidate: Any = getattr(llm, "think", None)
-    if candidate is not None and not callable(candidate):  # a module named think
-        candidate = getattr(candidate, "think", None)
-    if not callable(candidate):
-        raise ConfigError("the model layer (passepartout.llm) provides no think function",
-                          variable="PASSEPARTOUT_MODEL")
-    return candidate
-
-
-def _warm_up_model_layer() -> None:
-    try:
-        provider = importlib.import_module("passepartout.llm.provider")
-    except ImportError:
-        return
-    warm_up = getattr(provider, "warm_up", None)
-    if callable(warm_up):
-        warm_up()
 
 
 def setup_logging(config: Config) -> None:
     """stderr and a rotating ``<home>/passepartout.log``; stdout stays the port's alone."""
     root = logging.getLogger()
-    root.setLevel(logging.INFO)
+    if root.level != logging.DEBUG:  # the command line's --verbose stays
+        root.setLevel(logging.INFO)
     form = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
-    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    handlers: list[logging.Handler] = []
+    if not any(type(h) is logging.StreamHandler for h in root.handlers):
+        handlers.append(logging.StreamHandler(sys.stderr))
     try:
         config.home.mkdir(parents=True, exist_ok=True)
         handlers.append(logging.handlers.RotatingFileHandler(
@@ -180,13 +149,21 @@ def _wait_stdin_end(stop: threading.Event) -> None:
     stop.set()
 
 
-def main() -> int:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``passepartout serve`` takes no options: Emacs passes the token in the environment."""
+
+
+def run(args: argparse.Namespace) -> int:
     try:
         config = Config.load()
     except ConfigError as err:
         print(f"passepartout serve: {err.message}", file=sys.stderr, flush=True)
         return 2
     return run_server(config)
+
+
+def main() -> int:
+    return run(argparse.Namespace())
 
 
 if __name__ == "__main__":

@@ -111,7 +111,7 @@ class WireClient:
             self.sock.settimeout(left)
             try:
                 self.read_one()
-            except (TimeoutError, socket.timeout):
+            except TimeoutError:
                 continue
             finally:
                 self.sock.settimeout(self.timeout)
@@ -124,7 +124,7 @@ class WireClient:
                 self.read_message()
         except Closed:
             return True
-        except (TimeoutError, socket.timeout):
+        except TimeoutError:
             return False
         except OSError:
             return True

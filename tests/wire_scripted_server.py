@@ -3,7 +3,8 @@
 The real server (:func:`passepartout.serve.run_server`), only the model is a script:
 ``stream: a b c`` streams the words as chunks; ``reply: text`` answers without
 streaming; ``wait`` streams one chunk and waits to be cancelled; ``tool`` proposes the
-high-impact ``wire-touch`` tool and reports what became of it.
+high-impact ``wire-touch`` tool and reports what became of it; ``fail`` raises the
+ConfigError a missing model gives.
 """
 
 from __future__ import annotations
@@ -11,12 +12,15 @@ from __future__ import annotations
 import time
 
 from passepartout.config import Config
+from passepartout.errors import ConfigError
 from passepartout.loop.actions import Action, Thought
 from passepartout.serve import run_server
 
 
 def scripted_think(thought: Thought) -> list[Action]:
     signal = thought.signal
+    if signal.sensor == "loop-error":
+        return []  # the error itself has been reported; nothing to explain
     if signal.sensor == "tool-output":
         result = (signal.payload.get("results") or [{}])[0]
         return [Action("chat", text=f"tool ok={result.get('ok')}: {result.get('output')}")]
@@ -36,6 +40,9 @@ def scripted_think(thought: Thought) -> list[Action]:
         while not thought.cancel.is_set() and time.monotonic() < deadline:
             thought.cancel.wait(0.05)
         return []
+    if text == "fail":
+        raise ConfigError("no model is configured: set PASSEPARTOUT_MODEL",
+                          variable="PASSEPARTOUT_MODEL")
     if text == "tool":
         return [Action("tool", name="wire-touch", args={"label": "x"}, call_id="c1")]
     return [Action("chat", text=f"echo: {text}")]
