@@ -1,9 +1,10 @@
-"""The tools every agent offers the model (DESIGN, "Tools the model may call").
+"""The built-in tools that touch nothing dangerous by themselves (DESIGN, "Tools the
+model may call"): grep-search, memory-search, schedule, and the two high-impact
+evaluators, eval and emacs-eval.  (read-file, write-file and shell come with the
+security skills ``files`` and ``shell``, which check paths and commands again.)
 
 Each is a typed function; its schema is derived from the signature and docstring.  A
-call is a proposal: the gates judge it before the tool actuator runs it here.  Relative
-paths are taken from MEMEX_DIR.  ``shell`` is the security package's sandboxed runner,
-offered when it is installed.
+call is a proposal: the gates judge it before the tool actuator runs it here.
 """
 
 from __future__ import annotations
@@ -33,51 +34,16 @@ _SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".
 
 
 def builtin_tools(agent: Any) -> list[Tool]:
-    """The built-in tools bound to ``agent`` (its MEMEX_DIR, memory and Emacs)."""
-    memex = Path(agent.config.memex_dir).expanduser()
+    """The built-in tools bound to ``agent`` (its workspace, memory and Emacs)."""
 
-    def resolve(raw: str) -> Path:
-        if not raw or "\x00" in raw:
-            raise PipelineError("a path is needed (and may not contain a NUL byte)")
-        path = Path(os.path.expanduser(raw))
-        return path if path.is_absolute() else memex / path
-
-    def read_file(path: str) -> str:
-        """Read a text file.
-
-        Args:
-            path: the file, absolute or relative to the memex directory
-        """
-        target = resolve(path)
-        if not target.is_file():
-            raise PipelineError(f"no such file: {target}")
-        data = target.read_bytes()[: READ_LIMIT + 1]
-        if b"\x00" in data[:8192]:
-            raise PipelineError(f"{target} is a binary file")
-        text = data[:READ_LIMIT].decode("utf-8", errors="replace")
-        if len(data) > READ_LIMIT:
-            text += f"\n[... truncated at {READ_LIMIT} bytes]"
-        return text
-
-    def write_file(path: str, content: str) -> str:
-        """Write a text file, replacing it whole (atomically).
-
-        Args:
-            path: the file, absolute or relative to the memex directory
-            content: the complete new text of the file
-        """
-        target = resolve(path)
-        atomic_write(target, content)
-        return f"wrote {len(content.encode('utf-8'))} bytes to {target}"
-
-    def grep_search(pattern: str, dir: str = "") -> str:
+    def grep_search(pattern: str, dir: str = ".") -> str:
         """Search the text files under a directory for a regular expression.
 
         Args:
             pattern: a Python regular expression (plain text works too)
-            dir: the directory to search, absolute or relative to the memex directory
+            dir: the directory to search, absolute or relative to the workspace
         """
-        return grep(pattern, resolve(dir) if dir else memex)
+        return grep(pattern, _resolve(agent, dir), skip=_secret_filter(agent))
 
     def memory_search(query: str) -> str:
         """Search the agent's memory (org notes) by meaning or by words.
@@ -101,6 +67,7 @@ def builtin_tools(agent: Any) -> list[Tool]:
             timestamp: an org timestamp, e.g. <2026-05-02 Sat 09:00 +1w> (+1d daily, +1w weekly)
             prompt: what the agent should do when the job fires
         """
+        memex = Path(agent.config.memex_dir).expanduser()
         scan = list(agent.config.memex_scan_dirs)
         folder = "system" if "system" in scan or not scan else scan[0]
         return schedule_job(memex / folder / SCHEDULE_FILE, name, timestamp, prompt)
@@ -125,54 +92,49 @@ def builtin_tools(agent: Any) -> list[Tool]:
         result = bridge(code)
         return result if isinstance(result, str) else repr(result)
 
-    tools = [
-        make_tool(read_file, name="read-file"),
-        make_tool(write_file, name="write-file", impact="high"),
+    return [
         make_tool(grep_search, name="grep-search"),
         make_tool(memory_search, name="memory-search"),
         make_tool(schedule, name="schedule"),
         make_tool(eval_python, name="eval", impact="high"),
         make_tool(emacs_eval, name="emacs-eval", impact="high"),
     ]
-    shell = shell_tool(agent, memex)
-    if shell is not None:
-        tools.append(shell)
-    return tools
 
 
-def shell_tool(agent: Any, workspace: Path) -> Tool | None:
-    """``shell`` over the security package's sandbox, when it is installed."""
-    try:
-        from passepartout.security.shell import ShellPolicy
-        from passepartout.security.shell_tool import execute_shell
-    except ImportError:
-        return None
-    root = Path(agent.config.extra.get("PASSEPARTOUT_WORKSPACE") or workspace).expanduser()
-
-    def shell(cmd: str) -> str:
-        """Run a shell command in a sandbox (read-only system, no network, in the workspace).
-
-        Args:
-            cmd: the command line
-        """
-        # The mandatory policy gate judged this command with the same analysis and asked
-        # the person when it said "ask": reaching here means it was allowed or approved.
-        outcome = execute_shell(cmd, policy=ShellPolicy(), workspace=root,
-                                approve=lambda request: True)
-        if outcome.result is None:
-            raise PipelineError(outcome.message)
-        result = outcome.result
-        parts = [f"[{outcome.message}]"]
-        for label, text in (("stdout", result.stdout), ("stderr", result.stderr)):
-            if text:
-                parts.append(f"{label}:\n{text}")
-        return "\n".join(parts)
-
-    return make_tool(shell, name="shell")
+def _workspace(agent: Any) -> Path:
+    """Where relative paths point: the security layer's workspace, else
+    PASSEPARTOUT_WORKSPACE, else MEMEX_DIR."""
+    sec = agent.services.get("security")
+    places = getattr(sec, "places", None)
+    if places is not None:
+        return Path(places.workspace)
+    raw = agent.config.extra.get("PASSEPARTOUT_WORKSPACE")
+    return Path(raw or agent.config.memex_dir).expanduser()
 
 
-def grep(pattern: str, root: Path, limit: int = GREP_MATCHES) -> str:
-    """``path:line: text`` for each line under ``root`` that matches ``pattern``."""
+def _resolve(agent: Any, raw: str) -> Path:
+    if "\x00" in raw:
+        raise PipelineError("a path may not contain a NUL byte")
+    path = Path(os.path.expanduser(raw or "."))
+    return path if path.is_absolute() else _workspace(agent) / path
+
+
+def _secret_filter(agent: Any) -> Callable[[Path], bool]:
+    """What the search must not open: the places the security layer keeps secret."""
+    sec = agent.services.get("security")
+    if sec is None:
+        return lambda path: False
+    from passepartout.security.paths import denial
+
+    rules = sec.path_rules()
+    return lambda path: denial(str(path), rules, writing=False)[1] is not None
+
+
+def grep(pattern: str, root: Path, limit: int = GREP_MATCHES,
+         skip: Callable[[Path], bool] = lambda path: False) -> str:
+    """``path:line: text`` for each line under ``root`` that matches ``pattern``
+    (hidden and version-control directories, binary and huge files, and whatever
+    ``skip`` names are left out)."""
     try:
         regex = re.compile(pattern)
     except re.error:
@@ -181,9 +143,12 @@ def grep(pattern: str, root: Path, limit: int = GREP_MATCHES) -> str:
         raise PipelineError(f"no such directory: {root}")
     found: list[str] = []
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith(".")
+                             and not skip(Path(dirpath) / d))
         for name in sorted(filenames):
             path = Path(dirpath) / name
+            if skip(path):
+                continue
             try:
                 if path.stat().st_size > GREP_FILE_LIMIT:
                     continue

@@ -57,11 +57,11 @@ def load_litellm() -> ModuleType:
 def _apply_optional_setup() -> None:
     """The sibling modules' litellm settings, when they are installed."""
     try:
-        from passepartout.llm import tuning  # type: ignore[attr-defined]
+        from passepartout.llm.tuning import configure_litellm_fast
     except ImportError:
-        tuning = None
-    if tuning is not None and hasattr(tuning, "configure_litellm_fast"):
-        tuning.configure_litellm_fast()
+        log.debug("no litellm tuning module")
+    else:
+        configure_litellm_fast()
     try:
         from passepartout.llm.local import register_local_provider
     except ImportError:
