@@ -5,13 +5,14 @@ to the approvals file as a TODO entry with the exact action.  On each heartbeat 
 skill runs the entries a person set to APPROVED (once, and only if the action is still
 exactly the one proposed) and feeds the reason of a REJECTED one back to the model.
 
-The runner hooks into the heartbeat bus (``services["heartbeat"]``) when the events
-skill provides one, and otherwise owns the bare ``:heartbeat`` signal itself.
+The runner is a handler of the heartbeat bus (``services["heartbeat"]``, shared with the
+events skill); without the events skill this skill owns the ``:heartbeat`` signal.
 """
 
 from __future__ import annotations
 
 from passepartout.api import Signal, defskill, host
+from passepartout.events.heartbeat import HeartbeatBus
 from passepartout.security.install import flight_plan_runner, install
 
 DEPENDS_ON = ["policy"]
@@ -21,17 +22,19 @@ AGENT = host()
 flightplans_RUNNER = (
     flight_plan_runner(AGENT, install(AGENT)) if AGENT is not None else None
 )
-flightplans_ON_BUS = False
 if AGENT is not None and flightplans_RUNNER is not None:
-    bus = AGENT.services.get("heartbeat")
-    if bus is not None and hasattr(bus, "register"):
-        bus.register(flightplans_RUNNER.run_due, name="flightplans")
-        flightplans_ON_BUS = True
+    # The events skill reuses a bus it finds, so the handler survives whichever loads first.
+    flightplans_BUS = AGENT.services.get("heartbeat") or HeartbeatBus()
+    flightplans_BUS.register(flightplans_RUNNER.run_due, name="flightplans")
+    AGENT.services["heartbeat"] = flightplans_BUS
     AGENT.services["flightplans"] = flightplans_RUNNER
 
 
 def flightplans_trigger(signal: Signal) -> bool:
-    return not flightplans_ON_BUS and signal.sensor == "heartbeat"
+    # Without the events skill nobody ticks the bus: then this skill owns the heartbeat.
+    return (
+        signal.sensor == "heartbeat" and AGENT is not None and AGENT.registry.get("events") is None
+    )
 
 
 def flightplans_reflex(signal: Signal) -> None:
