@@ -145,11 +145,20 @@ def test_a_rescan_saves_the_state_a_moment_later(tmp_path: Path, clock: Clock) -
     assert "2026-05-04T09:00:00+00:00" in (tmp_path / "cron.json").read_text()
 
 
-def test_a_removed_job_is_gone_and_forgotten(tmp_path: Path, clock: Clock) -> None:
+def test_a_removed_job_is_gone_but_its_times_wait_a_while(tmp_path: Path, clock: Clock) -> None:
     s = scheduler(tmp_path, clock)
-    s.upsert(job("<2026-05-04 Mon 09:00 +1w>"))
+    j = s.upsert(job("<2026-05-03 Sun 10:00 +1d>"))
+    s.start_run(j)
     assert s.remove("job-1") is not None
-    assert s.jobs() == [] and s.state.get("job-1") is None
+    assert s.jobs() == [] and s.due() == []
+    back = s.upsert(job("<2026-05-03 Sun 10:00 +1d>"))  # moved to another file
+    assert back.next_run == at("2026-05-04 10:00") and back.last_run == at("2026-05-03 12:00")
+    s.remove("job-1")
+    entry = s.state.get("job-1")
+    assert entry is not None
+    entry["removed"] = "2020-01-01T00:00:00+00:00"  # long gone
+    s.save()
+    assert "job-1" not in (tmp_path / "cron.json").read_text()
 
 
 def test_a_corrupt_state_file_starts_afresh(tmp_path: Path, clock: Clock) -> None:

@@ -100,7 +100,11 @@ def test_the_watcher_keeps_the_registry_current(orch: Orchestrator) -> None:
         new.write_text(new.read_text().replace("+1d", "+3d"))
         wait_for(lambda: orch.job("fresh-1") is not None
                  and orch.job("fresh-1").source.endswith("+3d>"))  # type: ignore[union-attr]
-        new.unlink()
+        moved = orch.memex_dir / "system" / "moved.org"
+        new.rename(moved)
+        wait_for(lambda: orch.job("fresh-1") is not None
+                 and orch.job("fresh-1").file == str(moved))  # type: ignore[union-attr]
+        moved.unlink()
         wait_for(lambda: "Fresh" not in headings(orch))
     finally:
         orch.stop()

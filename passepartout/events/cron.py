@@ -33,6 +33,7 @@ from passepartout.fsutil import atomic_write
 log = logging.getLogger(__name__)
 
 Clock = Callable[[], dt.datetime]
+RETIRED_KEPT = dt.timedelta(days=30)  # how long a removed job's times are kept
 
 
 def make_job(node: OrgNode, classifier: Classifier | None = None) -> Job:
@@ -88,7 +89,7 @@ class CronState:
             return self._data.get(job_id)
 
     def put(self, job: Job) -> None:
-        entry = {
+        entry: dict[str, Any] = {
             "source": job.source,
             "current": job.current.format() if job.current is not None else None,
             "next_run": _iso(job.next_run),
@@ -98,15 +99,26 @@ class CronState:
         with self._lock:
             self._data[job.id] = entry
 
-    def drop(self, job_id: str) -> None:
+    def retire(self, job_id: str, when: dt.datetime) -> None:
+        """A job left its file: keep its times a while (it may be moving to another)."""
         with self._lock:
-            self._data.pop(job_id, None)
+            entry = self._data.get(job_id)
+            if entry is not None:
+                entry["removed"] = when.isoformat()
+
+    def _prune(self) -> None:
+        cutoff = dt.datetime.now(dt.UTC) - RETIRED_KEPT
+        for job_id, entry in list(self._data.items()):
+            removed = _when(entry.get("removed"))
+            if removed is not None and removed < cutoff:
+                del self._data[job_id]
 
     def save(self) -> None:
         with self._lock:
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
+            self._prune()
             text = json.dumps(self._data, indent=1, sort_keys=True)
             try:
                 atomic_write(self.path, text)
@@ -196,7 +208,7 @@ class Scheduler:
     def remove(self, job_id: str) -> Job | None:
         with self._lock:
             job = self._jobs.pop(job_id, None)
-            self.state.drop(job_id)
+            self.state.retire(job_id, self.clock())
             self.state.save_soon()
             return job
 

@@ -189,6 +189,9 @@ class Orchestrator:
             if new is not None and new.cron is not None:
                 self._upsert_job(new, save=save)
             elif old is not None and old.cron is not None:
+                current = self.registry.node(old.id)
+                if current is not None and current.cron is not None:
+                    continue  # moved to another file, which holds it now
                 self._job_problems.pop(old.id, None)
                 if self.scheduler.remove(old.id) is not None:
                     log.info("cron %r removed", old.heading)
