@@ -65,7 +65,7 @@ class Budgets:
             if estimate > remaining:
                 raise BudgetError(
                     f"Budget reached: this session has spent ${spent:.4f} of its "
-                    f"${self.session_cap:.2f} (PASSEPARTOUT_BUDGET_USD); the next call "
+                    f"${self.session_cap:.4f} (PASSEPARTOUT_BUDGET_USD); the next call "
                     f"would cost about ${estimate:.4f}, so it was not sent.",
                     remaining=max(remaining, 0.0),
                     requested=estimate,
@@ -85,7 +85,7 @@ class Budgets:
         if estimate > remaining:
             raise BudgetError(
                 f"Budget reached: the subtree of {cap.title!r} has spent ${spent:.4f} of its "
-                f":BUDGET: ${cap.cap:.2f}; the next call would cost about ${estimate:.4f}, "
+                f":BUDGET: ${cap.cap:.4f}; the next call would cost about ${estimate:.4f}, "
                 "so it was not sent.",
                 remaining=max(remaining, 0.0),
                 requested=estimate,
