@@ -130,3 +130,16 @@ def test_the_default_classifier_and_a_custom_one(orch: Orchestrator) -> None:
     orch.set_classifier(lambda text: 42)  # type: ignore[arg-type,return-value]
     assert any("classifier" in p and "42" in p for p in orch.problems())
     assert "Weekly summary" not in [j["heading"] for j in orch.jobs()]
+
+
+def test_first_news_of_a_file_fires_only_the_edited_node(orch: Orchestrator) -> None:
+    fired: list[tuple[str, str]] = []
+    orch.register_hook("audit", lambda e: fired.append((e.heading, e.change)))
+    path = orch.memex_dir / "outside" / "notes.org"  # not under a scanned directory
+    old = "* Two\n:PROPERTIES:\n:HOOK: audit\n:END:\nbefore\n"
+    path.write_text("* One\n:PROPERTIES:\n:HOOK: audit\n:END:\n" + old.replace("before", "after"))
+    orch.apply_edit({"file": str(path), "action": "changed", "heading": "Two", "outline": None,
+                     "old": old, "new": old.replace("before", "after")})
+    assert fired == [("Two", "changed")]
+    assert sorted(n.heading for n in orch.registry.nodes() if n.file == str(path)) == [
+        "One", "Two"]

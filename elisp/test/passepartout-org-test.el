@@ -46,7 +46,7 @@ AGENT.services[\"orchestrator\"].register_hook(\"check-me\", orgtest_gate, kind=
   "A skill that registers a gate for the hook check-me.")
 
 (defmacro passepartout-org-test-with-buffer (text &rest body)
-  "Run BODY in an org buffer visiting a temporary file that holds TEXT."
+  "Run BODY in an org buffer visiting a temporary file with TEXT."
   (declare (indent 1) (debug t))
   `(let* ((file (make-temp-file "passepartout-org-" nil ".org" ,text))
           (buffer (find-file-noselect file)))
@@ -214,6 +214,8 @@ AGENT.services[\"orchestrator\"].register_hook(\"check-me\", orgtest_gate, kind=
                   (org-delete-property "CRON")
                   (save-buffer)
                   (passepartout-org-test-wait-job #'null "the job to go")
+                  ;; Only the edited heading changed: no hook fired for the others.
+                  (should-not (passepartout-org-test-log-has "hook: check-me"))
                   ;; Edit the hook node: the registered gate fires and says so.
                   (passepartout-org-test-goto "Guarded")
                   (org-end-of-meta-data t)
@@ -224,6 +226,9 @@ AGENT.services[\"orchestrator\"].register_hook(\"check-me\", orgtest_gate, kind=
                                "notify warning: hook: check-me on 'Guarded' (changed): \
 orgtest_gate deny: forbidden words in Guarded"))
                    30 "the gate's notification")
+                  ;; The focus plist is one the server takes.
+                  (should (passepartout-epc-call-sync passepartout--connection 'focus
+                                                      (list (passepartout-org-focus)) 10))
                   (let ((events (expand-file-name "home/events.org" state-dir)))
                     (should (file-exists-p events))
                     (with-temp-buffer

@@ -153,12 +153,26 @@ class Orchestrator:
         if not isinstance(file, str) or not file:
             raise ProtocolError("an org-edit needs :file, the org file's path")
         path = Path(file).expanduser()
-        if path.is_file():
-            with self._file_lock:
-                changes = self.registry.replace_file(scan_file(path), source="emacs")
-        else:
-            changes = self._edit_from_texts(str(path.resolve()), payload)
-        return self._apply(changes)
+        if not path.is_file():
+            return self._apply(self._edit_from_texts(str(path.resolve()), payload))
+        with self._file_lock:
+            known = str(path.resolve()) in self.registry.files()
+            changes = self.registry.replace_file(scan_file(path), source="emacs")
+        if known:
+            return self._apply(changes)
+        # First news of a file outside the scanned directories: its other nodes were
+        # already there; only the one the edit names has changed.
+        edited = [c for c in changes if _names(payload, c.node)]
+        self._apply([c for c in changes if c not in edited], fire=False)
+        return self._apply([self._with_old_text(c, payload) for c in edited])
+
+    def _with_old_text(self, change: NodeChange, payload: Mapping[str, Any]) -> NodeChange:
+        old_text = payload.get("old")
+        if change.kind != "added" or not isinstance(old_text, str) or change.new is None:
+            return change
+        outline = change.new.outline
+        old = next(iter(scan_text(old_text, change.new.file, outline).nodes), None)
+        return NodeChange("changed", old, change.new, change.source) if old else change
 
     def _edit_from_texts(self, file: str, payload: Mapping[str, Any]) -> list[NodeChange]:
         outline = tuple(str(t) for t in (payload.get("outline") or []))
@@ -251,6 +265,14 @@ class Orchestrator:
     @property
     def watching(self) -> bool:
         return self._watcher.running
+
+
+def _names(payload: Mapping[str, Any], node: OrgNode) -> bool:
+    """True when an org-edit plist is about ``node`` (by id, else by title and outline)."""
+    if payload.get("id"):
+        return str(payload["id"]) == node.id
+    outline = tuple(str(t) for t in (payload.get("outline") or []))
+    return str(payload.get("heading") or "") == node.heading and outline == node.outline
 
 
 __all__ = ["BootstrapReport", "Entry", "Orchestrator"]
