@@ -61,7 +61,7 @@ def test_refusal_reaches_the_model_as_tool_results(
     assert not (tmp_path / "memex" / "x.org").exists()
     retry = fake.requests[1].messages
     assert retry[-1]["role"] == "tool" and retry[-1]["tool_call_id"] == "call_w"
-    assert retry[-1]["content"].startswith("refused by policy:")
+    assert retry[-1]["content"].startswith("refused by policy (")
     assert rec.of("reply")[0]["text"] == "I was not allowed to write x.org."
 
 

@@ -198,9 +198,9 @@ def refusal_messages(pending: Sequence[Action], gate_trace: Sequence[str]) -> li
     out: list[Message] = []
     for action in pending:
         key = f"{action.describe()} was refused"
-        reason = next((t[len(action.describe()):].strip() for t in reversed(gate_trace)
+        reason = next((t[len(key):].strip() for t in reversed(gate_trace)
                        if t.startswith(key)), None)
-        text = (f"refused by policy: {reason}" if reason
+        text = (f"refused by policy {reason}" if reason
                 else "not run: another call of the same step was refused")
         out.append(tool_message(action.call_id or "", text, action.name))
     return out
