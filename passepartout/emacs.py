@@ -414,14 +414,20 @@ class BridgeServer(socketserver.ThreadingMixIn, EPCServer):
     daemon_threads = True
     block_on_close = False
 
-    def __init__(self, bridge: Bridge, token: str, *, port: int = 0) -> None:
+    def __init__(self, bridge: Bridge, token: str, *,
+                 listener: socket.socket | None = None) -> None:
         self.bridge = bridge
         self.token = token.encode("utf-8")
         # python-epc gives its logger a stream handler of its own: route it through ours.
         epc_logger = logging.getLogger("epc")
         epc_logger.handlers.clear()
         epc_logger.setLevel(logging.WARNING)
-        EPCServer.__init__(self, ("127.0.0.1", port), RequestHandlerClass=Connection)
+        EPCServer.__init__(self, ("127.0.0.1", 0), RequestHandlerClass=Connection,
+                           bind_and_activate=listener is None)
+        if listener is not None:  # already listening: the port line went out before imports
+            socketserver.TCPServer.server_close(self)  # the unbound socket it made
+            self.socket = listener
+            self.server_address = listener.getsockname()
 
     @property
     def port(self) -> int:

@@ -15,6 +15,7 @@ import logging
 import logging.handlers
 import os
 import signal
+import socket
 import stat
 import sys
 import threading
@@ -45,26 +46,29 @@ def run_server(config: Config, *, think: Think | None = None) -> int:
               "random token when it starts the server (M-x passepartout-start); the "
               "server does not run without one.", file=sys.stderr, flush=True)
         return 2
+    stop = threading.Event()
+    _on_stop_request(stop)
+    try:
+        listener = listen()
+    except OSError as err:
+        log.error("cannot listen on 127.0.0.1: %s", err)
+        return 1
+    port = listener.getsockname()[1]
+    sys.stdout.write(f"{port}\n")
+    sys.stdout.flush()
+    sys.stdout = sys.stderr  # a library's stray print must never follow the port line
+    port_ms = (time.perf_counter() - started) * 1000
+    # Connections wait in the listen backlog while python-epc and the rest import.
     from passepartout.bridge import Bridge
     from passepartout.emacs import BridgeServer
 
     bridge = Bridge(config)
-    try:
-        server = BridgeServer(bridge, token)
-    except OSError as err:
-        log.error("cannot listen on 127.0.0.1: %s", err)
-        return 1
-    sys.stdout.write(f"{server.port}\n")
-    sys.stdout.flush()
-    sys.stdout = sys.stderr  # a library's stray print must never follow the port line
-    log.info("serving on 127.0.0.1:%d (port line after %.0f ms)", server.port,
-             (time.perf_counter() - started) * 1000)
+    server = BridgeServer(bridge, token, listener=listener)
+    log.info("serving on 127.0.0.1:%d (port line after %.0f ms)", port, port_ms)
     threading.Thread(target=server.serve_forever, name="epc-accept", daemon=True).start()
     booter = threading.Thread(target=boot_agent, args=(config, bridge, think),
                               name="boot", daemon=True)
     booter.start()
-    stop = threading.Event()
-    _on_stop_request(stop)
     while not stop.wait(0.5):
         pass
     log.info("stopping")
@@ -75,6 +79,18 @@ def run_server(config: Config, *, think: Think | None = None) -> int:
         bridge.agent.shutdown()
     log.info("stopped")
     return 0
+
+
+def listen() -> socket.socket:
+    """A socket listening on 127.0.0.1 (only), on a port the system picks."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)
+    except OSError:
+        listener.close()
+        raise
+    return listener
 
 
 def boot_agent(config: Config, bridge: Bridge, think: Think | None = None) -> None:

@@ -183,3 +183,10 @@ def test_sessions_run_side_by_side(client: WireClient) -> None:
     assert client.wait_callback(CHUNK, a1=quick)[2] == "not held up"
     client.ok("chat-cancel", "s-lane-a", waiting)
     client.wait_callback(DONE, a1=waiting)
+
+
+def test_the_token_is_not_left_in_the_environment(client: WireClient) -> None:
+    """Tools' subprocesses inherit os.environ: the token must be gone from it."""
+    turn = _turn("env")
+    client.ok("chat-send", "s-env", turn, "env: PASSEPARTOUT_TOKEN", None)
+    assert client.wait_callback(CHUNK, a1=turn)[2] == "env: None"

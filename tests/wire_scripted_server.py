@@ -4,11 +4,12 @@ The real server (:func:`passepartout.serve.run_server`), only the model is a scr
 ``stream: a b c`` streams the words as chunks; ``reply: text`` answers without
 streaming; ``wait`` streams one chunk and waits to be cancelled; ``tool`` proposes the
 high-impact ``wire-touch`` tool and reports what became of it; ``fail`` raises the
-ConfigError a missing model gives.
+ConfigError a missing model gives; ``env: NAME`` tells an environment variable.
 """
 
 from __future__ import annotations
 
+import os
 import time
 
 from passepartout.config import Config
@@ -40,6 +41,9 @@ def scripted_think(thought: Thought) -> list[Action]:
         while not thought.cancel.is_set() and time.monotonic() < deadline:
             thought.cancel.wait(0.05)
         return []
+    if text.startswith("env:"):  # what a tool's subprocess would inherit
+        name = text.removeprefix("env:").strip()
+        return [Action("chat", text=f"env: {os.environ.get(name)}")]
     if text == "fail":
         raise ConfigError("no model is configured: set PASSEPARTOUT_MODEL",
                           variable="PASSEPARTOUT_MODEL")

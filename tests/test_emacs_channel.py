@@ -1,0 +1,228 @@
+"""The Emacs channel with a recording peer: events to callbacks, approvals, sessions."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from passepartout.channels.emacs import (
+    CALLBACKS,
+    ON_APPROVAL,
+    ON_CHUNK,
+    ON_DONE,
+    ON_ERROR,
+    ON_NOTIFY,
+    ON_TOOL,
+    EmacsChannel,
+)
+from passepartout.loop import Action, ApprovalRequest
+from passepartout.signals import Keyword, Signal, Symbol
+
+
+@dataclass
+class RecordingPeer:
+    approval_timeout: float | None = None
+    closed: bool = False
+    calls: list[tuple[str, list[Any]]] = field(default_factory=list)
+    asked: threading.Event = field(default_factory=threading.Event)
+
+    def call(self, method: str, args: list[Any]) -> bool:
+        assert method in CALLBACKS
+        if self.closed:
+            return False
+        self.calls.append((method, args))
+        if method == ON_APPROVAL:
+            self.asked.set()
+        return True
+
+
+def chat(session: str | None = "s1", turn: str | None = "t1") -> Signal:
+    meta: dict[str, Any] = {"source": Keyword("emacs")}
+    if session:
+        meta["session-id"] = session
+    if turn:
+        meta["turn-id"] = turn
+    return Signal(payload={"sensor": Keyword("user-input"), "text": "hi"}, meta=meta)
+
+
+@pytest.fixture
+def bound() -> tuple[EmacsChannel, RecordingPeer]:
+    channel, peer = EmacsChannel(), RecordingPeer()
+    channel.peer_opened(peer)
+    channel.bind("s1", peer)
+    return channel, peer
+
+
+def test_stream_then_reply_shows_the_text_once(bound: tuple[EmacsChannel, RecordingPeer]) -> None:
+    channel, peer = bound
+    for text in ("Hel", "lo"):
+        channel.send(chat(), "chunk", {"text": text})
+    channel.send(chat(), "reply", {"text": "Hello"})
+    channel.send(chat(), "done", {"cancelled": False})
+    assert peer.calls == [(ON_CHUNK, ["s1", "t1", "Hel"]), (ON_CHUNK, ["s1", "t1", "lo"]),
+                          (ON_DONE, ["s1", "t1", {"cancelled": False}])]
+
+
+def test_a_reply_longer_than_its_stream_sends_the_rest(
+    bound: tuple[EmacsChannel, RecordingPeer]
+) -> None:
+    channel, peer = bound
+    channel.send(chat(), "chunk", {"text": "Hel"})
+    channel.send(chat(), "reply", {"text": "Hello"})
+    assert peer.calls[-1] == (ON_CHUNK, ["s1", "t1", "lo"])
+
+
+def test_an_unstreamed_reply_is_one_chunk_and_tools_start_a_new_stream(
+    bound: tuple[EmacsChannel, RecordingPeer]
+) -> None:
+    channel, peer = bound
+    channel.send(chat(), "chunk", {"text": "Let me look."})
+    channel.send(chat(), "tool", {"name": "read-file", "args": {"path": "/x"}, "call-id": "c"})
+    channel.send(chat(), "tool-result", {"name": "read-file", "ok": True, "output": "data",
+                                         "call-id": "c"})
+    channel.send(chat(), "reply", {"text": "It says data."})
+    names = [c[0] for c in peer.calls]
+    assert names == [ON_CHUNK, ON_TOOL, ON_TOOL, ON_CHUNK]
+    assert peer.calls[1][1][2] == {"event": Symbol("tool"), "name": "read-file",
+                                   "args": {"path": "/x"}, "call-id": "c"}
+    assert peer.calls[2][1][2]["event"] == "tool-result" and peer.calls[2][1][2]["ok"] is True
+    assert peer.calls[3][1] == ["s1", "t1", "It says data."]
+
+
+def test_errors_denials_and_notices(bound: tuple[EmacsChannel, RecordingPeer]) -> None:
+    channel, peer = bound
+    channel.send(chat(), "error", {"kind": "llm-error", "message": "rate limited"})
+    channel.send(chat(), "denied", {"action": "shell(cmd='rm')", "reason": "no"})
+    channel.send(chat(), "approval", {"action": "x", "reason": "y"})  # approve() asks instead
+    channel.send(chat(), "notice", {"text": "saved", "level": "info"})
+    channel.send(chat(), "mystery", {"n": 1})
+    assert peer.calls == [
+        (ON_ERROR, ["s1", "t1", "llm-error", "rate limited"]),
+        (ON_TOOL, ["s1", "t1", {"event": Symbol("denied"), "name": "shell(cmd='rm')",
+                                "reason": "no"}]),
+        (ON_NOTIFY, [Symbol("info"), "saved"]),
+    ]
+
+
+def test_events_without_a_chat_become_notices_for_every_connection() -> None:
+    channel, first, second = EmacsChannel(), RecordingPeer(), RecordingPeer()
+    channel.peer_opened(first)
+    channel.peer_opened(second)
+    channel.send(chat(None, None), "reply", {"text": "hook ran"})
+    channel.send(chat(None, None), "error", {"kind": "pipeline-error", "message": "boom"})
+    for peer in (first, second):
+        assert peer.calls == [(ON_NOTIFY, [Symbol("info"), "hook ran"]),
+                              (ON_NOTIFY, [Symbol("error"), "pipeline-error: boom"])]
+
+
+def test_events_of_a_session_nobody_holds_are_dropped() -> None:
+    channel, peer = EmacsChannel(), RecordingPeer()
+    channel.peer_opened(peer)
+    channel.send(chat("other"), "chunk", {"text": "x"})
+    assert peer.calls == []
+
+
+def request(session: str | None = "s1", name: str = "write-file") -> ApprovalRequest:
+    action = Action("tool", name=name, args={"path": "/tmp/f", "code": "(+ 1 1)"})
+    return ApprovalRequest(action, ("dispatcher: high-impact",), chat(session))
+
+
+def answer_when_asked(channel: EmacsChannel, peer: RecordingPeer, value: Any) -> threading.Thread:
+    def run() -> None:
+        assert peer.asked.wait(5)
+        approval_id = next(a for m, a in peer.calls if m == ON_APPROVAL)[0]
+        assert channel.answer(approval_id, value)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+@pytest.mark.parametrize("value,granted", [(True, True), (None, False), ("t", False),
+                                          (1, False), ([Keyword("value"), "x"], False)])
+def test_only_t_or_an_evaluation_plist_is_yes(
+    bound: tuple[EmacsChannel, RecordingPeer], value: Any, granted: bool
+) -> None:
+    channel, peer = bound
+    thread = answer_when_asked(channel, peer, value)
+    assert channel.approve(request()) is granted
+    thread.join()
+    _, session, turn, description, info = peer.calls[0][1]
+    assert (session, turn) == ("s1", "t1") and "write-file" in description
+    assert info["kind"] == Symbol("write-file") and info["reasons"] == ["dispatcher: high-impact"]
+    assert "code" not in info
+    assert channel.pending_approvals() == 0
+
+
+def test_an_emacs_eval_result_comes_with_the_yes(
+    bound: tuple[EmacsChannel, RecordingPeer]
+) -> None:
+    channel, peer = bound
+    req = request(name="emacs-eval")
+    thread = answer_when_asked(channel, peer, [Keyword("ok"), True, Keyword("value"), "2"])
+    assert channel.approve(req) is True
+    thread.join()
+    assert peer.calls[0][1][4]["code"] == "(+ 1 1)"
+    assert channel.take_result(req.action.digest()) == {"ok": True, "value": "2"}
+    assert channel.take_result(req.action.digest()) is None
+
+
+def test_no_answer_in_time_is_no_and_says_so(bound: tuple[EmacsChannel, RecordingPeer]) -> None:
+    channel, peer = bound
+    peer.approval_timeout = 0.1
+    assert channel.approve(request()) is False
+    assert peer.calls[-1][0] == ON_NOTIFY and "No answer in 0.1 s" in peer.calls[-1][1][1]
+    approval_id = peer.calls[0][1][0]
+    assert channel.answer(approval_id, True) is False  # too late
+
+
+@pytest.mark.parametrize("how", ["close", "stop"])
+def test_a_closed_connection_or_a_stop_is_no_at_once(
+    bound: tuple[EmacsChannel, RecordingPeer], how: str
+) -> None:
+    channel, peer = bound
+    peer.approval_timeout = 30
+
+    def end() -> None:
+        assert peer.asked.wait(5)
+        if how == "close":
+            peer.closed = True
+            channel.peer_closed(peer)
+        else:
+            channel.stop()
+
+    thread = threading.Thread(target=end)
+    thread.start()
+    started = time.monotonic()
+    assert channel.approve(request()) is False
+    assert time.monotonic() - started < 5
+    thread.join()
+    assert channel.approve(request()) is False  # nobody to ask, or stopping
+
+
+def test_without_a_connection_nothing_is_approved() -> None:
+    assert EmacsChannel().approve(request()) is False
+
+
+def test_a_background_approval_asks_the_latest_connection() -> None:
+    channel, old, new = EmacsChannel(), RecordingPeer(), RecordingPeer()
+    channel.peer_opened(old)
+    channel.peer_opened(new)
+    thread = answer_when_asked(channel, new, True)
+    assert channel.approve(request(session=None)) is True
+    thread.join()
+    assert old.calls == [] and new.calls[0][1][1] is None
+
+
+def test_closing_forgets_the_sessions_of_the_connection(
+    bound: tuple[EmacsChannel, RecordingPeer]
+) -> None:
+    channel, peer = bound
+    assert channel.sessions() == ["s1"]
+    channel.peer_closed(peer)
+    assert channel.sessions() == [] and channel.peers() == []
+    assert channel.peer_for("s1") is None
