@@ -348,3 +348,23 @@ def test_standalone_rejects_a_bad_script(tmp_path: Path) -> None:
     )
     assert result.returncode == 2
     assert "must be a JSON list" in result.stderr
+
+
+def test_fast_settings_keep_streamed_usage_and_errors(
+    fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from passepartout.llm.tuning import FAST_SETTINGS, configure_litellm_fast
+
+    for name in FAST_SETTINGS:  # restored after the test
+        monkeypatch.setattr(litellm, name, getattr(litellm, name))
+    configure_litellm_fast()
+    assert all(getattr(litellm, name) == value for name, value in FAST_SETTINGS.items())
+    fake_llm.reply("still counted", usage={"prompt_tokens": 9, "completion_tokens": 2})
+    chunks = list(call(fake_llm, stream=True, stream_options={"include_usage": True}))
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == (
+        "still counted"
+    )
+    assert (chunks[-1].usage.prompt_tokens, chunks[-1].usage.completion_tokens) == (9, 2)
+    fake_llm.error(429, "later")
+    with pytest.raises(litellm.RateLimitError):
+        call(fake_llm)
