@@ -72,10 +72,18 @@
       (error "Passepartout: frame of %d bytes is too large" (length payload)))
     (concat (format "%06x" (length payload)) payload)))
 
+(defun passepartout-epc--encode-fast (object)
+  "Return the frame for OBJECT, quickly when it is (return UID nil)."
+  (if (and (eq (car-safe object) 'return) (integerp (nth 1 object))
+           (null (nth 2 object)) (null (nthcdr 3 object)))
+      (let ((body (concat "(return " (number-to-string (nth 1 object)) " nil)")))
+        (concat (format "%06x" (length body)) body))
+    (passepartout-epc-encode object)))
+
 (defun passepartout-epc--send (conn object &optional now)
   "Send OBJECT over CONN, or queue it while a batch of input is handled.
 With NOW, send it and the frames queued before it at once."
-  (let ((frame (passepartout-epc-encode object))
+  (let ((frame (passepartout-epc--encode-fast object))
         (queued (passepartout-epc-connection-replies conn)))
     (cond ((eq queued 'direct)
            (process-send-string (passepartout-epc-connection-process conn) frame))
@@ -96,15 +104,26 @@ With NOW, send it and the frames queued before it at once."
 ;;;; Decoding
 
 (defun passepartout-epc--read-payload (beg end)
-  "Read the s-expression between BEG and END of the current unibyte buffer."
-  (let ((text (decode-coding-string
-               (buffer-substring-no-properties beg end) 'utf-8 t))
-        (read-circle nil))
+  "Read the s-expression between BEG and END of the current unibyte buffer.
+An ASCII payload, the common case, is read in place; any other is
+decoded from UTF-8 first."
+  (let ((read-circle nil))
     (condition-case err
-        (let ((parsed (read-from-string text)))
-          (if (string-match-p "\\`[ \t\n\r]*\\'" (substring text (cdr parsed)))
-              (car parsed)
-            (list 'passepartout-epc--malformed "trailing text after the s-expression")))
+        (save-restriction
+          (narrow-to-region beg end)
+          (goto-char beg)
+          (if (= (skip-chars-forward "\0-\177") (- end beg))
+              (progn
+                (goto-char beg)
+                (let ((value (read (current-buffer))))
+                  (skip-chars-forward " \t\n\r")
+                  (if (eobp) value
+                    (list 'passepartout-epc--malformed "trailing text after the s-expression"))))
+            (let* ((text (decode-coding-string (buffer-substring-no-properties beg end) 'utf-8 t))
+                   (parsed (read-from-string text)))
+              (if (string-match-p "[^ \t\n\r]" text (cdr parsed))
+                  (list 'passepartout-epc--malformed "trailing text after the s-expression")
+                (car parsed)))))
       (error (list 'passepartout-epc--malformed (error-message-string err))))))
 
 (defun passepartout-epc--take-frames (conn)
@@ -250,6 +269,8 @@ HANDLERS is an alist of (NAME . FUNCTION), the only functions the server
 may call; NAME is a string.  LOG-FUNCTION receives protocol messages as
 strings.  ON-CLOSE is called with the connection when it closes."
   (let* ((buffer (generate-new-buffer " *passepartout-epc*" t))
+         ;; Many small frames: read them as they come, do not wait for more.
+         (process-adaptive-read-buffering nil)
          (process (make-network-process
                    :name "passepartout-epc" :buffer buffer
                    :host host :service port

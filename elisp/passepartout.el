@@ -45,7 +45,9 @@
 (defun passepartout--source-root ()
   "Return the source checkout holding this package, or nil."
   (let ((root (file-name-directory (directory-file-name passepartout--directory))))
-    (and (file-directory-p (expand-file-name "passepartout" root)) root)))
+    (and (file-exists-p (expand-file-name "passepartout/__init__.py" root))
+         (file-exists-p (expand-file-name "pyproject.toml" root))
+         root)))
 
 (defun passepartout--default-python ()
   "Return the project's virtualenv interpreter when it exists, else \"python3\"."
@@ -67,6 +69,12 @@ package's directory, else \"python3\"."
   "Extra environment entries for the server, each a string \"NAME=VALUE\".
 They come before `process-environment', so they take precedence."
   :type '(repeat string))
+
+(defcustom passepartout-server-directory nil
+  "The working directory of the server, or nil.
+When nil, the server runs in the source checkout holding this package
+when there is one, else in your home directory."
+  :type '(choice (const :tag "Automatic" nil) directory))
 
 (defcustom passepartout-model nil
   "The model the chat asks for, as a litellm model name, or nil.
@@ -215,7 +223,10 @@ Return at once; the handshake completes in the background and
          (process-environment
           (append (list (concat "PASSEPARTOUT_TOKEN=" token))
                   passepartout-server-environment process-environment))
-         (default-directory (or (passepartout--source-root) (expand-file-name "~/")))
+         (default-directory (file-name-as-directory
+                             (expand-file-name (or passepartout-server-directory
+                                                   (passepartout--source-root)
+                                                   "~/"))))
          (stdout (generate-new-buffer " *passepartout-stdout*" t))
          (stderr (make-pipe-process
                   :name "passepartout-stderr" :buffer nil :noquery t

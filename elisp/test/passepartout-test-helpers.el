@@ -83,6 +83,7 @@ BODY receives the state directory."
   (let* ((directory (make-temp-file "passepartout-test-" t))
          (fake (passepartout-test-start-fake-llm replies directory))
          (passepartout-python-command passepartout-test-python)
+         (passepartout-server-directory passepartout-test-root)
          (passepartout-server-environment
           (list (concat "PASSEPARTOUT_HOME=" (expand-file-name "home" directory))
                 (concat "PASSEPARTOUT_CONFIG_DIR=" (expand-file-name "config" directory))

@@ -1,0 +1,194 @@
+;;; emacs_bridge.el --- Emacs side of the bridge benchmark  -*- lexical-binding: t; -*-
+
+;;; Commentary:
+
+;; Run by bench/emacs_bridge.py (which starts the raw sources and the fake
+;; model and passes their ports in BENCH_* variables):
+;;
+;;   emacs -Q --batch -L elisp -l bench/emacs_bridge.el -f passepartout-bench-run
+;;
+;; Prints one line per figure, "BENCH NAME SECONDS...", for the driver.
+
+;;; Code:
+
+(require 'bytecomp)
+
+(defun passepartout-bench--compile ()
+  "Byte-compile the package into a temporary directory that comes first in `load-path'."
+  (let* ((source (file-name-directory (locate-library "passepartout.el")))
+         (target (make-temp-file "passepartout-elc-" t))
+         (byte-compile-dest-file-function
+          (lambda (file) (expand-file-name (concat (file-name-base file) ".elc") target)))
+         (byte-compile-verbose nil))
+    (push target load-path)
+    (dolist (file (directory-files source t "\\`passepartout.*\\.el\\'"))
+      (let ((inhibit-message t)) (byte-compile-file file)))
+    ;; Compiling loaded the sources of required files: load the compiled code over them.
+    (dolist (file (directory-files target t "\\.elc\\'"))
+      (load file nil t))))
+
+(passepartout-bench--compile)
+(require 'passepartout)
+(require 'passepartout-chat)
+
+(defun passepartout-bench--env (name)
+  "Return the number in the environment variable NAME."
+  (string-to-number (getenv name)))
+
+(defun passepartout-bench--print (name values)
+  "Print the figure NAME with its VALUES, in seconds."
+  (princ (format "BENCH %s %s\n" name (mapconcat (lambda (v) (format "%.7f" v)) values " "))))
+
+(defun passepartout-bench--wait (predicate process)
+  "Wait for output of PROCESS until PREDICATE holds, 60 seconds at most."
+  (let ((deadline (+ (float-time) 60)))
+    (while (and (not (funcall predicate)) (< (float-time) deadline))
+      (accept-process-output process 0.05))
+    (unless (funcall predicate) (error "Benchmark timed out"))))
+
+;;;; The raw-socket baselines
+
+(defun passepartout-bench--raw-echo (port payloads)
+  "Round-trip each of PAYLOADS, strings, through the raw echo server on PORT.
+Return the seconds each took."
+  (let* ((buffer (generate-new-buffer " *raw*" t))
+         (received 0)
+         (process (make-network-process
+                   :name "raw-echo" :host "127.0.0.1" :service port :coding 'binary
+                   :noquery t :buffer buffer
+                   :filter (lambda (_p output) (setq received (+ received (length output))))))
+         times)
+    (dolist (payload payloads)
+      (let ((frame (concat (format "%06x" (length payload)) payload))
+            (start (float-time)))
+        (setq received 0)
+        (process-send-string process frame)
+        (passepartout-bench--wait (lambda () (>= received (length frame))) process)
+        (push (- (float-time) start) times)))
+    (delete-process process)
+    (kill-buffer buffer)
+    (nreverse times)))
+
+;;;; The transport against the real server
+
+(defun passepartout-bench--call (method args)
+  "Call METHOD with ARGS on the server and return the seconds to the answer."
+  (let ((done nil) (start (float-time))
+        (process (passepartout-epc-connection-process passepartout--connection)))
+    (passepartout-epc-call passepartout--connection method args
+                           (lambda (_) (setq done t)) (lambda (e) (error "%S" e)))
+    (while (not done) (accept-process-output process 1))
+    (- (float-time) start)))
+
+(defun passepartout-bench--payload (size)
+  "Return SIZE bytes of text with some quotes, backslashes and newlines."
+  (let ((unit "lorem ipsum \"dolor\" sit amet \\ consectetur adipiscing elit\n"))
+    (substring (apply #'concat (make-list (1+ (/ size (length unit))) unit)) 0 size)))
+
+;;;; Streaming into a chat buffer
+
+(defun passepartout-bench--chunks-raw (port count)
+  "Insert COUNT chunk frames from the source on PORT with a bare filter.
+Return the seconds from the request to the last byte inserted."
+  (let* ((buffer (generate-new-buffer " *raw-chunks*" t))
+         (total (length (passepartout-bench--frames count)))
+         (process (make-network-process
+                   :name "raw-chunks" :host "127.0.0.1" :service port :coding 'binary
+                   :noquery t :buffer buffer
+                   :filter (lambda (p output)
+                             (with-current-buffer (process-buffer p)
+                               (goto-char (point-max))
+                               (insert output)))))
+         (start (float-time)))
+    (process-send-string process (format "%d\n" count))
+    (passepartout-bench--wait (lambda () (>= (buffer-size buffer) total)) process)
+    (prog1 (- (float-time) start)
+      (delete-process process)
+      (kill-buffer buffer))))
+
+(defun passepartout-bench--frames (count)
+  "Return the bytes the chunk source sends for COUNT chunks."
+  (let (frames)
+    (dotimes (i count)
+      (let ((body (format "(call %d passepartout--on-chunk (\"bench\" \"turn\" \"word \"))" (1+ i))))
+        (push (format "%06x%s" (length body) body) frames)))
+    (apply #'concat (nreverse frames))))
+
+(defun passepartout-bench--chunks-epc (port count)
+  "Stream COUNT on-chunk frames from PORT into a real chat buffer.
+Return the seconds from the request to the last chunk shown."
+  (let* ((buffer (generate-new-buffer "*passepartout-bench*"))
+         (turn nil))
+    (with-current-buffer buffer
+      (org-mode)
+      (insert "#+passepartout_session: bench\n\n* You\nhello\n")
+      (passepartout-chat-mode 1)
+      (setq turn (passepartout-chat--open-turn "hello"))
+      (setf (passepartout-turn-id turn) "turn"))
+    (let* ((conn (passepartout-epc-connect
+                  "127.0.0.1" port
+                  :handlers (list (cons "passepartout--on-chunk" #'passepartout--on-chunk))))
+           (process (passepartout-epc-connection-process conn))
+           (start (float-time)))
+      (process-send-string process (format "%d\n" count))
+      (passepartout-bench--wait (lambda () (>= (passepartout-turn-chunks turn) count)) process)
+      (prog1 (- (float-time) start)
+        (unless (= (length (passepartout-turn-reply turn)) (* 5 count))
+          (error "Wrong reply length %d" (length (passepartout-turn-reply turn))))
+        (passepartout-epc-close conn)
+        (with-current-buffer buffer (set-buffer-modified-p nil))
+        (kill-buffer buffer)))))
+
+;;;; A whole turn
+
+(defun passepartout-bench--turns (count)
+  "Send COUNT prompts in a chat buffer; return the seconds to done and to first chunk."
+  (let ((buffer (passepartout-chat)) totals firsts)
+    (dotimes (i (1+ count))
+      (let ((turn (with-current-buffer buffer
+                    (goto-char (point-max))
+                    (insert (getenv "BENCH_PROMPT"))
+                    (passepartout-chat-send))))
+        (passepartout-bench--wait (lambda () (not (passepartout-turn-live-p turn))) nil)
+        (unless (eq (passepartout-turn-state turn) 'done)
+          (error "Turn ended %s: %s" (passepartout-turn-state turn)
+                 (passepartout-turn-reply turn)))
+        (when (> i 0) ; the first turn waits for the model layer to load
+          (push (- (passepartout-turn-finished turn) (passepartout-turn-sent turn)) totals)
+          (push (- (passepartout-turn-first turn) (passepartout-turn-sent turn)) firsts))))
+    (list (nreverse totals) (nreverse firsts))))
+
+(defun passepartout-bench-run ()
+  "Run every measurement and print the figures."
+  (let* ((calls (passepartout-bench--env "BENCH_CALLS"))
+         (chunks (passepartout-bench--env "BENCH_CHUNKS"))
+         (echo-port (passepartout-bench--env "BENCH_ECHO_PORT"))
+         (chunk-port (passepartout-bench--env "BENCH_CHUNK_PORT"))
+         (mb (passepartout-bench--payload (* 1024 1024)))
+         (read-process-output-max (* 1024 1024))
+         (passepartout-python-command (getenv "BENCH_PYTHON"))
+         (passepartout-server-directory (getenv "BENCH_ROOT"))
+         (passepartout-server-environment (split-string (getenv "BENCH_SERVER_ENV") "\n")))
+    (passepartout-bench--print "raw-rtt" (passepartout-bench--raw-echo
+                                          echo-port (make-list calls "(return 1 nil)")))
+    (passepartout-bench--print "raw-1mb" (passepartout-bench--raw-echo
+                                          echo-port (make-list 10 mb)))
+    (passepartout-bench--print "chunks-raw" (cl-loop repeat 5 collect
+                                                     (passepartout-bench--chunks-raw
+                                                      chunk-port chunks)))
+    (passepartout-bench--print "chunks-epc" (cl-loop repeat 5 collect
+                                                     (passepartout-bench--chunks-epc
+                                                      chunk-port chunks)))
+    (passepartout-start)
+    (unless (passepartout-wait-ready 60)
+      (error "The server did not start: %s" (passepartout--log-tail 30)))
+    (passepartout-bench--print "ping" (cl-loop repeat calls collect
+                                               (passepartout-bench--call 'ping nil)))
+    (passepartout-bench--print "echo-1mb" (cl-loop repeat 10 collect
+                                                   (passepartout-bench--call 'echo (list mb))))
+    (let ((turns (passepartout-bench--turns (passepartout-bench--env "BENCH_TURNS"))))
+      (passepartout-bench--print "turn" (car turns))
+      (passepartout-bench--print "turn-first" (cadr turns)))
+    (passepartout-stop)))
+
+;;; emacs_bridge.el ends here

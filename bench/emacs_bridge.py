@@ -1,0 +1,253 @@
+"""Emacs <-> server bridge benchmark: the transport, streaming into a chat buffer, a turn.
+
+    python bench/emacs_bridge.py            # 1,000 no-op calls, 10,000 chunks, 20 turns
+    python bench/emacs_bridge.py --quick    # fewer of each
+
+This script starts the raw sources and the fake model, then runs
+``emacs --batch -l bench/emacs_bridge.el``, which starts the real server with
+``M-x passepartout-start`` and measures, each beside a baseline taken in the
+same run:
+
+- a no-op call (``ping``) from Emacs to the server and back, p50/p95 over the
+  calls, against a raw-socket round trip of one small frame (no Lisp
+  printing or reading on either side);
+- ``echo`` of a 1 MB string both ways, against the raw socket echo of the same
+  bytes;
+- 10,000 ``passepartout--on-chunk`` frames sent by a raw Python source into a
+  real chat buffer through the transport, against the same bytes inserted by a
+  bare process filter: the difference is the per-chunk overhead;
+- a whole chat turn against the fake model (prompt sent -> reply in the
+  buffer), p50 over the turns.
+
+Then, to see where a turn's time goes, it times here the same streamed
+completion through litellm alone and through a bare HTTP client.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from urllib.parse import urlparse
+
+ROOT = Path(__file__).resolve().parents[1]
+PYTHON = sys.executable
+MODEL = "fake-model"
+PROMPT = "Reply with a short greeting of about ten words, please."
+
+
+# -- raw sources -------------------------------------------------------------------------
+
+
+def _recv_exact(conn: socket.socket, n: int) -> bytes:
+    parts: list[bytes] = []
+    while n:
+        data = conn.recv(min(n, 1 << 20))
+        if not data:
+            raise ConnectionError("peer closed")
+        parts.append(data)
+        n -= len(data)
+    return b"".join(parts)
+
+
+def _echo_client(conn: socket.socket) -> None:
+    """Echo length-prefixed frames verbatim: the raw-socket baseline."""
+    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    try:
+        while True:
+            header = _recv_exact(conn, 6)
+            conn.sendall(header + _recv_exact(conn, int(header, 16)))
+    except (ConnectionError, OSError, ValueError):
+        conn.close()
+
+
+def _chunk_frames(count: int, text: str) -> bytes:
+    frames = []
+    for uid in range(1, count + 1):
+        body = f'(call {uid} passepartout--on-chunk ("bench" "turn" "{text}"))'.encode()
+        frames.append(b"%06x" % len(body) + body)
+    return b"".join(frames)
+
+
+def _chunk_client(conn: socket.socket) -> None:
+    """On a line "COUNT", send COUNT on-chunk frames at once, draining the replies."""
+    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    reader = conn.makefile("rb")
+    line = reader.readline()
+    if not line:
+        conn.close()
+        return
+    data = _chunk_frames(int(line), "word ")
+
+    def drain() -> None:
+        try:
+            while conn.recv(1 << 16):
+                pass
+        except OSError:
+            pass
+
+    threading.Thread(target=drain, daemon=True).start()
+    conn.sendall(data)
+
+
+def _serve(handler: object) -> tuple[socket.socket, int]:
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def accept() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            threading.Thread(target=handler, args=(conn,), daemon=True).start()  # type: ignore[arg-type]
+
+    threading.Thread(target=accept, daemon=True).start()
+    return server, server.getsockname()[1]
+
+
+# -- the fake model and the model-side baselines ---------------------------------------------
+
+
+def start_fake_llm() -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen(
+        [PYTHON, str(ROOT / "tests" / "fakellm.py"), "--port", "0", "--default", "echo"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )
+    assert proc.stdout is not None
+    return proc, proc.stdout.readline().strip()
+
+
+def time_raw_http(base_url: str, runs: int) -> list[float]:
+    """A streamed completion read with http.client: the fake model's own cost."""
+    url = urlparse(base_url)
+    body = json.dumps({"model": MODEL, "stream": True,
+                       "messages": [{"role": "user", "content": PROMPT}]})
+    conn = http.client.HTTPConnection(url.hostname or "127.0.0.1", url.port)
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        conn.request("POST", url.path + "/chat/completions", body,
+                     {"Content-Type": "application/json"})
+        response = conn.getresponse()
+        while b"[DONE]" not in response.readline():
+            pass
+        response.read()
+        times.append(time.perf_counter() - start)
+    conn.close()
+    return times
+
+
+def time_litellm(base_url: str, runs: int) -> list[float]:
+    """The same completion through litellm's streaming code path."""
+    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    import litellm
+
+    times = []
+    for _ in range(runs + 1):
+        start = time.perf_counter()
+        stream = litellm.completion(model=f"openai/{MODEL}", api_base=base_url,
+                                    api_key="sk-bench", stream=True,
+                                    messages=[{"role": "user", "content": PROMPT}])
+        text = "".join((c.choices[0].delta.content or "") for c in stream)
+        assert text
+        times.append(time.perf_counter() - start)
+    return times[1:]  # the first call warms up litellm's lazy imports
+
+
+# -- running Emacs -------------------------------------------------------------------------------
+
+
+def run_emacs(env: dict[str, str]) -> dict[str, list[float]]:
+    result = subprocess.run(
+        ["emacs", "-Q", "--batch", "-L", str(ROOT / "elisp"),
+         "-l", str(ROOT / "bench" / "emacs_bridge.el"), "-f", "passepartout-bench-run"],
+        env={**os.environ, **env}, capture_output=True, text=True, timeout=900,
+    )
+    figures: dict[str, list[float]] = {}
+    for line in result.stdout.splitlines():
+        if line.startswith("BENCH "):
+            _, name, values = line.split(" ", 2)
+            figures[name] = [float(v) for v in values.split()]
+    if result.returncode != 0 or not figures:
+        sys.stderr.write(result.stdout[-4000:] + result.stderr[-4000:])
+        raise SystemExit(f"emacs exited with {result.returncode}")
+    return figures
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def ms(value: float) -> str:
+    return f"{value * 1000:9.3f} ms"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    calls, chunks, turns = (200, 2000, 8) if args.quick else (1000, 10000, 20)
+
+    echo_server, echo_port = _serve(_echo_client)
+    chunk_server, chunk_port = _serve(_chunk_client)
+    fake, base_url = start_fake_llm()
+    state = tempfile.mkdtemp(prefix="passepartout-bench-")
+    try:
+        f = run_emacs({
+            "BENCH_ECHO_PORT": str(echo_port), "BENCH_CHUNK_PORT": str(chunk_port),
+            "BENCH_CALLS": str(calls), "BENCH_CHUNKS": str(chunks), "BENCH_TURNS": str(turns),
+            "BENCH_PYTHON": str(ROOT / ".venv" / "bin" / "python"), "BENCH_ROOT": str(ROOT),
+            "BENCH_SERVER_ENV": "\n".join([
+                f"PASSEPARTOUT_HOME={state}/home", f"PASSEPARTOUT_CONFIG_DIR={state}/config",
+                f"PASSEPARTOUT_MODEL=openai/{MODEL}", f"OPENAI_BASE_URL={base_url}",
+                f"OPENAI_API_BASE={base_url}", "OPENAI_API_KEY=sk-bench",
+                "LITELLM_LOCAL_MODEL_COST_MAP=True", "HEARTBEAT_INTERVAL=3600"]),
+            "BENCH_PROMPT": PROMPT,
+        })
+        raw_http = time_raw_http(base_url, turns)
+        lite = time_litellm(base_url, turns)
+    finally:
+        fake.terminate()
+        echo_server.close()
+        chunk_server.close()
+
+    print(f"Emacs <-> server bridge ({calls} calls, {chunks} chunks, {turns} turns)")
+    print("no-op call, Emacs -> server -> Emacs")
+    for name, label in (("raw-rtt", "raw socket baseline"), ("ping", "ping (EPC, real server)")):
+        print(f"  {label:32} p50 {ms(statistics.median(f[name]))}  p95 {ms(pct(f[name], 0.95))}")
+    print(f"  ratio p50 ping/raw {statistics.median(f['ping']) / statistics.median(f['raw-rtt']):.1f}x")
+    print("1 MB payload both ways (median)")
+    raw_mb, echo_mb = statistics.median(f["raw-1mb"]), statistics.median(f["echo-1mb"])
+    print(f"  raw socket baseline              {ms(raw_mb)}")
+    print(f"  echo (EPC, real server)          {ms(echo_mb)}   ratio {echo_mb / raw_mb:.1f}x")
+    print(f"{chunks} streamed chunks into a chat buffer (median of runs)")
+    raw_c, epc_c = statistics.median(f["chunks-raw"]), statistics.median(f["chunks-epc"])
+    print(f"  raw bytes into a buffer          {ms(raw_c)}  ({raw_c / chunks * 1e6:.2f} us/chunk)")
+    print(f"  on-chunk frames -> chat buffer   {ms(epc_c)}  ({epc_c / chunks * 1e6:.2f} us/chunk)")
+    print(f"  overhead per chunk               {(epc_c - raw_c) / chunks * 1e6:9.2f} us")
+    print(f"whole chat turn against the fake model ({turns} turns)")
+    turn = f["turn"]
+    print(f"  prompt -> full reply in buffer   p50 {ms(statistics.median(turn))}"
+          f"  p95 {ms(pct(turn, 0.95))}")
+    print(f"  prompt -> first chunk            p50 {ms(statistics.median(f['turn-first']))}")
+    print("  where the time goes (p50, same fake model, measured here):")
+    print(f"    bare HTTP client               {ms(statistics.median(raw_http))}")
+    print(f"    litellm.completion(stream)     {ms(statistics.median(lite))}")
+    print(f"    ping (transport round trip)    {ms(statistics.median(f['ping']))}")
+    rest = statistics.median(turn) - statistics.median(lite) - statistics.median(f["ping"])
+    print(f"    rest (agent loop, gates, events) {ms(rest)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
