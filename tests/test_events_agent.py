@@ -38,20 +38,6 @@ Summarize what changed in my notes this week.
 Plan the next century.
 """
 
-# Stands in for the chat skill: a person's input (or a job's) goes to the model at the
-# signal's tier.
-CHAT_SKILL = '''
-from passepartout.api import Prompt, defskill
-
-def chatlite_prompt(signal):
-    return Prompt(signal.payload["text"], tier=str(signal.meta.get("tier") or "reasoning"),
-                  use_tools=False)
-
-defskill("chatlite", priority=10, trigger=lambda s: s.sensor == "user-input",
-         prompt=chatlite_prompt)
-'''
-
-
 class Memory:
     """Counts autosaves."""
 
@@ -68,14 +54,11 @@ class Memory:
 def make_agent(tmp_path: Path, env: dict[str, str], jobs: str) -> Agent:
     memex = Path(env["MEMEX_DIR"])
     (memex / "projects" / "jobs.org").write_text(jobs, encoding="utf-8")
-    skills = tmp_path / "skills"
-    skills.mkdir()
-    (skills / "chatlite.py").write_text(CHAT_SKILL)
     env = {**env, "PASSEPARTOUT_MODEL": "openai/gpt-4o",
            "PASSEPARTOUT_MODEL_COGNITION": "openai/gpt-4o-mini",
            "MEMORY_AUTO_SAVE_INTERVAL": "0.01", "PASSEPARTOUT_STREAM": "0"}
     config = Config.from_mapping(env, config_dir=Path(env["PASSEPARTOUT_CONFIG_DIR"]))
-    agent = Agent(config, skill_dirs=[SHIPPED_SKILLS_DIR, skills])
+    agent = Agent(config, skill_dirs=[SHIPPED_SKILLS_DIR])  # events and chat among them
     llm.install(agent, warm=False)
     agent.services["memory"] = Memory()
     agent.boot(start_threads=False)
