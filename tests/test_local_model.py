@@ -104,6 +104,21 @@ def test_max_tokens_and_stop_are_honoured(litellm: Any) -> None:
     assert "3" not in text and "2" in text, text
 
 
+def test_concurrent_callers_take_turns(litellm: Any) -> None:
+    # llama.cpp contexts are not thread-safe: the provider must queue callers, not fail.
+    from concurrent.futures import ThreadPoolExecutor
+
+    def ask(_: int) -> str:
+        response = litellm.completion(
+            model=LOCAL_MODEL, messages=QUESTION, temperature=0, max_tokens=8
+        )
+        return str(response.choices[0].message.content)
+
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        answers = list(pool.map(ask, range(3)))
+    assert len(set(answers)) == 1 and answers[0]  # greedy: the same answer each time
+
+
 def test_acompletion_streamed(litellm: Any) -> None:
     async def run() -> str:
         stream = await litellm.acompletion(

