@@ -56,9 +56,12 @@ BOL non-nil means TEXT starts at the beginning of a line."
   (unless (string-empty-p text)
     (let ((end (passepartout-turn-end turn)))
       (with-current-buffer (marker-buffer end)
-        (save-excursion
-          (goto-char end)
-          (insert text)))
+        ;; Like `save-excursion', without a marker per chunk: point after
+        ;; the reply moves with the text, point before or at it stays.
+        (let ((pos (point)) (at (marker-position end)))
+          (goto-char at)
+          (insert text)
+          (goto-char (if (> pos at) (+ pos (length text)) pos))))
       (setf (passepartout-turn-bol turn) (eq (aref text (1- (length text))) ?\n)))))
 
 (defun passepartout-chat-render-text (turn text)

@@ -72,12 +72,23 @@
       (error "Passepartout: frame of %d bytes is too large" (length payload)))
     (concat (format "%06x" (length payload)) payload)))
 
+(defconst passepartout-epc--return-headers
+  (let ((headers (make-vector 32 nil)))
+    (dotimes (n 32) (aset headers n (format "%06x" n)))
+    headers)
+  "The length prefixes of short frames, made once.")
+
+(defun passepartout-epc--return-header (len)
+  "Return the length prefix for LEN bytes."
+  (if (< len 32) (aref passepartout-epc--return-headers len) (format "%06x" len)))
+
 (defun passepartout-epc--encode-fast (object)
   "Return the frame for OBJECT, quickly when it is (return UID nil)."
   (if (and (eq (car-safe object) 'return) (integerp (nth 1 object))
            (null (nth 2 object)) (null (nthcdr 3 object)))
-      (let ((body (concat "(return " (number-to-string (nth 1 object)) " nil)")))
-        (concat (format "%06x" (length body)) body))
+      (let ((digits (number-to-string (nth 1 object))))
+        (concat (passepartout-epc--return-header (+ 13 (length digits)))
+                "(return " digits " nil)"))
     (passepartout-epc-encode object)))
 
 (defun passepartout-epc--send (conn object &optional now)
@@ -126,15 +137,25 @@ decoded from UTF-8 first."
                 (car parsed)))))
       (error (list 'passepartout-epc--malformed (error-message-string err))))))
 
+(defun passepartout-epc--header (pos)
+  "Return the length in the six hexadecimal digits at POS, or nil."
+  (let ((value 0) (end (+ pos 6)))
+    (while (and value (< pos end))
+      (let* ((c (char-after pos))
+             (digit (cond ((and (>= c ?0) (<= c ?9)) (- c ?0))
+                          ((and (>= c ?a) (<= c ?f)) (- c 87))
+                          ((and (>= c ?A) (<= c ?F)) (- c 55)))))
+        (setq value (and digit (+ (* value 16) digit))
+              pos (1+ pos))))
+    value))
+
 (defun passepartout-epc--take-frames (conn)
   "Return the complete frames in CONN's process buffer, removing them."
   (let ((pos (point-min)) (limit (point-max)) frames bad)
     (while (and (not bad) (>= (- limit pos) 6))
-      (let* ((header (buffer-substring-no-properties pos (+ pos 6)))
-             (len (and (string-match-p "\\`[0-9a-fA-F]\\{6\\}\\'" header)
-                       (string-to-number header 16))))
+      (let ((len (passepartout-epc--header pos)))
         (cond
-         ((null len) (setq bad header))
+         ((null len) (setq bad (buffer-substring-no-properties pos (+ pos 6))))
          ((> (+ pos 6 len) limit) (setq limit pos))
          (t (push (passepartout-epc--read-payload (+ pos 6) (+ pos 6 len)) frames)
             (setq pos (+ pos 6 len))))))
