@@ -157,3 +157,30 @@ def test_the_approvals_file_is_out_of_the_agents_reach(
     agent.channels["emacs"].answer = True  # even a yes-man channel is not asked
     agent.loop.process(cron())
     assert approvals.read_text() == before
+
+
+def test_the_heartbeat_bus_runs_approved_plans(
+    setup: tuple[Agent, Path, list[Signal]], tmp_path: Path
+) -> None:
+    agent, approvals, _ = setup
+    set_state(approvals, "TODO", "APPROVED")
+    report = agent.services["heartbeat"].tick()
+    assert "flightplans" in report.ran
+    assert (tmp_path / "work" / "report.txt").read_text() == "made by cron\n"
+
+
+def test_scoped_grants_are_stored_as_org_properties(tmp_path: Path) -> None:
+    from passepartout.security.approvals import ApprovalBook
+    from passepartout.security.policy import Rule
+
+    book = ApprovalBook(tmp_path / "approvals.org", tmp_path / "ledger.json", mask=str)
+    book.add_grant(Rule("allow", "shell", ("git", "status"), scope=tmp_path), "git status here")
+    text = (tmp_path / "approvals.org").read_text()
+    assert "** git status here" in text and ":COMMAND: git status" in text
+    assert f":SCOPE: {tmp_path}" in text
+    (rule,) = book.grant_rules()
+    assert (rule.decision, rule.tool, rule.command, rule.scope) == (
+        "allow", "shell", ("git", "status"), tmp_path.resolve())
+    # A grant a person mistyped on the phone is left out, not fatal.
+    (tmp_path / "approvals.org").write_text(text + "** bad\n   :DECISION: perhaps\n")
+    assert len(book.grant_rules()) == 1
