@@ -206,7 +206,7 @@ when the person refuses or CODE is not a string."
   "Return the full text shown for DESCRIPTION and INFO."
   (let ((lines (list description)))
     (cl-loop for (key value) on info by #'cddr
-             unless (memq key '(:kind))
+             unless (memq key '(:kind :digest))
              do (push (format "%s: %s" (substring (symbol-name key) 1)
                               (if (stringp value) value (prin1-to-string value)))
                       lines))

@@ -66,7 +66,7 @@ ended: done, cancelled or failed."
 
 (defun passepartout-chat--new-id ()
   "Return a fresh id of 16 hexadecimal digits."
-  (substring (passepartout--random-token) 0 16))
+  (passepartout--new-id 16))
 
 (defun passepartout-chat--read-session ()
   "Return the session id written in the buffer, or nil."
@@ -221,7 +221,7 @@ Return the buffer."
   (let ((pos (point)))
     (insert "\n" passepartout-chat-prompt-heading "\n")
     (let ((turn (passepartout-turn--make
-                 :id (substring (passepartout--random-token) 0 12)
+                 :id (passepartout--new-id 12)
                  :session passepartout-chat--session
                  :prompt text
                  :start (copy-marker pos)

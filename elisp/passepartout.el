@@ -171,18 +171,33 @@ Each function receives one argument, a string describing what happened."
 
 ;;;; Token and command
 
+(defun passepartout--urandom (count)
+  "Return COUNT bytes from /dev/urandom as a unibyte string, or nil."
+  (when (file-readable-p "/dev/urandom")
+    (ignore-errors
+      (with-temp-buffer
+        (set-buffer-multibyte nil)
+        (let ((coding-system-for-read 'binary))
+          (call-process "head" "/dev/urandom" t nil "-c" (number-to-string count)))
+        (and (= (buffer-size) count) (buffer-string))))))
+
 (defun passepartout--random-token ()
-  "Return a fresh random token of 64 hexadecimal digits."
-  (let ((bytes (ignore-errors
-                 (with-temp-buffer
-                   (set-buffer-multibyte nil)
-                   (insert-file-contents-literally "/dev/urandom" nil 0 32)
-                   (buffer-string)))))
-    (secure-hash 'sha256
-                 (if (= (length bytes) 32)
-                     bytes
-                   (format "%s%s%s%s" (random t) (current-time) (emacs-pid)
-                           (recent-keys))))))
+  "Return a fresh random token of 64 hexadecimal digits.
+The bytes come from /dev/urandom; where it cannot be read, from Emacs's
+generator seeded by the system, the time and the process id."
+  (secure-hash 'sha256
+               (or (passepartout--urandom 32)
+                   (progn (random t)
+                          (format "%s%s%s%s%s" (random) (random) (current-time)
+                                  (emacs-pid) (recent-keys))))))
+
+(defvar passepartout--id-counter 0 "Makes each id of this Emacs different.")
+
+(defun passepartout--new-id (length)
+  "Return a fresh id of LENGTH hexadecimal digits, unique, not secret."
+  (substring (secure-hash 'sha256 (format "%S %S %S %S" (current-time) (random)
+                                          (emacs-pid) (cl-incf passepartout--id-counter)))
+             0 length))
 
 (defun passepartout--command ()
   "Return the command line of the server."
