@@ -13,7 +13,6 @@ an edited entry is CANCELLED and never runs.
 
 from __future__ import annotations
 
-import concurrent.futures
 import logging
 import threading
 import time
@@ -86,7 +85,6 @@ class Approver:
         self.clearances = clearances
         self.emit = emit
         self.timeout = timeout
-        self._pool = concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="approval")
 
     def __call__(self, request: ApprovalRequest) -> bool:
         signal, action = request.signal, request.action
@@ -107,15 +105,22 @@ class Approver:
         return granted
 
     def _ask(self, channel: Any, request: ApprovalRequest) -> bool:
-        future = self._pool.submit(channel.approve, request)
-        try:
-            return future.result(timeout=self.timeout) is True
-        except concurrent.futures.TimeoutError:
+        answer: list[Any] = []
+
+        def ask() -> None:
+            try:
+                answer.append(channel.approve(request))
+            except Exception as err:  # a channel that fails (disconnect, EOF) is a no
+                log.warning("approval of %s failed: %s", request.action.describe(), err)
+
+        # A daemon thread: a person who never answers must not keep the process alive.
+        thread = threading.Thread(target=ask, name="approval", daemon=True)
+        thread.start()
+        thread.join(self.timeout)
+        if thread.is_alive():
             log.warning("no answer to %s within %g s: denied", request.describe(), self.timeout)
             return False
-        except Exception as err:  # a channel that fails (disconnect, EOF) is a no
-            log.warning("approval of %s failed: %s", request.action.describe(), err)
-            return False
+        return bool(answer) and answer[0] is True
 
     def _flight_plan(self, request: ApprovalRequest) -> bool:
         plan = self.book.propose(request)
