@@ -218,7 +218,10 @@ class Loop:
         kind = err.kind if isinstance(err, PassepartoutError) else "internal-error"
         self._report(signal, kind, message)
         sensor = signal.sensor
-        critical = not isinstance(err, PassepartoutError)
+        # A crash (a bug, also one wrapped by the stage it happened in) may have left
+        # memory half-changed; an expected failure (a model error, a gate) has not.
+        cause = err.__cause__ if isinstance(err, PassepartoutError) else err
+        critical = cause is not None and not isinstance(cause, PassepartoutError)
         if critical:
             log.exception("critical error on %s", sensor, exc_info=err)
             if sensor not in _TERMINAL_SENSORS and self.rollback is not None:

@@ -1,0 +1,188 @@
+"""Memory: org nodes in a Merkle-hashed store, snapshots and rollback, nothing lost.
+
+This skill plugs ``passepartout.memory`` into the agent: it opens the store under the
+state directory (in the background, so a large store's verification never holds up the
+start), imports the memex and keeps it current with a watcher, embeds changed nodes
+with the local model, gives the loop its micro-rollback (seed 001), saves on the
+heartbeat (MEMORY_AUTO_SAVE_INTERVAL) and on shutdown, and publishes
+``services["memory"]`` for the ``memory-search`` tool and the context's fovea.
+
+Settings: ``PASSEPARTOUT_MEMORY_SNAPSHOTS`` (how many snapshots to keep, 20),
+``PASSEPARTOUT_EMBEDDINGS`` (``off`` to skip the local embedding model),
+``PASSEPARTOUT_MEMORY_IMPORT`` (``off`` to leave the memex out of memory).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+from typing import Any
+
+from passepartout.api import defskill, host, make_tool
+from passepartout.errors import ConfigError
+
+DEPENDS_ON = ["events"]
+
+memory_NOTES_FILE = "agent/notes.org"  # where the agent's own notes live, under MEMEX_DIR
+
+AGENT = host()
+log = logging.getLogger("passepartout.skills.memory")
+
+
+def memory_setting(name: str, default: str) -> str:
+    if AGENT is None:
+        return default
+    return str(AGENT.config.extra.get(name, default)).strip().lower()
+
+
+def memory_keep() -> int:
+    raw = memory_setting("PASSEPARTOUT_MEMORY_SNAPSHOTS", "20")
+    if not raw.isdigit() or int(raw) < 1:
+        raise ConfigError(
+            f"PASSEPARTOUT_MEMORY_SNAPSHOTS must be a whole number of at least 1, not {raw!r}",
+            variable="PASSEPARTOUT_MEMORY_SNAPSHOTS",
+        )
+    return int(raw)
+
+
+class memory_Service:
+    """The store once it is open, and what keeps it current."""
+
+    def __init__(self, agent: Any) -> None:
+        self.agent = agent
+        self.store: Any = None
+        self.index: Any = None
+        self.watcher: Any = None
+        self.ready = threading.Event()  # the store is open (or failed to open)
+        self.imported = threading.Event()  # the memex is imported and watched
+        self.error: str | None = None
+        self.keep = memory_keep()
+
+    def open(self) -> None:
+        from passepartout.memory import MemoryStore
+
+        config = self.agent.config
+        try:
+            self.store = MemoryStore.open(config.home / "memory.sqlite3", keep_snapshots=self.keep)
+        except Exception as err:  # degraded, not dead: the agent works without memory
+            self.error = f"memory could not be opened: {err}"
+            log.error("%s", self.error)
+            self.ready.set()
+            return
+        self.agent.services["memory"] = self.store
+        self.agent.loop.rollback = self.rollback
+        self.ready.set()
+        if memory_setting("PASSEPARTOUT_MEMORY_IMPORT", "on") != "off":
+            self._import(config.memex_dir)
+        self.imported.set()
+        if memory_setting("PASSEPARTOUT_EMBEDDINGS", "on") != "off":
+            self._embed()
+
+    def _import(self, memex: Path) -> None:
+        if not memex.is_dir():
+            return
+        from passepartout.events.watcher import MemexWatcher
+        from passepartout.memory.orgimport import import_org_file
+
+        try:
+            report = self.store.import_memex(memex)
+            log.info("memory: %s", report.summary())
+            self.store.snapshot("memex import")
+        except Exception as err:
+            log.error("memory: importing %s failed: %s", memex, err)
+
+        def changed(path: Path) -> None:
+            try:
+                import_org_file(self.store, path, memex)
+            except ValueError as err:
+                log.warning("memory: %s", err)
+
+        self.watcher = MemexWatcher([memex], changed)
+        self.watcher.start()
+
+    def _embed(self) -> None:
+        from passepartout.memory.embeddings import EmbeddingIndex, model_available
+
+        if not model_available():
+            log.info("memory: the local embedding model is not installed; full-text search")
+            return
+        self.index = EmbeddingIndex(self.store).start()
+
+    def rollback(self) -> None:
+        """The loop's micro-rollback: back to the last snapshot."""
+        if self.store is not None and self.store.snapshots():
+            self.store.rollback(0)
+
+    def autosave(self, tick: Any = None) -> None:
+        """Make memory durable, and name the state when it changed since the last one."""
+        if self.store is None:
+            return
+        self.store.save()
+        snapshots = self.store.snapshots()
+        if not snapshots or snapshots[0].root != self.store.root_hash():
+            self.store.snapshot("autosave")
+
+    def remember(self, title: str, body: str = "") -> str:
+        """Write a note into memory and into the agent's notes file in the memex."""
+        import time
+        import uuid
+
+        from passepartout.memory.nodes import MemoryNode
+        from passepartout.memory.orgimport import file_node_id
+        from passepartout.memory.orgwrite import write_back
+
+        if not self.ready.wait(10) or self.store is None:
+            return "memory is not available: " + (self.error or "still opening")
+        parent = file_node_id(memory_NOTES_FILE)
+        if self.store.get(parent) is None:
+            self.store.put(MemoryNode(id=parent, title="Agent notes", source=memory_NOTES_FILE))
+        now = time.time()
+        node = MemoryNode(
+            id=uuid.uuid4().hex,
+            title=title.strip() or "Note",
+            parent=parent,
+            body=body.strip(),
+            created=now,
+            updated=now,
+        )
+        self.store.put(node)
+        path = write_back(self.store, node.id, self.agent.config.memex_dir)
+        return f"remembered {node.title!r} (id {node.id}) in {path}"
+
+    def close(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
+        if self.index is not None:
+            self.index.stop()
+        if self.store is not None:
+            self.store.save()
+            self.store.close()
+
+
+if AGENT is not None:
+    memory_SERVICE = memory_Service(AGENT)
+    threading.Thread(target=memory_SERVICE.open, name="memory-open", daemon=True).start()
+    bus = AGENT.services.get("heartbeat")
+    if bus is not None:
+        bus.register(
+            memory_SERVICE.autosave,
+            name="memory-autosave",
+            every=AGENT.config.memory_auto_save_interval,
+        )
+    AGENT.on_shutdown(memory_SERVICE.close)
+
+    def remember(title: str, body: str = "") -> str:
+        """Write a note into the agent's memory (and its org notes file in the memex).
+
+        Args:
+            title: the note's heading
+            body: the note's text
+        """
+        return memory_SERVICE.remember(title, body)
+
+    memory_TOOLS = [make_tool(remember, name="remember")]
+else:
+    memory_TOOLS = []
+
+defskill("memory", priority=20, tools=memory_TOOLS)
