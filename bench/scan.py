@@ -151,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         plain = next(p for p in memex.rglob("*.org") if p not in special)
         quiet = median_seconds(lambda: orch.rescan(plain), 21)
         print(f"incremental rescan of a file without drawers: {quiet * 1000:.2f} ms")
+        orch.stop()  # its last state save, before the directory goes
     return 0
 
 

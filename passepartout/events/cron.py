@@ -71,6 +71,7 @@ class CronState:
         self._data: dict[str, dict[str, Any]] = self._read()
         self._lock = threading.Lock()
         self._timer: threading.Timer | None = None
+        self._closed = False
 
     def _read(self) -> dict[str, dict[str, Any]]:
         try:
@@ -125,11 +126,23 @@ class CronState:
             except OSError as err:
                 log.error("cannot save the cron state %s: %s", self.path, err)
 
+    def close(self) -> None:
+        """Save now; no later save will touch the file."""
+        self.save()
+        with self._lock:
+            self._closed = True
+
+    def _save_later(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+        self.save()
+
     def save_soon(self) -> None:
         with self._lock:
-            if self._timer is not None:
+            if self._timer is not None or self._closed:
                 return
-            self._timer = threading.Timer(self.delay, self.save)
+            self._timer = threading.Timer(self.delay, self._save_later)
             self._timer.daemon = True
             self._timer.start()
 
@@ -204,6 +217,10 @@ class Scheduler:
     def save(self) -> None:
         with self._lock:
             self.state.save()
+
+    def close(self) -> None:
+        with self._lock:
+            self.state.close()
 
     def remove(self, job_id: str) -> Job | None:
         with self._lock:

@@ -260,7 +260,7 @@ class Orchestrator:
 
     def stop(self) -> None:
         self._watcher.stop()
-        self.scheduler.save()
+        self.scheduler.close()
 
     @property
     def watching(self) -> bool:
