@@ -47,6 +47,9 @@ class Focus:
     @classmethod
     def from_service(cls, value: Any) -> Focus | None:
         """Read ``agent.services["focus"]`` defensively (a dict, plist or object)."""
+        if value is not None and not isinstance(value, Mapping) and callable(
+                getattr(value, "get", None)):
+            value = value.get()  # a holder that the bridge keeps up to date
         if value is None:
             return None
         if isinstance(value, Focus):
@@ -54,7 +57,9 @@ class Focus:
 
         def pick(name: str) -> str | None:
             raw = value.get(name) if isinstance(value, Mapping) else getattr(value, name, None)
-            return str(raw) if raw not in (None, "", [], False) else None
+            if isinstance(raw, list | tuple):  # an outline path
+                raw = " / ".join(str(part) for part in raw)
+            return str(raw) if raw not in (None, "", [], (), False) else None
 
         focus = cls(pick("id"), pick("file"), pick("heading"), pick("outline"))
         return focus if any((focus.id, focus.heading, focus.outline)) else None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,6 +56,8 @@ def make_config(tmp_path: Path, **env: str) -> Config:
         "MEMEX_DIR": str(tmp_path / "memex"),
         "PASSEPARTOUT_WORKSPACE": str(tmp_path / "memex"),
         "PASSEPARTOUT_MODEL": PRICED_MODEL,
+        "PASSEPARTOUT_EMBEDDINGS": "off",
+        "PASSEPARTOUT_MEMORY_IMPORT": "off",
         **env,
     }
     (tmp_path / "memex").mkdir(exist_ok=True)
@@ -67,6 +70,16 @@ def make_agent(config: Config, recorder: Recorder | None = None) -> tuple[Agent,
     rec = recorder or Recorder()
     agent.register_channel("emacs", rec)
     return agent, rec
+
+
+def agent_memory(agent: Agent, timeout: float = 20.0) -> Any:
+    """The memory store the memory skill opens in the background."""
+    deadline = time.monotonic() + timeout
+    while "memory" not in agent.services:
+        if time.monotonic() > deadline:
+            raise AssertionError("the memory skill did not open its store")
+        time.sleep(0.02)
+    return agent.services["memory"]
 
 
 def user_signal(text: str, session: str | None = "s1", **meta: Any) -> Signal:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from llm_agent import (  # noqa: F401
     PRICED_MODEL,
+    agent_memory,
     fake_llm,
     make_agent,
     make_config,
@@ -39,8 +40,7 @@ def test_200k_token_history_is_trimmed_keeping_prefix_and_input(
 ) -> None:
     fake = provider_env
     agent, _ = make_agent(make_config(tmp_path, CONTEXT_MAX_TOKENS="8000"))
-    store = MemoryStore.open(tmp_path / "memory")
-    agent.services["memory"] = store
+    store = agent_memory(agent)
     try:
         sessions = agent.services["sessions"]
         history = long_history(200, 500)
@@ -66,7 +66,6 @@ def test_200k_token_history_is_trimmed_keeping_prefix_and_input(
         assert len(sessions.messages("s1")) == 402
     finally:
         agent.shutdown()
-        store.close()
 
 
 def test_drop_order_peripheral_then_turns_then_fovea() -> None:
@@ -163,6 +162,13 @@ def test_focus_without_memory_store() -> None:
     assert "Write the report" in section.text and "work.org" in section.text
     assert Focus.from_service({"file": None}) is None
     assert Focus.from_service(None) is None
+    from passepartout.channels.focus import Focus as EmacsFocus
+    from passepartout.channels.focus import FocusHolder
+
+    holder = FocusHolder()
+    assert Focus.from_service(holder) is None
+    holder.set(EmacsFocus(file="w.org", id="n1", heading="Report", outline=("Work", "Report")))
+    assert Focus.from_service(holder) == Focus("n1", "w.org", "Report", "Work / Report")
 
 
 def test_prefix_is_marked_for_the_prompt_cache() -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from llm_agent import (  # noqa: F401
     PRICED_MODEL,
+    agent_memory,
     Recorder,
     agent_setup,
     fake_llm,
@@ -25,7 +26,7 @@ from passepartout.llm import cost_cli
 from passepartout.llm.budget import parse_amount
 from passepartout.llm.ledger import Call, Ledger
 from passepartout.llm.provider import load_litellm
-from passepartout.memory import MemoryNode, MemoryStore
+from passepartout.memory import MemoryNode
 from passepartout.signals import Keyword, Signal
 
 
@@ -124,13 +125,12 @@ def test_session_budget_stops_the_call_before_it_is_sent(
 def test_org_budget_caps_its_subtree(provider_env: FakeLLM, tmp_path: Path) -> None:
     fake = provider_env
     agent, rec = make_agent(make_config(tmp_path))
-    store = MemoryStore.open(tmp_path / "memory")
+    store = agent_memory(agent)
     store.put_many([
         MemoryNode("proj", "Project X", properties={"BUDGET": "$0.01"}),
         MemoryNode("task", "A task", parent="proj"),
         MemoryNode("other", "Elsewhere"),
     ])
-    agent.services["memory"] = store
     try:
         ledger: Ledger = agent.services["ledger"]
         ledger.record(Call(PRICED_MODEL, "openai", 1, 1, cost=0.00999, heading="proj"))
@@ -143,7 +143,6 @@ def test_org_budget_caps_its_subtree(provider_env: FakeLLM, tmp_path: Path) -> N
         assert fake.request_count == 1
     finally:
         agent.shutdown()
-        store.close()
 
 
 @pytest.mark.parametrize(("text", "amount"), [("5", 5.0), ("$2.50", 2.5), ("3 USD", 3.0)])

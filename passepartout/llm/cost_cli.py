@@ -17,12 +17,16 @@ from passepartout.llm.ledger import GROUPS, LEDGER_FILE, Ledger, Total
 DEFAULT_GROUPS = ("session", "provider", "origin", "heading")
 
 
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--by", choices=GROUPS, help="one grouping instead of the usual four")
+    parser.add_argument("--limit", type=int, default=20, help="rows per grouping (default 20)")
+
+
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "cost", help="what the model calls cost (from the ledger)"
     )
-    parser.add_argument("--by", choices=GROUPS, help="one grouping instead of the usual four")
-    parser.add_argument("--limit", type=int, default=20, help="rows per grouping (default 20)")
+    add_arguments(parser)
     return parser
 
 

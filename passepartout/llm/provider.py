@@ -9,6 +9,7 @@ returns at once, even while the provider has not sent its first byte.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import queue
@@ -86,9 +87,30 @@ def _quiet_load(model: str | None) -> None:
         from passepartout.llm.tokens import counter
 
         counter(model)
-        load_litellm()
+        _prime(load_litellm())
     except Exception as err:
         log.error("litellm failed to load: %s", err)
+
+
+# litellm's first call imports some 800 more modules (seconds): make it with a mock
+# reply, which sends nothing, so that the person's first call does not wait for them.
+_PRIME_TOOLS = [{"type": "function", "function": {
+    "name": "noop", "description": "nothing", "parameters": {"type": "object", "properties": {}}}}]
+
+
+def _prime(lit: ModuleType) -> None:
+    started = time.perf_counter()
+    stream = lit.completion(model="openai/gpt-4o-mini", api_key="unused", mock_response="ok",
+                            messages=[{"role": "user", "content": "hi"}], tools=_PRIME_TOOLS,
+                            stream=True)
+    for _ in stream:
+        pass
+    for name in ("mcp", "litellm.llms.openai.openai"):
+        try:
+            importlib.import_module(name)
+        except ImportError as err:
+            log.debug("priming: %s", err)
+    log.info("litellm primed in %.1f s", time.perf_counter() - started)
 
 
 def provider_of(model: str) -> str:

@@ -1,0 +1,193 @@
+"""The terminal channel: ``passepartout chat`` talks to the same loop as Emacs.
+
+Each line read is a turn; the reply streams as it comes; tool calls, refusals and errors
+are shown on their own lines; an approval is asked on the terminal, and end of input (or
+anything but yes) is a no.  ``Ctrl-C`` cancels the running turn; ``Ctrl-D`` or ``/quit``
+ends the chat.  The session is kept, so the next ``passepartout chat`` resumes it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import threading
+from typing import Any, TextIO
+
+from passepartout.config import Config
+from passepartout.errors import PassepartoutError
+from passepartout.loop.actions import ApprovalRequest
+from passepartout.signals import Signal
+
+log = logging.getLogger(__name__)
+
+SOURCE = "terminal"
+DEFAULT_SESSION = "terminal"
+OUTPUT_PREVIEW = 200
+TURN_TIMEOUT = 3600.0
+
+
+class TerminalChannel:
+    """Prints a session's events and asks its approvals on a pair of text streams."""
+
+    def __init__(self, stdin: TextIO, stdout: TextIO) -> None:
+        self.stdin = stdin
+        self.stdout = stdout
+        self.errors = 0
+        self._done = threading.Event()
+        self._streamed = ""
+        self._column = 0
+        self._lock = threading.RLock()
+
+    # -- the Channel protocol ---------------------------------------------------------
+
+    def send(self, signal: Signal, kind: str, data: dict[str, Any]) -> None:
+        with self._lock:
+            if kind == "chunk":
+                text = str(data.get("text", ""))
+                self._streamed += text
+                self._write(text)
+            elif kind == "reply":
+                self._reply(str(data.get("text", "")), bool(data.get("streamed")))
+            elif kind == "tool":
+                self._line(f"  [tool] {data.get('name')} {_args(data.get('args'))}")
+            elif kind == "tool-result":
+                status = "ok" if data.get("ok") else "failed"
+                self._line(f"  [{status}] {_preview(str(data.get('output', '')))}")
+            elif kind == "denied":
+                self._line(f"  [refused] {data.get('action')}: {data.get('reason')}")
+            elif kind == "notice":
+                self._line(f"  ({data.get('text')})")
+            elif kind == "error":
+                self.errors += 1
+                self._line(f"error: {data.get('message')}")
+            elif kind == "done":
+                if data.get("cancelled"):
+                    self._line("(cancelled)")
+                self._end_line()
+                self._done.set()
+
+    def approve(self, request: ApprovalRequest) -> bool:
+        """Ask on the terminal; only "y" or "yes" is a yes, end of input is a no."""
+        with self._lock:
+            self._line(f"Allow {request.describe()}? [y/N] ", newline=False)
+            try:
+                answer = self.stdin.readline()
+            except (OSError, ValueError):
+                answer = ""
+            if not answer:
+                self._line("(no answer: refused)")
+            self._column = 0
+        return answer.strip().lower() in ("y", "yes")
+
+    # -- turns ------------------------------------------------------------------------
+
+    def begin(self) -> None:
+        self._done.clear()
+        self._streamed = ""
+
+    def wait(self, timeout: float = TURN_TIMEOUT) -> bool:
+        return self._done.wait(timeout)
+
+    # -- output -----------------------------------------------------------------------
+
+    def _reply(self, text: str, streamed: bool) -> None:
+        shown, self._streamed = self._streamed, ""
+        if (streamed or shown) and text.startswith(shown):
+            self._write(text[len(shown):])  # only what the chunks have not shown
+        else:
+            self._line(text)
+        self._end_line()
+
+    def _write(self, text: str) -> None:
+        if not text:
+            return
+        self.stdout.write(text)
+        self.stdout.flush()
+        self._column = 0 if text.endswith("\n") else self._column + len(text)
+
+    def _end_line(self) -> None:
+        if self._column:
+            self._write("\n")
+
+    def _line(self, text: str, *, newline: bool = True) -> None:
+        self._end_line()
+        self._streamed = ""  # a new model step streams a new text
+        self._write(text + ("\n" if newline else ""))
+
+
+def _args(args: Any) -> str:
+    if isinstance(args, dict):
+        return " ".join(f"{k}={_preview(str(v), 60)!r}" for k, v in args.items())
+    return str(args or "")
+
+
+def _preview(text: str, limit: int = OUTPUT_PREVIEW) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def run_chat(
+    config: Config,
+    *,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+    session_id: str | None = None,
+) -> int:
+    """Chat on the terminal until end of input; 0, or 1 when a turn ended in an error."""
+    from passepartout.agent import Agent
+    from passepartout.llm import install
+
+    reader = stdin or sys.stdin
+    writer = stdout or sys.stdout
+    interactive = _isatty(reader)
+    session = session_id or config.extra.get("PASSEPARTOUT_SESSION") or DEFAULT_SESSION
+    agent = Agent(config)
+    install(agent)
+    channel = TerminalChannel(reader, writer)
+    agent.register_channel(SOURCE, channel)
+    try:
+        agent.boot()
+    except PassepartoutError as err:
+        print(f"passepartout chat: {err.message}", file=sys.stderr)
+        return 1
+    try:
+        if interactive:
+            writer.write(f"Passepartout (session {session}); Ctrl-D or /quit ends.\n")
+        while True:
+            if interactive:
+                writer.write("> ")
+                writer.flush()
+            line = reader.readline()
+            if not line:
+                break
+            text = line.strip()
+            if not text:
+                continue
+            if text in ("/quit", "/exit"):
+                break
+            channel.begin()
+            turn = agent.submit(text, session_id=session, source=SOURCE)
+            try:
+                channel.wait()
+            except KeyboardInterrupt:
+                agent.cancel(session, turn)
+                channel.wait(10.0)
+    finally:
+        agent.shutdown()
+    return 1 if channel.errors else 0
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--session", help=f"the session to resume (default {DEFAULT_SESSION!r})")
+
+
+def run(args: argparse.Namespace) -> int:
+    return run_chat(Config.load(), session_id=getattr(args, "session", None))

@@ -1,0 +1,87 @@
+"""``passepartout chat``: the terminal channel against the fake server and the local model."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from llm_agent import fake_llm, make_config, provider_env  # noqa: F401
+
+from fakellm import FakeLLM
+from passepartout.channels.terminal import TerminalChannel, run_chat
+from passepartout.llm.models import PROVIDER_DEFAULTS, local_installed
+from passepartout.loop.actions import Action, ApprovalRequest
+from passepartout.signals import Signal
+
+
+def test_chat_with_the_fake_server(provider_env: FakeLLM, tmp_path: Path) -> None:
+    fake = provider_env
+    (tmp_path / "memex").mkdir()
+    (tmp_path / "memex" / "todo.org").write_text("* TODO water the plants\n")
+    fake.reply("Hello from the model.")
+    fake.tool_call("grep-search", {"pattern": "TODO"})
+    fake.reply("You have one TODO: water the plants.")
+    stdin = io.StringIO("hi there\n\nwhat is left to do?\n")
+    stdout = io.StringIO()
+    assert run_chat(make_config(tmp_path), stdin=stdin, stdout=stdout) == 0
+    out = stdout.getvalue()
+    assert out.count("Hello from the model.") == 1  # streamed once, not printed again
+    assert "[tool] grep-search pattern='TODO'" in out
+    assert "[ok] todo.org:1: * TODO water the plants" in out
+    assert out.rstrip().endswith("You have one TODO: water the plants.")
+    assert fake.request_count == 3
+    # the session is resumed next time
+    fake.reply("Still here.")
+    assert run_chat(make_config(tmp_path), stdin=io.StringIO("again\n"),
+                    stdout=io.StringIO()) == 0
+    assert [m["role"] for m in fake.requests[-1].messages][:3] == ["system", "user", "assistant"]
+    assert fake.requests[-1].messages[1]["content"] == "hi there"
+
+
+def test_chat_reports_a_failure(provider_env: FakeLLM, tmp_path: Path) -> None:
+    provider_env.error(500).error(500)
+    stdout = io.StringIO()
+    config = make_config(tmp_path, PASSEPARTOUT_FALLBACK_MODELS="openai/gpt-4.1-mini")
+    assert run_chat(config, stdin=io.StringIO("hello\n"), stdout=stdout) == 1
+    assert "error: No model answered (2 attempts)" in stdout.getvalue()
+
+
+def test_approval_on_the_terminal() -> None:
+    request = ApprovalRequest(Action("tool", "eval", {"code": "1"}), ("high impact",), Signal())
+    out = io.StringIO()
+    assert TerminalChannel(io.StringIO("yes\n"), out).approve(request) is True
+    assert "Allow eval(code='1')" in out.getvalue()
+    assert TerminalChannel(io.StringIO("n\n"), io.StringIO()).approve(request) is False
+    eof = io.StringIO()
+    assert TerminalChannel(io.StringIO(""), eof).approve(request) is False
+    assert "no answer" in eof.getvalue()
+
+
+def test_unstreamed_reply_is_printed() -> None:
+    out = io.StringIO()
+    channel = TerminalChannel(io.StringIO(), out)
+    channel.send(Signal(), "reply", {"text": "whole"})
+    channel.send(Signal(), "done", {"cancelled": False})
+    assert out.getvalue() == "whole\n"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not local_installed(), reason="the local model is not installed")
+def test_chat_with_the_local_model(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items()
+           if k not in {var for var, _ in PROVIDER_DEFAULTS} and not k.startswith("PASSEPARTOUT")}
+    env.update(PASSEPARTOUT_HOME=str(tmp_path / "home"),
+               PASSEPARTOUT_CONFIG_DIR=str(tmp_path / "cfg"), MEMEX_DIR=str(tmp_path),
+               PASSEPARTOUT_EMBEDDINGS="off", PASSEPARTOUT_MEMORY_IMPORT="off")
+    result = subprocess.run(
+        [sys.executable, "-m", "passepartout", "chat"],
+        input="What is the capital of France?\n", capture_output=True, text=True,
+        env=env, timeout=240,
+    )
+    assert result.returncode == 0, result.stderr
+    assert len(result.stdout.strip()) > 0
+    assert "error" not in result.stdout.lower()
