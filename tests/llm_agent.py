@@ -14,12 +14,12 @@ import pytest
 
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 
-from fakellm import FakeLLM, fake_llm  # noqa: E402, F401
+from fakellm import FakeLLM, fake_llm  # noqa: F401
 
-from passepartout.agent import Agent  # noqa: E402
-from passepartout.config import Config  # noqa: E402
-from passepartout.loop.actions import ApprovalRequest  # noqa: E402
-from passepartout.signals import Keyword, Signal  # noqa: E402
+from passepartout.agent import Agent
+from passepartout.config import Config
+from passepartout.loop.actions import ApprovalRequest
+from passepartout.signals import Keyword, Signal
 
 PRICED_MODEL = "openai/gpt-4o-mini"  # in litellm's cost map, served by the fake
 

@@ -5,23 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from llm_agent import (  # noqa: F401
-    PRICED_MODEL,
-    agent_memory,
-    fake_llm,
-    make_agent,
-    make_config,
-    provider_env,
-    user_signal,
-)
-
 from fakellm import FakeLLM
+from llm_agent import PRICED_MODEL, agent_memory, make_agent, make_config, user_signal
+
 from passepartout.context import Focus, Section, assemble, peripheral_sections
 from passepartout.errors import PipelineError
 from passepartout.llm.think import INSTRUCTIONS
 from passepartout.llm.tokens import count_tokens, counter
 from passepartout.llm.translate import system_message
 from passepartout.memory import CONVERSATION_LOG_ID, MemoryNode, MemoryStore
+
+pytest_plugins = ["llm_agent"]
 
 count = counter(None)
 PREFIX = {"role": "system", "content": "You are a careful agent."}

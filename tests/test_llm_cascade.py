@@ -7,20 +7,14 @@ import time
 from pathlib import Path
 
 import pytest
-from llm_agent import (  # noqa: F401
-    Recorder,
-    agent_setup,
-    fake_llm,
-    make_agent,
-    make_config,
-    provider_env,
-    user_signal,
-)
-
 from fakellm import FakeLLM
+from llm_agent import Recorder, make_agent, make_config, user_signal
+
 from passepartout.agent import Agent
 from passepartout.errors import LLMError
 from passepartout.llm.provider import Cancelled, Provider
+
+pytest_plugins = ["llm_agent"]
 
 MESSAGES = [{"role": "user", "content": "hello"}]
 

@@ -8,19 +8,9 @@ import io
 from pathlib import Path
 
 import pytest
-from llm_agent import (  # noqa: F401
-    PRICED_MODEL,
-    agent_memory,
-    Recorder,
-    agent_setup,
-    fake_llm,
-    make_agent,
-    make_config,
-    provider_env,
-    user_signal,
-)
-
 from fakellm import FakeLLM
+from llm_agent import PRICED_MODEL, Recorder, agent_memory, make_agent, make_config, user_signal
+
 from passepartout.agent import Agent
 from passepartout.llm import cost_cli
 from passepartout.llm.budget import parse_amount
@@ -28,6 +18,8 @@ from passepartout.llm.ledger import Call, Ledger
 from passepartout.llm.provider import load_litellm
 from passepartout.memory import MemoryNode
 from passepartout.signals import Keyword, Signal
+
+pytest_plugins = ["llm_agent"]
 
 
 def map_price(model: str) -> tuple[float, float, float]:

@@ -6,19 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from llm_agent import (  # noqa: F401
-    Recorder,
-    agent_setup,
-    fake_llm,
-    make_agent,
-    make_config,
-    provider_env,
-    user_signal,
-)
-
 from fakellm import FakeLLM
+from llm_agent import Recorder, make_agent, make_config, user_signal
+
 from passepartout.agent import Agent
 from passepartout.loop.actions import Action
+
+pytest_plugins = ["llm_agent"]
 
 
 def test_two_step_tool_turn(agent_setup: tuple[Agent, Recorder, FakeLLM], tmp_path: Path) -> None:
@@ -84,7 +78,7 @@ def test_session_resumes_after_a_restart(provider_env: FakeLLM, tmp_path: Path) 
     agent.loop.process(user_signal("my name is Ada", session="chat-7"))
     agent.shutdown()
 
-    again, rec = make_agent(config)  # a new server process on the same home
+    again, _ = make_agent(config)  # a new server process on the same home
     try:
         fake.reply("Your name is Ada.")
         again.loop.process(user_signal("what is my name?", session="chat-7"))

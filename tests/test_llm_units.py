@@ -16,9 +16,9 @@ from passepartout.llm.sessions import SessionStore
 from passepartout.llm.tokens import count_tokens, encoding_name
 from passepartout.llm.translate import (
     StreamAccumulator,
-    reply_from_response,
     refusal_messages,
     repair_tool_pairs,
+    reply_from_response,
     result_messages,
     tool_actions,
 )

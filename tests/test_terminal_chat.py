@@ -9,13 +9,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from llm_agent import fake_llm, make_config, provider_env  # noqa: F401
-
 from fakellm import FakeLLM
+from llm_agent import make_config
+
 from passepartout.channels.terminal import TerminalChannel, run_chat
 from passepartout.llm.models import PROVIDER_DEFAULTS, local_installed
 from passepartout.loop.actions import Action, ApprovalRequest
 from passepartout.signals import Signal
+
+pytest_plugins = ["llm_agent"]
 
 
 def test_chat_with_the_fake_server(provider_env: FakeLLM, tmp_path: Path) -> None:
