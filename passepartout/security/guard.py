@@ -69,6 +69,7 @@ class Security:
     private_tag: str = DEFAULT_TAG
     _policy: Policy | None = field(default=None, init=False, repr=False)
     _stamp: tuple[float, float] | None = field(default=None, init=False, repr=False)
+    _derived: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
     _subjects: collections.OrderedDict[str, tuple[Subject, Verdict]] = field(
         default_factory=collections.OrderedDict, init=False, repr=False
     )
@@ -88,6 +89,7 @@ class Security:
                 self._policy = load_policy(self.places.policy_file, self.book.grant_rules())
                 self._stamp = stamp
                 self._subjects.clear()
+                self._derived.clear()
             return self._policy
 
     def protected_places(self) -> list[Path]:
@@ -96,24 +98,33 @@ class Security:
         return [p.config_dir, p.home, *p.skill_dirs, p.approvals_file, ledger]
 
     def path_rules(self) -> PathRules:
+        """The file rules (built again only when the policy files change)."""
         settings = self.policy().settings
-        return PathRules.build(
+        cached = self._derived.get("paths")
+        if isinstance(cached, PathRules):
+            return cached
+        self._derived["paths"] = rules = PathRules.build(
             protected=[*self.protected_places(), *settings.protect],
             secret=[self.places.config_dir, *settings.secret],
             workspace=self.places.workspace,
         )
+        return rules
 
     def shell_policy(self) -> ShellPolicy:
-        base = ShellPolicy()
         settings = self.policy().settings
+        cached = self._derived.get("shell")
+        if isinstance(cached, ShellPolicy):
+            return cached
+        base = ShellPolicy()
         own = tuple(str(p) for p in self.protected_places())
-        return replace(
+        self._derived["shell"] = policy = replace(
             base,
             allowlist=DEFAULT_ALLOWLIST | frozenset(settings.shell_allow),
             protected_paths=(*base.protected_paths, *own, *settings.protect),
             secret_paths=(*base.secret_paths, str(self.places.config_dir), *settings.secret),
             workspace=self.places.workspace,
         )
+        return policy
 
     # -- what an action touches -------------------------------------------------------------
 
