@@ -108,7 +108,7 @@ def server_env(tmp: Path, token: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PASSEPARTOUT_")}
     env.update(PASSEPARTOUT_HOME=str(tmp / "home"), PASSEPARTOUT_CONFIG_DIR=str(tmp / "cfg"),
                MEMEX_DIR=str(tmp / "memex"), HEARTBEAT_INTERVAL="3600",
-               PASSEPARTOUT_TOKEN=token, PYTHONPATH=str(ROOT))
+               PASSEPARTOUT_TOKEN=token, PASSEPARTOUT_EMBEDDINGS="off", PYTHONPATH=str(ROOT))
     return env
 
 

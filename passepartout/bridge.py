@@ -58,6 +58,7 @@ class Bridge:
         """Boot is done: publish the services, run the work that waited for it."""
         agent.services["focus"] = self.focus
         agent.services["emacs"] = self.channel
+        agent.services["emacs-eval"] = self.channel.evaluation  # the emacs-eval tool's door
         agent.register_channel("emacs", self.channel)
         self._finish(agent, None)
 

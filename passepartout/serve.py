@@ -11,6 +11,7 @@ agent shuts down (memory saves) and the exit status is 0.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import logging.handlers
 import os
@@ -33,6 +34,7 @@ log = logging.getLogger(__name__)
 
 TOKEN_VARIABLE = "PASSEPARTOUT_TOKEN"
 BOOT_JOIN_TIMEOUT = 10.0
+SHUTDOWN_TIMEOUT = 20.0
 
 
 def run_server(config: Config, *, think: Think | None = None) -> int:
@@ -76,9 +78,31 @@ def run_server(config: Config, *, think: Think | None = None) -> int:
     server.stop()
     booter.join(BOOT_JOIN_TIMEOUT)
     if bridge.agent is not None:
-        bridge.agent.shutdown()
+        _shutdown(bridge.agent)
     log.info("stopped")
     return 0
+
+
+def _shutdown(agent: Any) -> None:
+    """The agent's shutdown (its hooks save memory), within a bound: a skill's worker
+    that will not stop must not keep Emacs waiting for the process to end."""
+    worker = threading.Thread(target=agent.shutdown, name="shutdown", daemon=True)
+    worker.start()
+    worker.join(SHUTDOWN_TIMEOUT)
+    if worker.is_alive():
+        log.warning("the agent did not shut down within %.0f s; exiting anyway",
+                    SHUTDOWN_TIMEOUT)
+
+
+def exit_process(code: int) -> None:
+    """End the process now, once the agent has shut down: background threads of
+    libraries (a model import, an embedding load) must not hold the exit."""
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        with contextlib.suppress(Exception):
+            if stream is not None:
+                stream.flush()
+    os._exit(code)
 
 
 def listen() -> socket.socket:
@@ -175,7 +199,8 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as err:
         print(f"passepartout serve: {err.message}", file=sys.stderr, flush=True)
         return 2
-    return run_server(config)
+    exit_process(run_server(config))
+    return 0  # not reached
 
 
 def main() -> int:

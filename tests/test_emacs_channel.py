@@ -19,6 +19,7 @@ from passepartout.channels.emacs import (
     ON_TOOL,
     EmacsChannel,
 )
+from passepartout.errors import PipelineError
 from passepartout.loop import Action, ApprovalRequest
 from passepartout.signals import Keyword, Signal, Symbol
 
@@ -169,6 +170,19 @@ def test_an_emacs_eval_result_comes_with_the_yes(
     assert peer.calls[0][1][4]["code"] == "(+ 1 1)"
     assert channel.take_result(req.action.digest()) == {"ok": True, "value": "2"}
     assert channel.take_result(req.action.digest()) is None
+
+
+def test_the_emacs_eval_service_returns_what_emacs_evaluated(
+    bound: tuple[EmacsChannel, RecordingPeer]
+) -> None:
+    channel, peer = bound
+    action = Action("tool", name="emacs-eval", args={"code": "(+ 1 1)"})
+    thread = answer_when_asked(channel, peer, [Keyword("ok"), True, Keyword("value"), "2"])
+    assert channel.approve(ApprovalRequest(action, ("high-impact",), chat())) is True
+    thread.join()
+    assert channel.evaluation("(+ 1 1)") == "2"
+    with pytest.raises(PipelineError, match="did not evaluate"):
+        channel.evaluation("(+ 1 1)")  # a result is used once
 
 
 def test_no_answer_in_time_is_no_and_says_so(bound: tuple[EmacsChannel, RecordingPeer]) -> None:

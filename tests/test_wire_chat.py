@@ -190,3 +190,25 @@ def test_the_token_is_not_left_in_the_environment(client: WireClient) -> None:
     turn = _turn("env")
     client.ok("chat-send", "s-env", turn, "env: PASSEPARTOUT_TOKEN", None)
     assert client.wait_callback(CHUNK, a1=turn)[2] == "env: None"
+
+
+@pytest.mark.parametrize("answer,ok,output", [
+    ([Keyword("ok"), True, Keyword("value"), "2"], True, "2"),
+    ([Keyword("ok"), None, Keyword("value"), "void-function foo"], False,
+     "Emacs signalled an error: void-function foo"),
+    (True, False, "Emacs did not evaluate this code"),
+])
+def test_emacs_eval_takes_its_result_from_the_approval(
+    client: WireClient, answer: object, ok: bool, output: str
+) -> None:
+    turn = _turn("elisp")
+    client.ok("chat-send", "s-elisp", turn, "elisp: (+ 1 1)", None)
+    approval_id, _, _, _, info = client.wait_callback(APPROVAL, a2=turn)
+    info = _plist(info)
+    assert (info["kind"], info["code"]) == (Symbol("emacs-eval"), "(+ 1 1)")
+    client.ok("approval-answer", approval_id, answer)
+    assert _plist(client.wait_callback(TOOL, a1=turn)[2])["event"] == "tool"
+    result = _plist(client.wait_callback(TOOL, a1=turn)[2])
+    assert result["event"] == "tool-result" and bool(result["ok"]) is ok
+    assert result["output"].startswith(output)
+    client.wait_callback(DONE, a1=turn)

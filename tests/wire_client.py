@@ -162,7 +162,8 @@ def server_env(tmp: Path, token: str | None, **extra: str) -> dict[str, str]:
            if k not in _SCRUBBED and not k.startswith("PASSEPARTOUT_")}
     env.update(PASSEPARTOUT_HOME=str(tmp / "home"), PASSEPARTOUT_CONFIG_DIR=str(tmp / "config"),
                MEMEX_DIR=str(tmp / "memex"), HEARTBEAT_INTERVAL="3600",
-               PYTHONPATH=str(ROOT), **extra)
+               # The wire is under test, not memory: no embedding model to load and join.
+               PASSEPARTOUT_EMBEDDINGS="off", PYTHONPATH=str(ROOT), **extra)
     if token is not None:
         env["PASSEPARTOUT_TOKEN"] = token
     return env

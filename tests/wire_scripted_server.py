@@ -4,7 +4,8 @@ The real server (:func:`passepartout.serve.run_server`), only the model is a scr
 ``stream: a b c`` streams the words as chunks; ``reply: text`` answers without
 streaming; ``wait`` streams one chunk and waits to be cancelled; ``tool`` proposes the
 high-impact ``wire-touch`` tool and reports what became of it; ``fail`` raises the
-ConfigError a missing model gives; ``env: NAME`` tells an environment variable.
+ConfigError a missing model gives; ``env: NAME`` tells an environment variable;
+``elisp: CODE`` proposes the emacs-eval tool.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import time
 from passepartout.config import Config
 from passepartout.errors import ConfigError
 from passepartout.loop.actions import Action, Thought
-from passepartout.serve import run_server
+from passepartout.serve import exit_process, run_server
 
 
 def scripted_think(thought: Thought) -> list[Action]:
@@ -47,10 +48,13 @@ def scripted_think(thought: Thought) -> list[Action]:
     if text == "fail":
         raise ConfigError("no model is configured: set PASSEPARTOUT_MODEL",
                           variable="PASSEPARTOUT_MODEL")
+    if text.startswith("elisp:"):
+        code = text.removeprefix("elisp:").strip()
+        return [Action("tool", name="emacs-eval", args={"code": code}, call_id="e1")]
     if text == "tool":
         return [Action("tool", name="wire-touch", args={"label": "x"}, call_id="c1")]
     return [Action("chat", text=f"echo: {text}")]
 
 
 if __name__ == "__main__":
-    raise SystemExit(run_server(Config.load(), think=scripted_think))
+    exit_process(run_server(Config.load(), think=scripted_think))

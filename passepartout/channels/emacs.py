@@ -15,7 +15,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from passepartout.errors import ProtocolError
+from passepartout.errors import PipelineError, ProtocolError
 from passepartout.loop import Action, ApprovalRequest
 from passepartout.signals import Signal, Symbol, plist_to_dict
 
@@ -246,6 +246,21 @@ class EmacsChannel:
         """The evaluation result Emacs gave with its yes to the action of ``digest``."""
         with self._lock:
             return self._results.pop(digest, None)
+
+    def evaluation(self, code: str) -> str:
+        """The ``emacs-eval`` tool's result: what Emacs returned when the person approved
+        ``code`` (Emacs evaluates only then, after showing it).  Published as the agent's
+        ``emacs-eval`` service."""
+        action = Action("tool", name="emacs-eval", args={"code": code})
+        result = self.take_result(action.digest())
+        if result is None:
+            raise PipelineError("Emacs did not evaluate this code: Emacs evaluates code only "
+                                "when the person approves it there")
+        value = result.get("value")
+        text = value if isinstance(value, str) else str(value)
+        if not result.get("ok"):
+            raise PipelineError(f"Emacs signalled an error: {text}")
+        return text
 
     def pending_approvals(self) -> int:
         with self._lock:
