@@ -6,7 +6,8 @@ under several settings, each with its ratio to the raw request. Variants run
 interleaved, one call each per round, so a burst of load on the machine hits all
 of them alike.
 
-    .venv/bin/python bench/litellm_overhead.py [--rounds 40] [--profile unstreamed]
+    .venv/bin/python bench/litellm_overhead.py [--rounds 40] [--only defaults FAST]
+    .venv/bin/python bench/litellm_overhead.py --profile "stream: defaults"
 
 ``--profile`` runs cProfile over one variant instead and prints the top functions.
 """
@@ -200,12 +201,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=40)
     parser.add_argument("--profile", help="a variant name, e.g. 'plain: defaults'")
+    parser.add_argument("--only", nargs="*", help="run the variants whose names contain these")
     args = parser.parse_args()
     litellm.suppress_debug_info = True
     with FakeLLM(default="echo") as fake:
         fake.default = "echo"
         bench = Bench(fake)
         calls = variants(bench)
+        if args.only:
+            keep = [n for n in calls if "raw" in n or any(part in n for part in args.only)]
+            calls = {name: calls[name] for name in keep}
         if args.profile:
             profile(calls[args.profile], args.rounds)
             return 0

@@ -1,19 +1,17 @@
 """litellm settings that cut its per-call overhead, measured by ``bench/litellm_overhead.py``.
 
-Figures on this kind of machine (2 cores, shared with other jobs: the CPU columns are
-the steadier), litellm 1.106.2 against the in-process fake server, a 100-word reply
-(about 100 SSE chunks), CPU ms per call of the whole process:
+Figures on this kind of machine (2 cores, shared with other jobs at a load average
+of 6 to 9 during the runs, so wall times swung by 2x and the CPU columns are the
+ones to read), litellm 1.106.2 against the in-process fake server, a 100-word reply
+(about 100 SSE chunks), CPU ms per call of the whole process over four runs:
 
-==================================  =========  ==========
-variant                              plain      streamed
-==================================  =========  ==========
-raw http.client (the floor)          0.35       2.5
-litellm, defaults                    5.7        109
-litellm, disable_streaming_logging   5.4        51
-litellm, FAST_SETTINGS               5.5        56
-openai-compatible without the SDK    3.7        74
-(``hosted_vllm/`` provider)
-==================================  =========  ==========
+=========================================  ==========  ===========
+variant                                     plain       streamed
+=========================================  ==========  ===========
+raw http.client (the floor)                 0.35-0.38   2.5-2.7
+litellm, defaults                           5.2-6.8     109-118
+litellm, FAST_SETTINGS                      5.4-7.0     51-76
+=========================================  ==========  ===========
 
 What costs the time, from cProfile:
 
@@ -29,7 +27,9 @@ What costs the time, from cProfile:
   noise.
 - No measurable effect (so not set): ``turn_off_message_logging``,
   ``disable_add_transform_inline_image_block``, passing an explicit OpenAI ``client``
-  (litellm caches its clients), ``acompletion`` instead of ``completion``.
+  (litellm caches its clients), ``acompletion`` instead of ``completion``, a model
+  name missing from the cost map, the SDK-less ``hosted_vllm/`` provider (3.7 and
+  6.1 ms plain in two runs: within the noise).
   ``litellm.logging`` and ``disable_end_user_cost_tracking`` are read by nothing on
   this path (the latter only by the Prometheus integration).
 - Harmful: ``disable_token_counter`` makes ``litellm.token_counter`` return 0 for
