@@ -114,6 +114,9 @@ Return the seconds from the request to the last byte inserted."
         (push (format "%06x%s" (length body) body) frames)))
     (apply #'concat (nreverse frames))))
 
+(defvar passepartout-bench--gc-seconds nil
+  "The garbage collection time of each streaming run.")
+
 (defun passepartout-bench--chunks-epc (port count)
   "Stream COUNT on-chunk frames from PORT into a real chat buffer.
 Return the seconds from the request to the last chunk shown."
@@ -129,9 +132,11 @@ Return the seconds from the request to the last chunk shown."
                   "127.0.0.1" port
                   :handlers (list (cons "passepartout--on-chunk" #'passepartout--on-chunk))))
            (process (passepartout-epc-connection-process conn))
+           (gc gc-elapsed)
            (start (float-time)))
       (process-send-string process (format "%d\n" count))
       (passepartout-bench--wait (lambda () (>= (passepartout-turn-chunks turn) count)) process)
+      (push (- gc-elapsed gc) passepartout-bench--gc-seconds)
       (prog1 (- (float-time) start)
         (unless (= (length (passepartout-turn-reply turn)) (* 5 count))
           (error "Wrong reply length %d" (length (passepartout-turn-reply turn))))
@@ -142,9 +147,11 @@ Return the seconds from the request to the last chunk shown."
 ;;;; A whole turn
 
 (defun passepartout-bench--turns (count)
-  "Send COUNT prompts in a chat buffer; return the seconds to done and to first chunk."
-  (let ((buffer (passepartout-chat)) totals firsts)
-    (dotimes (i (1+ count))
+  "Send COUNT prompts in a chat buffer.
+Return the seconds to done, to the first chunk, and the wall-clock times
+each was sent and done."
+  (let ((buffer (passepartout-chat)) totals firsts sent done)
+    (dotimes (i count)
       (let ((turn (with-current-buffer buffer
                     (goto-char (point-max))
                     (insert (getenv "BENCH_PROMPT"))
@@ -153,10 +160,12 @@ Return the seconds from the request to the last chunk shown."
         (unless (eq (passepartout-turn-state turn) 'done)
           (error "Turn ended %s: %s" (passepartout-turn-state turn)
                  (passepartout-turn-reply turn)))
-        (when (> i 0) ; the first turn waits for the model layer to load
-          (push (- (passepartout-turn-finished turn) (passepartout-turn-sent turn)) totals)
-          (push (- (passepartout-turn-first turn) (passepartout-turn-sent turn)) firsts))))
-    (list (nreverse totals) (nreverse firsts))))
+        (ignore i)
+        (push (passepartout-turn-sent turn) sent)
+        (push (passepartout-turn-finished turn) done)
+        (push (- (passepartout-turn-finished turn) (passepartout-turn-sent turn)) totals)
+        (push (- (passepartout-turn-first turn) (passepartout-turn-sent turn)) firsts)))
+    (mapcar #'nreverse (list totals firsts sent done))))
 
 (defun passepartout-bench-run ()
   "Run every measurement and print the figures."
@@ -179,16 +188,34 @@ Return the seconds from the request to the last chunk shown."
     (passepartout-bench--print "chunks-epc" (cl-loop repeat 5 collect
                                                      (passepartout-bench--chunks-epc
                                                       chunk-port chunks)))
+    (passepartout-bench--print "chunks-epc-gc" passepartout-bench--gc-seconds)
+    (let ((gc-cons-threshold (* 64 1024 1024)))
+      (passepartout-bench--print "chunks-epc-biggc"
+                                 (cl-loop repeat 5 collect
+                                          (passepartout-bench--chunks-epc chunk-port chunks))))
+    (passepartout-bench--print
+     "emacs-codec-1mb"
+     (cl-loop repeat 5 collect
+              (let ((start (float-time)))
+                (with-temp-buffer
+                  (set-buffer-multibyte nil)
+                  (insert (passepartout-epc-encode (list 'return 1 mb)))
+                  (passepartout-epc--take-frames (passepartout-epc--make-connection)))
+                (- (float-time) start))))
     (passepartout-start)
     (unless (passepartout-wait-ready 60)
       (error "The server did not start: %s" (passepartout--log-tail 30)))
+    ;; One turn first: the model layer loads (seconds) before anything is timed.
+    (passepartout-bench--turns 1)
     (passepartout-bench--print "ping" (cl-loop repeat calls collect
                                                (passepartout-bench--call 'ping nil)))
     (passepartout-bench--print "echo-1mb" (cl-loop repeat 10 collect
                                                    (passepartout-bench--call 'echo (list mb))))
     (let ((turns (passepartout-bench--turns (passepartout-bench--env "BENCH_TURNS"))))
-      (passepartout-bench--print "turn" (car turns))
-      (passepartout-bench--print "turn-first" (cadr turns)))
+      (passepartout-bench--print "turn" (nth 0 turns))
+      (passepartout-bench--print "turn-first" (nth 1 turns))
+      (passepartout-bench--print "turn-sent-at" (nth 2 turns))
+      (passepartout-bench--print "turn-done-at" (nth 3 turns)))
     (passepartout-stop)))
 
 ;;; emacs_bridge.el ends here

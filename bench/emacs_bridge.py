@@ -40,6 +40,9 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from fakellm import FakeLLM, RecordedRequest  # noqa: E402
 PYTHON = sys.executable
 MODEL = "fake-model"
 PROMPT = "Reply with a short greeting of about ten words, please."
@@ -117,13 +120,18 @@ def _serve(handler: object) -> tuple[socket.socket, int]:
 # -- the fake model and the model-side baselines ---------------------------------------------
 
 
-def start_fake_llm() -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [PYTHON, str(ROOT / "tests" / "fakellm.py"), "--port", "0", "--default", "echo"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-    )
-    assert proc.stdout is not None
-    return proc, proc.stdout.readline().strip()
+def start_fake_llm() -> tuple[FakeLLM, list[float]]:
+    """The fake model, in this process, noting when each request arrives (wall clock)."""
+    fake = FakeLLM(default="echo").start()
+    arrivals: list[float] = []
+    record = fake._record
+
+    def stamped(request: RecordedRequest) -> None:
+        arrivals.append(time.time())
+        record(request)
+
+    fake._record = stamped  # type: ignore[method-assign]
+    return fake, arrivals
 
 
 def time_raw_http(base_url: str, runs: int) -> list[float]:
@@ -200,7 +208,8 @@ def main() -> int:
 
     echo_server, echo_port = _serve(_echo_client)
     chunk_server, chunk_port = _serve(_chunk_client)
-    fake, base_url = start_fake_llm()
+    fake, arrivals = start_fake_llm()
+    base_url = fake.base_url
     state = tempfile.mkdtemp(prefix="passepartout-bench-")
     try:
         f = run_emacs({
@@ -214,10 +223,11 @@ def main() -> int:
                 "LITELLM_LOCAL_MODEL_COST_MAP=True", "HEARTBEAT_INTERVAL=3600"]),
             "BENCH_PROMPT": PROMPT,
         })
+        emacs_arrivals = list(arrivals)
         raw_http = time_raw_http(base_url, turns)
         lite = time_litellm(base_url, turns)
     finally:
-        fake.terminate()
+        fake.close()
         echo_server.close()
         chunk_server.close()
 
@@ -227,6 +237,7 @@ def main() -> int:
         print(f"  {label:32} p50 {ms(statistics.median(f[name]))}  p95 {ms(pct(f[name], 0.95))}")
     print(f"  ratio p50 ping/raw {statistics.median(f['ping']) / statistics.median(f['raw-rtt']):.1f}x")
     print("1 MB payload both ways (median)")
+    print(f"  Emacs alone: print+read 1 MB     {ms(statistics.median(f['emacs-codec-1mb']))}")
     raw_mb, echo_mb = statistics.median(f["raw-1mb"]), statistics.median(f["echo-1mb"])
     print(f"  raw socket baseline              {ms(raw_mb)}")
     print(f"  echo (EPC, real server)          {ms(echo_mb)}   ratio {echo_mb / raw_mb:.1f}x")
@@ -234,12 +245,24 @@ def main() -> int:
     raw_c, epc_c = statistics.median(f["chunks-raw"]), statistics.median(f["chunks-epc"])
     print(f"  raw bytes into a buffer          {ms(raw_c)}  ({raw_c / chunks * 1e6:.2f} us/chunk)")
     print(f"  on-chunk frames -> chat buffer   {ms(epc_c)}  ({epc_c / chunks * 1e6:.2f} us/chunk)")
-    print(f"  overhead per chunk               {(epc_c - raw_c) / chunks * 1e6:9.2f} us")
+    print(f"  overhead per chunk               {(epc_c - raw_c) / chunks * 1e6:9.2f} us"
+          f"  (of which garbage collection {statistics.median(f['chunks-epc-gc']) / chunks * 1e6:.2f} us)")
+    big = statistics.median(f["chunks-epc-biggc"])
+    print(f"  same, gc-cons-threshold 64 MB    {ms(big)}  ({big / chunks * 1e6:.2f} us/chunk)")
     print(f"whole chat turn against the fake model ({turns} turns)")
     turn = f["turn"]
     print(f"  prompt -> full reply in buffer   p50 {ms(statistics.median(turn))}"
           f"  p95 {ms(pct(turn, 0.95))}")
     print(f"  prompt -> first chunk            p50 {ms(statistics.median(f['turn-first']))}")
+    # The last len(turn) requests belong to the timed turns, one request each.
+    sent, done = f["turn-sent-at"], f["turn-done-at"]
+    arrived = emacs_arrivals[-len(sent):]
+    before = [a - s for a, s in zip(arrived, sent)]
+    after = [d - a for d, a in zip(done, arrived)]
+    print(f"  prompt -> request at the model   p50 {ms(statistics.median(before))}"
+          "  (Emacs, transport, agent loop, litellm's request)")
+    print(f"  request at the model -> done     p50 {ms(statistics.median(after))}"
+          "  (model stream, litellm, events back to Emacs)")
     print("  where the time goes (p50, same fake model, measured here):")
     print(f"    bare HTTP client               {ms(statistics.median(raw_http))}")
     print(f"    litellm.completion(stream)     {ms(statistics.median(lite))}")
