@@ -36,6 +36,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -43,6 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from fakellm import FakeLLM, RecordedRequest  # noqa: E402
+
 PYTHON = sys.executable
 MODEL = "fake-model"
 PROMPT = "Reply with a short greeting of about ten words, please."
@@ -102,7 +104,7 @@ def _chunk_client(conn: socket.socket) -> None:
     conn.sendall(data)
 
 
-def _serve(handler: object) -> tuple[socket.socket, int]:
+def _serve(handler: Callable[[socket.socket], None]) -> tuple[socket.socket, int]:
     server = socket.create_server(("127.0.0.1", 0))
 
     def accept() -> None:
@@ -111,7 +113,7 @@ def _serve(handler: object) -> tuple[socket.socket, int]:
                 conn, _ = server.accept()
             except OSError:
                 return
-            threading.Thread(target=handler, args=(conn,), daemon=True).start()  # type: ignore[arg-type]
+            threading.Thread(target=handler, args=(conn,), daemon=True).start()
 
     threading.Thread(target=accept, daemon=True).start()
     return server, server.getsockname()[1]
@@ -130,7 +132,7 @@ def start_fake_llm() -> tuple[FakeLLM, list[float]]:
         arrivals.append(time.time())
         record(request)
 
-    fake._record = stamped  # type: ignore[method-assign]
+    fake._record = stamped  # type: ignore[method-assign,unused-ignore]
     return fake, arrivals
 
 
@@ -235,7 +237,8 @@ def main() -> int:
     print("no-op call, Emacs -> server -> Emacs")
     for name, label in (("raw-rtt", "raw socket baseline"), ("ping", "ping (EPC, real server)")):
         print(f"  {label:32} p50 {ms(statistics.median(f[name]))}  p95 {ms(pct(f[name], 0.95))}")
-    print(f"  ratio p50 ping/raw {statistics.median(f['ping']) / statistics.median(f['raw-rtt']):.1f}x")
+    ratio = statistics.median(f["ping"]) / statistics.median(f["raw-rtt"])
+    print(f"  ratio p50 ping/raw {ratio:.1f}x")
     print("1 MB payload both ways (median)")
     print(f"  Emacs alone: print+read 1 MB     {ms(statistics.median(f['emacs-codec-1mb']))}")
     raw_mb, echo_mb = statistics.median(f["raw-1mb"]), statistics.median(f["echo-1mb"])
@@ -245,8 +248,9 @@ def main() -> int:
     raw_c, epc_c = statistics.median(f["chunks-raw"]), statistics.median(f["chunks-epc"])
     print(f"  raw bytes into a buffer          {ms(raw_c)}  ({raw_c / chunks * 1e6:.2f} us/chunk)")
     print(f"  on-chunk frames -> chat buffer   {ms(epc_c)}  ({epc_c / chunks * 1e6:.2f} us/chunk)")
+    gc = statistics.median(f["chunks-epc-gc"]) / chunks * 1e6
     print(f"  overhead per chunk               {(epc_c - raw_c) / chunks * 1e6:9.2f} us"
-          f"  (of which garbage collection {statistics.median(f['chunks-epc-gc']) / chunks * 1e6:.2f} us)")
+          f"  (of which garbage collection {gc:.2f} us)")
     big = statistics.median(f["chunks-epc-biggc"])
     print(f"  same, gc-cons-threshold 64 MB    {ms(big)}  ({big / chunks * 1e6:.2f} us/chunk)")
     print(f"whole chat turn against the fake model ({turns} turns)")
@@ -257,8 +261,8 @@ def main() -> int:
     # The last len(turn) requests belong to the timed turns, one request each.
     sent, done = f["turn-sent-at"], f["turn-done-at"]
     arrived = emacs_arrivals[-len(sent):]
-    before = [a - s for a, s in zip(arrived, sent)]
-    after = [d - a for d, a in zip(done, arrived)]
+    before = [a - s for a, s in zip(arrived, sent, strict=True)]
+    after = [d - a for d, a in zip(done, arrived, strict=True)]
     print(f"  prompt -> request at the model   p50 {ms(statistics.median(before))}"
           "  (Emacs, transport, agent loop, litellm's request)")
     print(f"  request at the model -> done     p50 {ms(statistics.median(after))}"
