@@ -20,6 +20,7 @@ from passepartout.agent import Agent
 from passepartout.bridge import Bridge
 from passepartout.channels.focus import Focus
 from passepartout.config import Config
+from passepartout.context import Focus as ContextFocus
 from passepartout.emacs import BridgeServer
 from passepartout.engine.loader import SHIPPED_SKILLS_DIR
 from passepartout.signals import Keyword, Signal
@@ -117,6 +118,8 @@ def test_focus_is_published_for_context_assembly(
     assert isinstance(focus, Focus)
     assert (focus.file, focus.id, focus.heading, focus.outline) == (
         "/memex/p.org", "abc", "Plan the trip", ("Projects", "Trip"))
+    seen = ContextFocus.from_service(agent.services["focus"])  # as context assembly reads it
+    assert seen is not None and (seen.id, seen.outline) == ("abc", "Projects / Trip")
     kind, err = client.request("focus", [Keyword("heading"), 3])
     assert (kind, err[0]) == ("return-error", "bad-arguments")
     assert agent.services["focus"].get() == focus  # a bad call changes nothing
