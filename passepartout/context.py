@@ -16,6 +16,7 @@ current input are never cut: if they alone do not fit, that is a clear error.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -143,9 +144,10 @@ def peripheral_sections(
         if focus.outline:
             text += "\n" + focus.outline
         sections.append(Section("focus", text, RANK_FOCUS))
-    if store is not None and query.strip() and related > 0:
+    terms = salient(query)
+    if store is not None and terms and related > 0:
         try:
-            hits = store.search(query, related + len(seen))
+            hits = store.search(terms, related + len(seen))
         except Exception as err:  # search is a help, never a reason to fail the turn
             log.warning("memory search for context failed: %s", err)
             hits = []
@@ -154,6 +156,24 @@ def peripheral_sections(
             sections.append(Section("related", "Related notes:\n" + "\n".join(found),
                                     RANK_RELATED))
     return sections
+
+
+_STOPWORDS = frozenset({
+    "about", "after", "again", "also", "because", "been", "before", "being", "could", "does",
+    "doing", "from", "have", "having", "here", "into", "just", "like", "make", "more", "most",
+    "much", "must", "only", "other", "over", "same", "should", "some", "such", "than", "that",
+    "their", "them", "then", "there", "these", "they", "this", "those", "through", "under",
+    "very", "want", "what", "when", "where", "which", "while", "will", "with", "would", "your",
+    "please", "tell", "know", "need", "next"
+})
+
+
+def salient(text: str, limit: int = 8) -> str:
+    """The words of a request worth searching for (a full-text OR over every word,
+    "the" and "what" included, matches most notes and is slow)."""
+    words = re.findall(r"[^\W_]{4,}", text.lower())
+    kept = list(dict.fromkeys(w for w in words if w not in _STOPWORDS))
+    return " ".join(kept[:limit])
 
 
 @dataclass
