@@ -186,3 +186,20 @@ def test_builtin_tools_belt(tmp_path: Path) -> None:
         tools["memory-search"].run({"query": "x"})
     (tmp_path / "n.txt").write_text("needle\n")
     assert tools["grep-search"].run({"pattern": "needle"}) == "n.txt:1: needle"
+
+
+def test_importing_the_model_layer_stays_offline_and_light() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, passepartout.llm, passepartout.llm.think, passepartout.context; "
+            "import passepartout.llm.provider as p; "
+            "assert 'litellm' not in sys.modules, 'litellm imported at import'; "
+            "lit = p.load_litellm(); import os; "
+            "assert os.environ['LITELLM_LOCAL_MODEL_COST_MAP'] == 'True'; "
+            "assert lit.model_cost['gpt-4o-mini']['input_cost_per_token'] > 0")
+    env = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent",
+           "HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9"}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            env=env, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]

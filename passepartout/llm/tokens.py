@@ -15,7 +15,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +67,7 @@ def _tiktoken(name: str) -> Callable[[str], int]:
         import tiktoken
 
         enc = tiktoken.get_encoding(name)
-    return lambda text: len(enc.encode(text, disallowed_special=()))
+    return _remembered(lambda text: len(enc.encode(text, disallowed_special=())))
 
 
 @cache
@@ -80,7 +80,13 @@ def _claude() -> Callable[[str], int]:
     from tokenizers import Tokenizer
 
     tok = Tokenizer.from_str(path.read_text(encoding="utf-8"))
-    return lambda text: len(tok.encode(text).ids)
+    return _remembered(lambda text: len(tok.encode(text).ids))
+
+
+def _remembered(count: Callable[[str], int]) -> Callable[[str], int]:
+    """The same texts come back every turn (the prefix, the tool schemas, old turns):
+    count each once."""
+    return lru_cache(maxsize=8192)(count)
 
 
 def counter(model: str | None) -> Callable[[str], int]:

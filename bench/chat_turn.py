@@ -1,0 +1,106 @@
+"""What a whole chat turn costs beyond litellm, against the fake server in this process.
+
+Interleaved rounds of: a bare streamed ``litellm.completion`` (the baseline), a one-step
+turn through the agent's loop (chat skill, context assembly, budget check, gates, ledger,
+session), and a two-step turn (tool call, gates, the tool actuator, ``:tool-output``,
+the model again, so two model calls).  Median ms of N rounds and the ratio to the
+baseline per model call.
+
+    .venv/bin/python bench/chat_turn.py [--rounds 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from fakellm import FakeLLM  # noqa: E402
+
+from passepartout.agent import Agent  # noqa: E402
+from passepartout.config import Config  # noqa: E402
+from passepartout.llm.provider import load_litellm  # noqa: E402
+from passepartout.signals import Keyword, Signal  # noqa: E402
+
+MODEL = "openai/gpt-4o-mini"
+
+
+class Quiet:
+    def send(self, signal: Signal, kind: str, data: dict[str, Any]) -> None:
+        pass
+
+    def approve(self, request: Any) -> bool:
+        return True
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=30)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp, FakeLLM() as fake:
+        root = Path(tmp)
+        (root / "memex").mkdir()
+        (root / "memex" / "a.org").write_text("* A heading\nsome text\n")
+        os.environ.update(OPENAI_BASE_URL=fake.base_url, OPENAI_API_KEY="sk-bench")
+        config = Config.from_mapping({
+            "PASSEPARTOUT_HOME": str(root / "home"), "MEMEX_DIR": str(root / "memex"),
+            "PASSEPARTOUT_WORKSPACE": str(root / "memex"), "PASSEPARTOUT_MODEL": MODEL,
+            "PASSEPARTOUT_EMBEDDINGS": "off", "PASSEPARTOUT_MEMORY_IMPORT": "off",
+        }, config_dir=root / "config")
+        agent = Agent(config)
+        agent.boot(start_threads=False)
+        agent.register_channel("bench", Quiet())
+        lit = load_litellm()
+        n = [0]
+
+        def signal(text: str) -> Signal:
+            n[0] += 1
+            return Signal(payload={"sensor": Keyword("user-input"), "text": text},
+                          meta={"source": Keyword("bench"), "session-id": f"b{n[0]}",
+                                "turn-id": f"t{n[0]}"})
+
+        def raw() -> None:
+            fake.reply("Hello there, person.")
+            stream = lit.completion(model=MODEL, messages=[{"role": "user", "content": "hi"}],
+                                    stream=True, max_retries=0)
+            for _ in stream:
+                pass
+
+        def one_step() -> None:
+            fake.reply("Hello there, person.")
+            agent.loop.process(signal("hi"))
+
+        def two_step() -> None:
+            fake.tool_call("grep-search", {"pattern": "heading"})
+            fake.reply("It has one heading.")
+            agent.loop.process(signal("how many headings are in my notes?"))
+
+        variants: dict[str, Callable[[], None]] = {
+            "litellm streamed call": raw, "one-step turn": one_step, "two-step turn": two_step}
+        for fn in variants.values():  # warm: first-call imports, tokenizer, sqlite pages
+            fn()
+        times: dict[str, list[float]] = {k: [] for k in variants}
+        for _ in range(args.rounds):
+            for name, fn in variants.items():
+                started = time.perf_counter()
+                fn()
+                times[name].append((time.perf_counter() - started) * 1000)
+        base = statistics.median(times["litellm streamed call"])
+        for name, values in times.items():
+            calls = 2 if name == "two-step turn" else 1
+            med = statistics.median(values)
+            print(f"{name:>22}: {med:7.2f} ms median of {args.rounds}; "
+                  f"{med / calls:6.2f} ms per model call = {med / calls / base:4.2f}x the bare call")
+        agent.shutdown()
+
+
+if __name__ == "__main__":
+    main()
