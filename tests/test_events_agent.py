@@ -38,6 +38,19 @@ Summarize what changed in my notes this week.
 Plan the next century.
 """
 
+class Memory:
+    """Counts autosaves (the memory skill, which has its own, is not loaded here)."""
+
+    def __init__(self) -> None:
+        self.saves = 0
+
+    def save(self) -> None:
+        self.saves += 1
+
+    def get(self, node_id: str) -> None:  # the budget looks headings up here
+        return None
+
+
 SKILLS = ("policy.py", "dispatcher.py", "events.py", "chat.py")
 
 
@@ -55,6 +68,7 @@ def make_agent(tmp_path: Path, env: dict[str, str], jobs: str) -> Agent:
         (skills / name).symlink_to(SHIPPED_SKILLS_DIR / name)
     agent = Agent(config, skill_dirs=[skills])
     llm.install(agent, warm=False)
+    agent.services["memory"] = Memory()
     agent.boot(start_threads=False)
     assert agent.services["orchestrator"].ready.wait(10)
     return agent
@@ -86,6 +100,7 @@ def test_quiet_ticks_spend_nothing_and_autosave_rides_on_them(
         assert model_env.request_count == 0
         runs = {h["name"]: h["runs"] for h in agent.services["heartbeat"].handlers()}
         assert runs["cron"] == 3 and runs["memory-autosave"] >= 2
+        assert agent.services["memory"].saves == runs["memory-autosave"]
         assert [j["id"] for j in agent.services["orchestrator"].jobs()] == ["check-1", "digest-1"]
     finally:
         agent.shutdown()
