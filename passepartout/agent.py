@@ -87,11 +87,21 @@ class Agent:
         return self
 
     def check_health(self) -> Health:
-        problems = [e.describe() for e in self.loader.report() if e.status is not Status.READY]
-        problems += [
-            e.describe() for e in self.loader.report() if e.error and e.status is Status.READY
-        ]
-        self.health = Health("degraded" if problems else "healthy", problems)
+        """Skills that are not ready, and what any service reports as wrong (seed 001)."""
+        problems = [e.describe() for e in self.loader.report() if e.error]
+        for name, service in list(self.services.items()):
+            report = getattr(service, "problems", None)
+            if name == "agent" or not callable(report):
+                continue
+            try:
+                problems += [f"{name}: {p}" for p in report()]
+            except Exception as err:
+                problems.append(f"{name}: cannot report its state ({err})")
+        mandatory_broken = any(
+            e.mandatory and e.status is not Status.READY for e in self.loader.report()
+        )
+        status = "unhealthy" if mandatory_broken else "degraded" if problems else "healthy"
+        self.health = Health(status, problems)
         return self.health
 
     def on_shutdown(self, hook: Callable[[], None]) -> None:
@@ -139,6 +149,7 @@ class Agent:
         return next((t for t in self.tools() if t.name == name), None)
 
     def status(self) -> dict[str, Any]:
+        self.check_health()
         return {
             "health": self.health.status,
             "problems": list(self.health.problems),
@@ -172,7 +183,7 @@ class Agent:
 
     def _run_tool(self, action: Action, signal: Signal) -> Signal | None:
         tool = self.tool(action.name)
-        self._emit(
+        self.loop.emit(
             signal, "tool", {"name": action.name, "args": action.args, "call-id": action.call_id}
         )
         if tool is None:
@@ -185,7 +196,7 @@ class Agent:
             except Exception as err:
                 log.exception("tool %s failed", action.name)
                 output, ok = f"{type(err).__name__}: {err}", False
-        self._emit(
+        self.loop.emit(
             signal,
             "tool-result",
             {"name": action.name, "ok": ok, "output": output, "call-id": action.call_id},

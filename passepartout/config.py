@@ -19,6 +19,14 @@ T = TypeVar("T")
 
 DEFAULT_MANDATORY_SKILLS = ("policy", "dispatcher")
 
+# Settings read by skills from ``Config.extra``; their values are checked here, at start.
+NUMERIC_EXTRAS = {
+    "PASSEPARTOUT_APPROVAL_TIMEOUT": 1.0,
+    "PASSEPARTOUT_AUDIT_MAX_BYTES": 4096,
+    "PASSEPARTOUT_SHELL_TIMEOUT": 1.0,
+    "PASSEPARTOUT_MEMORY_SNAPSHOTS": 1,
+}
+
 
 def _xdg(var: str, fallback: str, env: Mapping[str, str]) -> Path:
     base = env.get(var) or str(Path.home() / fallback)
@@ -68,6 +76,8 @@ class Config:
 
     @classmethod
     def from_mapping(cls, env: Mapping[str, str], *, config_dir: Path | None = None) -> Config:
+        for name, minimum in NUMERIC_EXTRAS.items():
+            _number(env, name, 0.0, float, minimum=minimum)
         home = (
             Path(env["PASSEPARTOUT_HOME"]).expanduser()
             if env.get("PASSEPARTOUT_HOME")
