@@ -237,3 +237,14 @@ def test_decode_word(raw: str, value: str, literal: bool) -> None:
 )
 def test_sed_script_checker(script: str, safe: bool) -> None:
     assert sed_script_safe(script) is safe
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    ["sed -i s/a/b/ ~/.bashrc", "sed -ni.bak s/a/b/ ~/.bashrc", "sed --in-place s/a/b/ ~/.bashrc",
+     "perl -pi -e s/a/b/ ~/.bashrc"],
+)
+def test_in_place_edits_of_protected_files_are_refused(cmd: str) -> None:
+    verdict = analyze(cmd, ShellPolicy())
+    assert verdict.decision == "deny"
+    assert any("protected path" in r for r in verdict.reasons)

@@ -400,10 +400,22 @@ WRITERS: dict[str, Literal["all", "last", "of="]] = {
 }
 
 
+IN_PLACE_EDITORS = frozenset({"sed", "perl", "ruby"})
+
+
+def _edits_in_place(arg: str) -> bool:
+    """``-i``, ``-i.bak``, ``--in-place[=SUFFIX]``, or ``-i`` among combined short flags."""
+    if arg.startswith("--"):
+        return arg.startswith("--in-place") or arg.startswith("--in-pl")
+    return arg.startswith("-") and "i" in arg[1:].split("=")[0][:4]
+
+
 def write_targets(argv: list[str]) -> list[str]:
     """Paths a known writer program would modify."""
     kind = WRITERS.get(argv[0])
     args = [a for a in argv[1:] if not a.startswith("-")]
+    if argv[0] in IN_PLACE_EDITORS and any(_edits_in_place(a) for a in argv[1:]):
+        return args  # the script is among them, and is never a protected path
     if kind == "all":
         return args
     if kind == "last":
