@@ -39,12 +39,9 @@ class Symbol(str):
 
 MESSAGE_TYPES = frozenset({"request", "event", "response", "log", "status"})
 
-_ESCAPES = {'"': '\\"', "\\": "\\\\"}
-
-
 def _encode_string(text: str) -> str:
     # Elisp strings take any character literally except the quote and backslash.
-    return '"' + "".join(_ESCAPES.get(c, c) for c in text) + '"'
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _encode_float(x: float) -> str:
