@@ -2,10 +2,11 @@
 
 ;;; Commentary:
 
-;; Each test starts `python -m passepartout serve' from the project's
-;; virtualenv, with its state in a temporary directory and the scripted
-;; fake OpenAI server of the Python tests as its model, then drives the
-;; chat buffer as a person would.
+;; The tests share one `python -m passepartout serve' from the project's
+;; virtualenv (its model layer loads once), with its state in a temporary
+;; directory and the scripted fake OpenAI server of the Python tests as its
+;; model, re-scripted by each test; they drive the chat buffer as a person
+;; would.  Tests that kill the server restart it.
 
 ;;; Code:
 
@@ -13,7 +14,7 @@
 
 (ert-deftest passepartout-server-test-hello-and-echo ()
   "The handshake succeeds and a call comes back with its value."
-  (passepartout-test-with-server nil
+  (passepartout-test-with-shared-server nil
     (should (passepartout-live-p))
     (should (equal (passepartout-epc-call-sync passepartout--connection 'echo
                                                (list "é \"quoted\"\nline"))
@@ -22,7 +23,7 @@
 
 (ert-deftest passepartout-server-test-chat-streams-reply ()
   "A prompt sent with C-c C-c gets its reply streamed into the buffer."
-  (passepartout-test-with-server '(((text . "Hello from the fake model, streamed word by word.")))
+  (passepartout-test-with-shared-server '(((text . "Hello from the fake model, streamed word by word.")))
     (let* ((buffer (passepartout-chat))
            (turn (passepartout-test-prompt buffer "Say hello")))
       (should (memq (passepartout-chat-state buffer) '(thinking streaming)))
@@ -38,7 +39,7 @@
 
 (ert-deftest passepartout-server-test-cancel-drops-later-chunks ()
   "After C-c C-k no chunk of the cancelled turn reaches the buffer."
-  (passepartout-test-with-server
+  (passepartout-test-with-shared-server
       '(((text . "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda omega")
          (chunk_delay . 0.15))
         ((text . "second answer")))
@@ -66,7 +67,7 @@
 
 (ert-deftest passepartout-server-test-server-death-and-restart ()
   "A server that dies is reported; `passepartout-restart' brings chat back."
-  (passepartout-test-with-server '(((text . "after the restart")))
+  (passepartout-test-with-shared-server '(((text . "after the restart")))
     (let* ((buffer (passepartout-chat))
            (messages nil))
       (cl-letf (((symbol-function 'message)
@@ -87,7 +88,7 @@
 
 (ert-deftest passepartout-server-test-death-mid-turn-fails-the-turn ()
   "A turn running when the server dies ends in the error state, saying why."
-  (passepartout-test-with-server
+  (passepartout-test-with-shared-server
       '(((text . "a b c d e f g h i j k l m n o p") (chunk_delay . 0.3)))
     (let* ((buffer (passepartout-chat))
            (turn (passepartout-test-prompt buffer "Go slowly")))
@@ -109,7 +110,7 @@
          (passepartout-approval-function
           (lambda (description info) (push (list description info) asked) nil)))
     (unwind-protect
-        (passepartout-test-with-server
+        (passepartout-test-with-shared-server
             `(((tool_calls . [((name . "write-file")
                                (arguments . ((path . ,target) (content . "pwned"))))]))
               ((text . "Understood, I did not write the file.")))
@@ -130,7 +131,7 @@
          (target (expand-file-name "written.txt" dir))
          (passepartout-approval-function (lambda (_description _info) t)))
     (unwind-protect
-        (passepartout-test-with-server
+        (passepartout-test-with-shared-server
             `(((tool_calls . [((name . "write-file")
                                (arguments . ((path . ,target) (content . "hello"))))]))
               ((text . "Done: the file is written.")))

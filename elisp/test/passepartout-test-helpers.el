@@ -77,35 +77,124 @@ Return (PROCESS . BASE-URL)."
       (with-current-buffer buffer (set-buffer-modified-p nil))
       (kill-buffer buffer))))
 
+(defun passepartout-test--server-environment (directory url)
+  "Return the server's environment: state in DIRECTORY, the fake model at URL."
+  (list (concat "PASSEPARTOUT_HOME=" (expand-file-name "home" directory))
+        (concat "PASSEPARTOUT_CONFIG_DIR=" (expand-file-name "config" directory))
+        "PASSEPARTOUT_MODEL=openai/fake-model"
+        (concat "OPENAI_BASE_URL=" url)
+        (concat "OPENAI_API_BASE=" url)
+        "OPENAI_API_KEY=sk-test-not-a-key"
+        "LITELLM_LOCAL_MODEL_COST_MAP=True"
+        "HEARTBEAT_INTERVAL=3600"))
+
+(defvar passepartout-test--shared-running nil
+  "Non-nil while the running server is the shared one of the chat tests.")
+
+(defun passepartout-test--start-server ()
+  "Start the server with the current settings and wait until it is ready."
+  (passepartout-start)
+  (unless (passepartout-wait-ready passepartout-test-server-timeout)
+    (ert-fail (list "the server did not start" (passepartout--log-tail 40)))))
+
 (defun passepartout-test-call-with-server (replies body)
-  "Call BODY with the real server started behind a fake model serving REPLIES.
-BODY receives the state directory."
+  "Call BODY with a fresh server started behind a fake model serving REPLIES.
+BODY receives the state directory.  The server is stopped afterwards."
+  (passepartout-stop)
+  (setq passepartout-test--shared-running nil)
   (let* ((directory (make-temp-file "passepartout-test-" t))
          (fake (passepartout-test-start-fake-llm replies directory))
          (passepartout-python-command passepartout-test-python)
          (passepartout-server-directory passepartout-test-root)
          (passepartout-server-environment
-          (list (concat "PASSEPARTOUT_HOME=" (expand-file-name "home" directory))
-                (concat "PASSEPARTOUT_CONFIG_DIR=" (expand-file-name "config" directory))
-                "PASSEPARTOUT_MODEL=openai/fake-model"
-                (concat "OPENAI_BASE_URL=" (cdr fake))
-                (concat "OPENAI_API_BASE=" (cdr fake))
-                "OPENAI_API_KEY=sk-test-not-a-key"
-                "LITELLM_LOCAL_MODEL_COST_MAP=True"
-                "HEARTBEAT_INTERVAL=3600"))
+          (passepartout-test--server-environment directory (cdr fake)))
          (passepartout-chat-buffer-name "*passepartout-test*"))
     (make-directory (expand-file-name "config" directory) t)
     (unwind-protect
         (progn
-          (passepartout-start)
-          (unless (passepartout-wait-ready passepartout-test-server-timeout)
-            (ert-fail (list "the server did not start" (passepartout--log-tail 40))))
+          (passepartout-test--start-server)
           (funcall body directory))
       (passepartout-test--kill-chat-buffers)
       (passepartout-stop)
       (when (process-live-p (car fake))
         (delete-process (car fake)))
       (delete-directory directory t))))
+
+;;;; One server for many tests
+
+(defvar passepartout-test--shared nil
+  "The shared fake model: (PROCESS URL DIRECTORY), started once per Emacs.")
+
+(defun passepartout-test--shared-fake ()
+  "Return the shared fake model (PROCESS URL DIRECTORY), starting it when needed."
+  (unless (process-live-p (car passepartout-test--shared))
+    (let* ((directory (make-temp-file "passepartout-test-shared-" t))
+           (buffer (generate-new-buffer " *fakellm-control*"))
+           (process (make-process
+                     :name "fakellm-control" :buffer buffer :noquery t
+                     :connection-type 'pipe
+                     :stderr (get-buffer-create " *fakellm-control-stderr*")
+                     :command (list passepartout-test-python
+                                    (expand-file-name "elisp/test/fakellm_control.py"
+                                                      passepartout-test-root)))))
+      (make-directory (expand-file-name "config" directory) t)
+      (passepartout-test-wait
+       (lambda () (with-current-buffer buffer
+                    (save-excursion (goto-char (point-min)) (looking-at ".*\n"))))
+       30 "the shared fake model's URL")
+      (setq passepartout-test--shared
+            (list process
+                  (with-current-buffer buffer
+                    (goto-char (point-min))
+                    (string-trim (buffer-substring (point) (line-end-position))))
+                  directory))))
+  passepartout-test--shared)
+
+(defun passepartout-test--script (replies)
+  "Replace the replies the shared fake model has queued by REPLIES."
+  (let* ((process (car (passepartout-test--shared-fake)))
+         (buffer (process-buffer process)))
+    (with-current-buffer buffer (erase-buffer))
+    (process-send-string process (concat (json-encode (or replies [])) "\n"))
+    (passepartout-test-wait
+     (lambda () (with-current-buffer buffer
+                  (save-excursion (goto-char (point-min)) (looking-at "ok\n"))))
+     10 "the fake model to take its script")))
+
+(defun passepartout-test--cleanup-shared ()
+  "Stop the shared fake model and delete its state directory."
+  (when passepartout-test--shared
+    (when (process-live-p (car passepartout-test--shared))
+      (delete-process (car passepartout-test--shared)))
+    (ignore-errors (delete-directory (nth 2 passepartout-test--shared) t))
+    (setq passepartout-test--shared nil)))
+
+(add-hook 'kill-emacs-hook #'passepartout-test--cleanup-shared)
+
+(defun passepartout-test-call-with-shared-server (replies body)
+  "Call BODY with the shared server, its fake model now serving REPLIES.
+BODY receives the state directory.  The server stays up for the next test
+\(the model layer loads once); a test may kill and restart it."
+  (let* ((shared (passepartout-test--shared-fake))
+         (passepartout-python-command passepartout-test-python)
+         (passepartout-server-directory passepartout-test-root)
+         (passepartout-server-environment
+          (passepartout-test--server-environment (nth 2 shared) (nth 1 shared)))
+         (passepartout-chat-buffer-name "*passepartout-test*"))
+    (passepartout-test--script replies)
+    (unless (and passepartout-test--shared-running (passepartout-live-p))
+      (passepartout-stop)
+      (passepartout-test--start-server)
+      (setq passepartout-test--shared-running t))
+    (unwind-protect (funcall body (nth 2 shared))
+      (passepartout-test--kill-chat-buffers))))
+
+(defmacro passepartout-test-with-shared-server (replies &rest body)
+  "Run BODY with the shared server behind the fake model, now serving REPLIES.
+The variable `state-dir' holds the server's state directory."
+  (declare (indent 1) (debug t))
+  `(passepartout-test-call-with-shared-server
+    ,replies (lambda (state-dir) (ignore state-dir) ,@body)))
 
 (defmacro passepartout-test-with-server (replies &rest body)
   "Run BODY with the real server behind a fake model serving REPLIES.
