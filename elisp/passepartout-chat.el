@@ -200,16 +200,19 @@ Return the buffer."
     buffer))
 
 (defun passepartout-chat--insert-history (history)
-  "Insert HISTORY, a list of (:role R :text T) plists, before the prompt."
+  "Insert HISTORY before the prompt: plists with :role and :content (or :text).
+Messages of the person and replies with text are shown; tool traffic is not."
   (save-excursion
     (goto-char (or (passepartout-chat--prompt-start) (point-max)))
     (forward-line -1)
     (dolist (entry history)
-      (let ((user (equal (passepartout-approval--name (plist-get entry :role)) "user"))
-            (text (plist-get entry :text)))
-        (when (stringp text)
-          (insert (if user passepartout-chat-prompt-heading passepartout-chat-reply-heading)
-                  "\n" (passepartout-chat-render-escape text t) "\n"))))))
+      (let ((role (passepartout-approval--name (plist-get entry :role)))
+            (text (or (plist-get entry :content) (plist-get entry :text))))
+        (when (and (stringp text) (member role '("user" "assistant")))
+          (insert (if (equal role "user")
+                      passepartout-chat-prompt-heading
+                    passepartout-chat-reply-heading)
+                  "\n" (passepartout-chat-render-escape (string-trim-right text) t) "\n"))))))
 
 ;;;; Sending and cancelling
 

@@ -216,8 +216,10 @@
           (passepartout-chat-mode 1)
           (should (equal passepartout-chat--session "abc123"))
           (should (eq (gethash "abc123" passepartout-chat--sessions) buffer))
-          (passepartout-chat--insert-history '((:role "user" :text "hi")
-                                               (:role "assistant" :text "* hello")))
+          (passepartout-chat--insert-history '((:role :user :content "hi")
+                                               (:role :assistant :content nil)
+                                               (:role :tool :content "secret output")
+                                               (:role "assistant" :text "* hello\n")))
           (should (string-match-p "\\* You\nhi\n\\* Passepartout\n \\* hello\n\\* You\n\\'"
                                   (buffer-string))))
       (kill-buffer buffer))

@@ -150,5 +150,57 @@
               (should (invisible-p (point))))))
       (delete-directory dir t))))
 
+(defvar passepartout-server-test--evaluated nil
+  "Set by the Emacs Lisp the fake model asks to evaluate.")
+
+(ert-deftest passepartout-server-test-emacs-eval-asks-twice ()
+  "emacs-eval from the model runs only after a second yes that shows the code."
+  (let* ((code "(setq passepartout-server-test--evaluated (* 6 7))")
+         (questions nil)
+         (replies nil)
+         (passepartout-approval-function
+          (lambda (description info)
+            (push (list description info) questions)
+            (pop replies))))
+    (setq passepartout-server-test--evaluated nil)
+    (passepartout-test-with-shared-server
+        `(((tool_calls . [((name . "emacs-eval") (arguments . ((code . ,code))))]))
+          ((text . "Refused, then."))
+          ((tool_calls . [((name . "emacs-eval") (arguments . ((code . ,code))))]))
+          ((text . "Evaluated.")))
+      (let ((buffer (passepartout-chat)))
+        ;; Yes to the server's question, no when Emacs shows the code.
+        (setq replies (list t nil))
+        (let ((turn (passepartout-test-prompt buffer "Evaluate it")))
+          (passepartout-test-wait-turn turn)
+          (should (= (length questions) 2))
+          (should (string-match-p (regexp-quote code) (car (car questions))))
+          (should-not passepartout-server-test--evaluated))
+        ;; Yes twice: evaluated in this Emacs, the value goes back as the tool's output.
+        (setq replies (list t t) questions nil)
+        (let ((turn (passepartout-test-prompt buffer "Evaluate it, really")))
+          (should (eq (passepartout-test-wait-turn turn) 'done))
+          (should (= passepartout-server-test--evaluated 42))
+          (should (string-match-p "- result :: ok\n#\\+begin_example\n42"
+                                  (passepartout-turn-reply turn))))))))
+
+(ert-deftest passepartout-server-test-resume-session ()
+  "A session's history comes back in a new buffer with `passepartout-chat-resume'."
+  (passepartout-test-with-shared-server '(((text . "Remembered reply.")))
+    (let* ((buffer (passepartout-chat))
+           (turn (passepartout-test-prompt buffer "Remember this"))
+           (session (passepartout-turn-session turn)))
+      (should (eq (passepartout-test-wait-turn turn) 'done))
+      (kill-buffer buffer)
+      (let ((resumed (passepartout-chat-resume session)))
+        (passepartout-test-wait
+         (lambda () (with-current-buffer resumed
+                      (string-match-p "Remembered reply\\." (buffer-string))))
+         15 "the history")
+        (with-current-buffer resumed
+          (should (equal passepartout-chat--session session))
+          (should (string-match-p "\\* You\nRemember this\n\\* Passepartout\nRemembered reply\\."
+                                  (buffer-string))))))))
+
 (provide 'passepartout-server-test)
 ;;; passepartout-server-test.el ends here
