@@ -5,7 +5,7 @@
 ;; Run by bench/emacs_bridge.py (which starts the raw sources and the fake
 ;; model and passes their ports in BENCH_* variables):
 ;;
-;;   emacs -Q --batch -L elisp -l bench/emacs_bridge.el -f passepartout-bench-run
+;;   `emacs -Q --batch -L elisp -l bench/emacs_bridge.el -f passepartout-bench-run'
 ;;
 ;; Prints one line per figure, "BENCH NAME SECONDS...", for the driver.
 
@@ -14,7 +14,8 @@
 (require 'bytecomp)
 
 (defun passepartout-bench--compile ()
-  "Byte-compile the package into a temporary directory that comes first in `load-path'."
+  "Byte-compile the package into a temporary directory.
+That directory comes first in `load-path'."
   (let* ((source (file-name-directory (locate-library "passepartout.el")))
          (target (make-temp-file "passepartout-elc-" t))
          (byte-compile-dest-file-function
@@ -40,7 +41,7 @@
   (princ (format "BENCH %s %s\n" name (mapconcat (lambda (v) (format "%.7f" v)) values " "))))
 
 (defun passepartout-bench--wait (predicate process)
-  "Wait for output of PROCESS until PREDICATE holds, 60 seconds at most."
+  "Wait for output of PROCESS until PREDICATE is true, 60 seconds at most."
   (let ((deadline (+ (float-time) 60)))
     (while (and (not (funcall predicate)) (< (float-time) deadline))
       (accept-process-output process 0.05))
@@ -147,7 +148,7 @@ Return the seconds from the request to the last chunk shown."
 ;;;; A whole turn
 
 (defun passepartout-bench--turns (count)
-  "Send COUNT prompts in a chat buffer.
+  "Send a prompt COUNT times in a chat buffer.
 Return the seconds to done, to the first chunk, and the wall-clock times
 each was sent and done."
   (let ((buffer (passepartout-chat)) totals firsts sent done)

@@ -2,7 +2,10 @@
 
 ;;; Commentary:
 
-;; Usage: emacs -Q --batch -L elisp -l elisp/scripts/lint.el -f passepartout-lint elisp/*.el
+;; From the repository root:
+;;
+;;   `emacs -Q --batch -L elisp -l elisp/scripts/lint.el
+;;          -f passepartout-lint elisp/*.el'
 ;;
 ;; Runs checkdoc on every file given and exits non-zero on any warning.
 ;; When package-lint is installed (it is not packaged for Debian), it is
@@ -11,6 +14,8 @@
 ;;; Code:
 
 (require 'checkdoc)
+
+(declare-function package-lint-buffer "package-lint" (&optional buffer))
 
 (defvar passepartout-lint--problems nil
   "The problems found, as strings.")
@@ -33,7 +38,7 @@
   "Run package-lint on FILE when it is installed."
   (when (require 'package-lint nil t)
     (with-current-buffer (find-file-noselect file)
-      (dolist (issue (funcall 'package-lint-buffer))
+      (dolist (issue (package-lint-buffer))
         (push (format "%s:%d: %s: %s" file (nth 0 issue) (nth 2 issue) (nth 3 issue))
               passepartout-lint--problems)))))
 

@@ -85,7 +85,7 @@
                 #'passepartout-chat--approval-answered))))
 
 (ert-deftest passepartout-approval-test-eval-asks-twice ()
-  "emacs-eval runs only after a second yes that was shown the code."
+  "The emacs-eval door runs only after a second yes, shown the code."
   (let ((questions nil)
         (code "(setq passepartout-approval-test--evaluated (+ 40 2))"))
     ;; Yes, then no: nothing is evaluated.

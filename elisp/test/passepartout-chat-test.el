@@ -12,10 +12,10 @@
 (require 'passepartout-test-helpers)
 
 (defvar passepartout-chat-test--calls nil
-  "The server calls the chat made, newest first.")
+  "What the chat asked of the server, newest first.")
 
 (defmacro passepartout-chat-test-with-buffer (&rest body)
-  "Run BODY in a fresh chat buffer, with server calls recorded, not sent."
+  "Run BODY in a fresh chat buffer; what it asks of the server is recorded."
   (declare (indent 0) (debug t))
   `(let ((passepartout-chat-test--calls nil)
          (buffer (generate-new-buffer "*passepartout-chat-test*")))

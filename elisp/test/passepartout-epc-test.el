@@ -112,7 +112,7 @@
     (should (equal (passepartout-epc-test--sent conn) '((return-error 9 "Boom"))))))
 
 (ert-deftest passepartout-epc-test-answers-reach-callbacks ()
-  "return, return-error and epc-error reach the call's callback or errback."
+  "Answers (return, return-error, epc-error) reach the callback or errback."
   (let ((conn (passepartout-epc-test--conn)) (seen nil))
     (puthash 1 (cons (lambda (v) (push (list 'ok v) seen)) nil)
              (passepartout-epc-connection-pending conn))
@@ -122,10 +122,10 @@
              (passepartout-epc-connection-pending conn))
     (passepartout-epc--dispatch conn '(return 1 (:a 1)))
     (passepartout-epc--dispatch conn '(return-error 2 (not-ready "booting")))
-    (passepartout-epc--dispatch conn '(epc-error 3 "no such method"))
+    (passepartout-epc--dispatch conn '(epc-error 3 "No such method"))
     (passepartout-epc--dispatch conn '(return 4 "unknown uid is dropped"))
     (should (equal (reverse seen) '((ok (:a 1)) (err (not-ready "booting"))
-                                    (err (epc-error "no such method")))))
+                                    (err (epc-error "No such method")))))
     (should (= (hash-table-count (passepartout-epc-connection-pending conn)) 0))
     (should (equal (passepartout-epc-format-error '(not-ready "booting"))
                    "not-ready: booting"))))

@@ -22,7 +22,7 @@
     (should (passepartout-epc-call-sync passepartout--connection 'ping nil))))
 
 (ert-deftest passepartout-server-test-chat-streams-reply ()
-  "A prompt sent with C-c C-c gets its reply streamed into the buffer."
+  "A prompt sent from the chat buffer gets its reply streamed into it."
   (passepartout-test-with-shared-server '(((text . "Hello from the fake model, streamed word by word.")))
     (let* ((buffer (passepartout-chat))
            (turn (passepartout-test-prompt buffer "Say hello")))
@@ -38,7 +38,7 @@
                                 (buffer-string)))))))
 
 (ert-deftest passepartout-server-test-cancel-drops-later-chunks ()
-  "After C-c C-k no chunk of the cancelled turn reaches the buffer."
+  "After a cancel no chunk of the cancelled turn reaches the buffer."
   (passepartout-test-with-shared-server
       '(((text . "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda omega")
          (chunk_delay . 0.15))
@@ -103,7 +103,7 @@
       (should (string-match-p "Error:.*server exited" (passepartout-turn-reply turn))))))
 
 (ert-deftest passepartout-server-test-denied-tool-does-not-run ()
-  "A write-file proposed by the model and refused by the person does nothing."
+  "A `write-file' proposed by the model and refused by the person does nothing."
   (let* ((target (expand-file-name "should-not-exist.txt"
                                    (make-temp-file "passepartout-target-" t)))
          (asked nil)
@@ -126,7 +126,7 @@
       (delete-directory (file-name-directory target) t))))
 
 (ert-deftest passepartout-server-test-approved-tool-runs-and-shows-drawer ()
-  "An approved write-file runs; the call and its result sit in a :TOOL: drawer."
+  "An approved `write-file' runs; the call and result sit in a :TOOL: drawer."
   (let* ((dir (make-temp-file "passepartout-target-" t))
          (target (expand-file-name "written.txt" dir))
          (passepartout-approval-function (lambda (_description _info) t)))
@@ -154,7 +154,7 @@
   "Set by the Emacs Lisp the fake model asks to evaluate.")
 
 (ert-deftest passepartout-server-test-emacs-eval-asks-twice ()
-  "emacs-eval from the model runs only after a second yes that shows the code."
+  "The model's emacs-eval runs only after a second yes, shown the code."
   (let* ((code "(setq passepartout-server-test--evaluated (* 6 7))")
          (questions nil)
          (replies nil)

@@ -32,7 +32,7 @@
   "Seconds the real server may take to be ready.")
 
 (defun passepartout-test-wait (predicate &optional timeout what)
-  "Wait until PREDICATE returns non-nil, at most TIMEOUT seconds (default 15).
+  "Wait until PREDICATE is non-nil, at most TIMEOUT seconds (default 15).
 Return its value; fail the test naming WHAT when time runs out."
   (let ((deadline (+ (float-time) (or timeout 15)))
         value)
@@ -46,7 +46,8 @@ Return its value; fail the test naming WHAT when time runs out."
 ;;;; The fake model
 
 (defun passepartout-test-start-fake-llm (replies directory)
-  "Start tests/fakellm.py serving REPLIES, a list of alists, from DIRECTORY.
+  "Start the scripted fake model, serving REPLIES (alists).
+It is tests/fakellm.py; its script file goes in DIRECTORY.
 Return (PROCESS . BASE-URL)."
   (let* ((script (expand-file-name "replies.json" directory))
          (buffer (generate-new-buffer " *fakellm*"))

@@ -2,7 +2,9 @@
 
 ;;; Commentary:
 
-;; emacs -Q --batch -L elisp -L elisp/test -l elisp/test/run-tests.el
+;; From the repository root:
+;;
+;;   `emacs -Q --batch -L elisp -L elisp/test -l elisp/test/run-tests.el'
 ;;
 ;; Loads every elisp/test/*-test.el and runs the tests; the exit status
 ;; is non-zero when one fails.  PASSEPARTOUT_TEST_SELECTOR, when set, is
