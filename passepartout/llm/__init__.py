@@ -19,9 +19,10 @@ log = logging.getLogger(__name__)
 def install(agent: Any, *, warm: bool = True) -> Any:
     """Plug the model layer into ``agent`` (idempotent); returns the :class:`ModelLayer`.
 
-    Sets ``agent.loop.think`` and publishes the services ``llm``, ``ledger``,
-    ``sessions`` and ``budgets``.  The built-in tools come with the ``chat`` skill.
-    With ``warm``, litellm starts importing in a background thread.
+    Sets ``agent.loop.think`` (unless the Agent was given one) and publishes the
+    services ``llm``, ``ledger``, ``sessions`` and ``budgets``.  The built-in tools
+    come with the ``chat`` skill.  With ``warm``, litellm starts importing in a
+    background thread.
     """
     layer = agent.services.get("llm")
     if layer is not None:
@@ -30,10 +31,12 @@ def install(agent: Any, *, warm: bool = True) -> Any:
     from passepartout.llm import models
     from passepartout.llm.provider import warm_up
     from passepartout.llm.think import ModelLayer
+    from passepartout.loop.core import _no_model
 
     _export_provider_settings(agent.config.config_dir / ".env")
     layer = ModelLayer(agent)
-    agent.loop.think = layer.think
+    if agent.loop.think is _no_model:  # a think given to the Agent (a test's) is kept
+        agent.loop.think = layer.think
     agent.services.update(
         llm=layer, ledger=layer.ledger, sessions=layer.sessions, budgets=layer.budgets
     )
