@@ -65,13 +65,13 @@ def test_a_signal_runs_through_perceive_reason_act() -> None:
     loop, rec = make_loop(chat_skill(), think=echo_think)
     done = loop.process(user_input("hello"))
     assert [a.text for a in done] == ["echo: hello"]
-    assert rec.of("reply") == [{"text": "echo: hello"}]
+    assert rec.of("reply") == [{"text": "echo: hello", "streamed": False}]
 
 
 def test_raw_sexp_input_is_perceived() -> None:
     loop, rec = make_loop(chat_skill(), think=echo_think)
     loop.process('(:type :event :payload (:sensor :user-input :text "from the wire"))')
-    assert rec.of("reply") == [{"text": "echo: from the wire"}]
+    assert rec.of("reply") == [{"text": "echo: from the wire", "streamed": False}]
 
 
 def test_malformed_input_is_logged_and_the_loop_goes_on() -> None:
@@ -79,7 +79,7 @@ def test_malformed_input_is_logged_and_the_loop_goes_on() -> None:
     assert loop.process("(:type :event :payload (:sensor") == []
     assert loop.reports[-1].kind == "protocol-error"
     loop.process(user_input("still here"))
-    assert rec.of("reply") == [{"text": "echo: still here"}]
+    assert rec.of("reply") == [{"text": "echo: still here", "streamed": False}]
 
 
 @pytest.mark.parametrize("stage", ["trigger", "prompt", "gate"])
@@ -94,7 +94,7 @@ def test_a_skill_that_raises_does_not_crash_the_loop(stage: str) -> None:
     assert "CRITICAL BRAIN FAILURE" in reported
     loop.process(user_input("next"))  # the loop is still alive
     if stage == "trigger":  # a broken trigger leaves the signal to the next skill
-        assert {"text": "echo: next"} in rec.of("reply")
+        assert {"text": "echo: next", "streamed": False} in rec.of("reply")
 
 
 def test_a_crashing_gate_denies() -> None:
@@ -145,7 +145,7 @@ def test_a_refusal_is_fed_back_for_self_correction() -> None:
 
     loop, rec = make_loop(chat_skill(), Skill("guard", gate=guard), think=think)
     loop.process(user_input())
-    assert rec.of("reply") == [{"text": "a safe answer"}]
+    assert rec.of("reply") == [{"text": "a safe answer", "streamed": False}]
     assert "guard: destructive" in seen_traces[1][0]
 
 

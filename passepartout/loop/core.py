@@ -251,7 +251,9 @@ class Loop:
         )
 
     def _reply(self, action: Action, signal: Signal) -> Signal | None:
-        self.emit(signal, "reply", {"text": action.text})
+        # A reply the model already streamed is marked, so no channel shows it twice.
+        streamed = bool(action.args.get("streamed", False))
+        self.emit(signal, "reply", {"text": action.text, "streamed": streamed})
         return None
 
 
