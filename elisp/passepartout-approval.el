@@ -93,6 +93,15 @@ Called by the server; the question is asked from a timer."
     (run-at-time 0 nil #'passepartout-approval--next)))
 
 (defun passepartout-approval--next ()
+  "Ask the oldest waiting approval, unless one is being asked.
+While the person is using the minibuffer, wait: the question would
+interrupt what they type (its timeout still runs)."
+  (if (and (active-minibuffer-window) passepartout-approval--queue
+           (not passepartout-approval--asking))
+      (run-at-time 0.5 nil #'passepartout-approval--next)
+    (passepartout-approval--ask-next)))
+
+(defun passepartout-approval--ask-next ()
   "Ask the oldest waiting approval, unless one is being asked."
   (unless passepartout-approval--asking
     (let ((approval (pop passepartout-approval--queue)))
