@@ -18,7 +18,11 @@ from passepartout.memory.store import DEFAULT_KEEP_SNAPSHOTS, MemoryStore
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = subparsers.add_parser("memory", help="inspect, verify and roll back memory")
+    add_arguments(subparsers.add_parser("memory", help="inspect, verify and roll back memory"))
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of ``passepartout memory`` (what ``passepartout.cli`` calls)."""
     p.add_argument(
         "--db", type=Path, default=None, help="memory database (default: in PASSEPARTOUT_HOME)"
     )
