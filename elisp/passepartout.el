@@ -1,4 +1,4 @@
-;;; passepartout.el --- A personal agent that lives in Emacs and org-mode  -*- lexical-binding: t; -*-
+;;; passepartout.el --- A personal agent that lives in your org files  -*- lexical-binding: t; -*-
 
 ;; Copyright (C) 2026 The Passepartout authors
 
