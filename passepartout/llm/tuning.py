@@ -1,17 +1,20 @@
 """litellm settings that cut its per-call overhead, measured by ``bench/litellm_overhead.py``.
 
-Figures on this kind of machine (2 cores, shared with other jobs at a load average
-of 6 to 9 during the runs, so wall times swung by 2x and the CPU columns are the
-ones to read), litellm 1.106.2 against the in-process fake server, a 100-word reply
-(about 100 SSE chunks), CPU ms per call of the whole process over four runs:
+Figures on this kind of machine (2 cores), litellm 1.106.2 against the in-process
+fake server, a 100-word reply (about 100 SSE chunks), ms per call: the median wall
+time of a quiet run (load average 1.5 to 2), and the CPU time of the whole process
+over that run and four runs at a load average of 6 to 9 (where wall times swung by
+2x and only CPU time compared):
 
-=========================================  ==========  ===========
-variant                                     plain       streamed
-=========================================  ==========  ===========
-raw http.client (the floor)                 0.35-0.38   2.5-2.7
-litellm, defaults                           5.2-6.8     109-118
-litellm, FAST_SETTINGS                      5.4-7.0     51-76
-=========================================  ==========  ===========
+=======================================  ======  =========  ======  ==========
+variant                                  plain   plain CPU  stream  stream CPU
+=======================================  ======  =========  ======  ==========
+raw http.client (the floor)              0.6     0.4-0.5    3.2     2.5-2.9
+litellm, defaults                        7.2     5.2-7.1    136     109-152
+litellm, only disable_streaming_logging  6.3     5.4-7.0    76      51-76
+litellm, FAST_SETTINGS                   6.8     5.5-6.8    50      56-93
+litellm.acompletion, defaults            4.9     5.5-8.1    51      56-69
+=======================================  ======  =========  ======  ==========
 
 What costs the time, from cProfile:
 
@@ -27,9 +30,11 @@ What costs the time, from cProfile:
   noise.
 - No measurable effect (so not set): ``turn_off_message_logging``,
   ``disable_add_transform_inline_image_block``, passing an explicit OpenAI ``client``
-  (litellm caches its clients), ``acompletion`` instead of ``completion``, a model
-  name missing from the cost map, the SDK-less ``hosted_vllm/`` provider (3.7 and
-  6.1 ms plain in two runs: within the noise).
+  (litellm caches its clients), a model name missing from the cost map.
+- Not settings, for the record: the SDK-less ``hosted_vllm/`` provider took 3.7 to
+  6.1 ms plain, 74 to 128 streamed (a gain at best within the noise);
+  ``acompletion`` streams without the per-chunk thread-pool hand-off, so its streams
+  cost about what ``FAST_SETTINGS`` gives the synchronous ones.
   ``litellm.logging`` and ``disable_end_user_cost_tracking`` are read by nothing on
   this path (the latter only by the Prometheus integration).
 - Harmful: ``disable_token_counter`` makes ``litellm.token_counter`` return 0 for
