@@ -48,7 +48,6 @@ def load_litellm() -> ModuleType:
 
             litellm.suppress_debug_info = True
             litellm.telemetry = False
-            litellm.drop_params = True  # a provider without stream_options etc. still answers
             _apply_optional_setup()
             log.info("litellm loaded in %.1f s", time.perf_counter() - started)
             _litellm = litellm
@@ -259,6 +258,9 @@ class Provider:
             "messages": messages,
             "timeout": httpx.Timeout(self.read_timeout, connect=self.connect_timeout),
             "max_retries": 0,  # the cascade is ours; the SDK would retry twice with backoff
+            # A provider without stream_options etc. still answers.  Per call, not
+            # litellm's global, which would change every other litellm user in the process.
+            "drop_params": True,
             "stream": stream,
             **self.extra,
         }
