@@ -147,6 +147,17 @@ Return the seconds from the request to the last chunk shown."
 
 ;;;; A whole turn
 
+(defun passepartout-bench--settle (timeout)
+  "Wait at most TIMEOUT seconds for the server's background loading to end."
+  (let ((deadline (+ (float-time) timeout)))
+    (while (and (< (float-time) deadline)
+                (not (with-current-buffer (passepartout--log-buffer)
+                       (save-excursion
+                         (goto-char (point-min))
+                         (re-search-forward "embedding model \\(loaded\\|unavailable\\)"
+                                            nil t)))))
+      (accept-process-output nil 0.1))))
+
 (defun passepartout-bench--turns (count)
   "Send a prompt COUNT times in a chat buffer.
 Return the seconds to done, to the first chunk, and the wall-clock times
@@ -178,6 +189,11 @@ each was sent and done."
          (read-process-output-max (* 1024 1024))
          (passepartout-python-command (getenv "BENCH_PYTHON"))
          (passepartout-server-directory (getenv "BENCH_ROOT"))
+         (passepartout-server-args (if (getenv "BENCH_SERVER_ARGS")
+                                       (split-string (getenv "BENCH_SERVER_ARGS") "\n")
+                                     passepartout-server-args))
+         ;; The server saves its state on the way out: give it time (a profile too).
+         (passepartout--stop-grace 30)
          (passepartout-server-environment (split-string (getenv "BENCH_SERVER_ENV") "\n")))
     (passepartout-bench--print "raw-rtt" (passepartout-bench--raw-echo
                                           echo-port (make-list calls "(return 1 nil)")))
@@ -206,12 +222,17 @@ each was sent and done."
     (passepartout-start)
     (unless (passepartout-wait-ready 60)
       (error "The server did not start: %s" (passepartout--log-tail 30)))
-    ;; One turn first: the model layer loads (seconds) before anything is timed.
+    ;; One turn first: the model layer loads (seconds) before anything is timed;
+    ;; and the memory's embedding model, loading in the background, competes for
+    ;; the server's interpreter until it is done: wait for it (60 s at most).
     (passepartout-bench--turns 1)
+    (passepartout-bench--settle 60)
     (passepartout-bench--print "ping" (cl-loop repeat calls collect
                                                (passepartout-bench--call 'ping nil)))
     (passepartout-bench--print "echo-1mb" (cl-loop repeat 10 collect
                                                    (passepartout-bench--call 'echo (list mb))))
+    (when (getenv "BENCH_PROFILE")  ; under bench/pysample.py: sample the turns only
+      (signal-process passepartout--process 'usr1))
     (let ((turns (passepartout-bench--turns (passepartout-bench--env "BENCH_TURNS"))))
       (passepartout-bench--print "turn" (nth 0 turns))
       (passepartout-bench--print "turn-first" (nth 1 turns))

@@ -205,6 +205,10 @@ def ms(value: float) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--profile-python", metavar="OUT",
+                        help="sample the server's threads with bench/pysample.py into OUT")
+    parser.add_argument("--profile-threads", default="", metavar="PREFIXES",
+                        help="comma-separated thread name prefixes to sample (default: all)")
     args = parser.parse_args()
     calls, chunks, turns = (200, 2000, 8) if args.quick else (1000, 10000, 20)
 
@@ -213,8 +217,15 @@ def main() -> int:
     fake, arrivals = start_fake_llm()
     base_url = fake.base_url
     state = tempfile.mkdtemp(prefix="passepartout-bench-")
+    profile = {}
+    if args.profile_python:
+        profile["BENCH_PROFILE"] = "1"
+        profile["BENCH_SERVER_ARGS"] = "\n".join(
+            [str(ROOT / "bench" / "pysample.py"), str(Path(args.profile_python).resolve()),
+             args.profile_threads, "-m", "passepartout", "serve"])
     try:
         f = run_emacs({
+            **profile,
             "BENCH_ECHO_PORT": str(echo_port), "BENCH_CHUNK_PORT": str(chunk_port),
             "BENCH_CALLS": str(calls), "BENCH_CHUNKS": str(chunks), "BENCH_TURNS": str(turns),
             "BENCH_PYTHON": str(ROOT / ".venv" / "bin" / "python"), "BENCH_ROOT": str(ROOT),

@@ -296,6 +296,9 @@ strings.  ON-CLOSE is called with the connection when it closes."
                    :name "passepartout-epc" :buffer buffer
                    :host host :service port
                    :coding 'binary :noquery t
+                   ;; Small frames both ways: without this, Nagle's algorithm and
+                   ;; delayed acknowledgements hold a frame ~40 ms now and then.
+                   :nodelay t
                    :nowait nil))
          (conn (passepartout-epc--make-connection
                 :process process :handlers handlers
