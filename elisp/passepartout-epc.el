@@ -67,7 +67,11 @@
          (print-circle nil)
          (print-quoted t)
          (float-output-format nil)
-         (payload (encode-coding-string (prin1-to-string object) 'utf-8 t)))
+         (printed (prin1-to-string object))
+         ;; A unibyte printed form is ASCII already: no copy to encode it.
+         (payload (if (multibyte-string-p printed)
+                      (encode-coding-string printed 'utf-8 t)
+                    printed)))
     (when (> (length payload) passepartout-epc--max-frame)
       (error "Passepartout: frame of %d bytes is too large" (length payload)))
     (concat (format "%06x" (length payload)) payload)))

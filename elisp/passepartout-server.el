@@ -378,12 +378,16 @@ Return at once; the handshake completes in the background and
     (delete-process process)))
 
 (defun passepartout-stop ()
-  "Stop the Passepartout server."
+  "Stop the Passepartout server.
+Calls still waiting for it fail, and so do the turns it was running."
   (interactive)
-  (setq passepartout--queue nil)
-  (passepartout--cleanup)
-  (passepartout--set-state 'stopped)
-  (passepartout--log "stopped")
+  (let ((running (memq passepartout--state '(starting ready))))
+    (passepartout--cleanup)
+    (passepartout--drop-queue "The server was stopped.")
+    (passepartout--set-state 'stopped)
+    (passepartout--log "stopped")
+    (when running
+      (run-hook-with-args 'passepartout-server-exit-functions "The server was stopped.")))
   (when (called-interactively-p 'interactive)
     (message "Passepartout: server stopped")))
 

@@ -187,6 +187,15 @@
       (should (eq (passepartout-chat-state) 'error))
       (should (string-match-p "server exited: killed" (passepartout-turn-reply turn))))))
 
+(ert-deftest passepartout-chat-test-stop-fails-live-turns ()
+  "Stopping the server ends a live turn instead of leaving it thinking."
+  (passepartout-chat-test-with-buffer
+    (let ((turn (passepartout-chat-test--send "hello"))
+          (passepartout--state 'ready))
+      (passepartout-stop)
+      (should (eq (passepartout-turn-state turn) 'failed))
+      (should (string-match-p "server was stopped" (passepartout-turn-reply turn))))))
+
 (ert-deftest passepartout-chat-test-sessions-are-independent ()
   "Two chat buffers have their own session ids and turns."
   (passepartout-chat-test-with-buffer
