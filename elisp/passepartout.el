@@ -72,15 +72,32 @@ non-nil return value approves the action; nil denies it."
   (setq passepartout--last-status plist)
   (force-mode-line-update t))
 
+(defun passepartout-status-text (state status)
+  "Return a one-line summary of the server's STATE and its STATUS plist."
+  (let ((problems (plist-get status :problems))
+        (sessions (plist-get status :sessions))
+        (approvals (plist-get status :pending-approvals)))
+    (concat (format "Passepartout: %s" state)
+            (if (plist-get status :health) (format ", %s" (plist-get status :health)) "")
+            (if (consp sessions) (format ", %d session(s)" (length sessions)) "")
+            (if (and (numberp approvals) (> approvals 0))
+                (format ", %d approval(s) waiting" approvals)
+              "")
+            (if problems
+                (concat "; problems: "
+                        (mapconcat (lambda (p) (format "%s" p)) problems "; "))
+              ""))))
+
 (defun passepartout-status ()
-  "Show the server's state and status."
+  "Show the server's state and health in the echo area."
   (interactive)
   (if (passepartout-live-p)
       (passepartout-call 'status nil
                          (lambda (status)
                            (setq passepartout--last-status status)
-                           (message "Passepartout: %s %S" passepartout--state status)))
-    (message "Passepartout: %s" passepartout--state)))
+                           (message "%s" (passepartout-status-text
+                                          passepartout--state status))))
+    (message "%s" (passepartout-status-text passepartout--state nil))))
 
 ;; The callbacks and commands of the other files load when first needed.
 (autoload 'passepartout-chat "passepartout-chat" "Open a Passepartout chat buffer." t)

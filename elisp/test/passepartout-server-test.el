@@ -19,7 +19,10 @@
     (should (equal (passepartout-epc-call-sync passepartout--connection 'echo
                                                (list "é \"quoted\"\nline"))
                    "é \"quoted\"\nline"))
-    (should (passepartout-epc-call-sync passepartout--connection 'ping nil))))
+    (should (passepartout-epc-call-sync passepartout--connection 'ping nil))
+    (let ((status (passepartout-epc-call-sync passepartout--connection 'status nil)))
+      (should (string-match-p "\\`Passepartout: ready, \\(healthy\\|degraded\\|booting\\)"
+                              (passepartout-status-text 'ready status))))))
 
 (ert-deftest passepartout-server-test-chat-streams-reply ()
   "A prompt sent from the chat buffer gets its reply streamed into it."
