@@ -208,6 +208,9 @@ class Connection(EPCHandler):
 
     def setup(self) -> None:
         super().setup()
+        # Chunks and replies are small frames: Nagle with delayed ACKs held each ~40 ms.
+        with contextlib.suppress(OSError):
+            self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.authenticated = False
         self._approval_timeout: float | None = None
         self._closed = threading.Event()
