@@ -15,171 +15,42 @@ client list and the handler's life cycle; the handler's protocol parts are repla
   connection's lock, and callbacks go through a writer thread so the loop never waits
   on the socket;
 - values: sexpdata's ``dumps`` writes a ``Keyword`` as a string and a dict as an alist;
-  :func:`encode` and :func:`decode` are the one place where s-expressions meet Python
-  values (nil, (), None and False are one value; t is True).
+  :mod:`passepartout.signals` is the one place where s-expressions meet Python values
+  (nil, (), None and False are one value; t is True); ``encode``/``decode`` here are its
+  ``dumps``/``loads``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import enum
 import hmac
 import itertools
 import logging
-import math
-import os
 import queue
 import re
 import socket
 import socketserver
 import threading
-from collections.abc import Mapping
 from typing import Any
 
-import sexpdata
 from epc.handler import EPCHandler
 from epc.server import EPCServer
 
 from passepartout.bridge import METHODS, Bridge, Method, Refusal
 from passepartout.channels.emacs import CALLBACKS
 from passepartout.errors import PassepartoutError, ProtocolError
-from passepartout.signals import Keyword, Symbol, from_sexpdata, plist_to_dict
+from passepartout.signals import Symbol, plist_to_dict
+from passepartout.signals import dumps as encode
+from passepartout.signals import loads as decode
 
 log = logging.getLogger(__name__)
 
 MAX_FRAME = 8 * 1024 * 1024
 MAX_FRAME_BEFORE_HELLO = 64 * 1024
-MAX_NESTING = 100
 BODY_TIMEOUT = 30.0
 _HEADER = re.compile(rb"[0-9a-fA-F]{6}")
 
 # -- values -------------------------------------------------------------------------------
-
-
-def decode(text: str) -> Any:
-    """Read one s-expression from Emacs into our values (ProtocolError when malformed)."""
-    try:
-        raw = sexpdata.loads(text, nil=None, true=None, false=None)
-    except RecursionError:
-        raise ProtocolError("s-expression nested too deeply") from None
-    except Exception as err:  # sexpdata raises assorted types for malformed text
-        raise ProtocolError(f"invalid s-expression ({type(err).__name__})") from None
-    _check_nesting(raw)
-    return from_sexpdata(_lists(raw))
-
-
-def _check_nesting(raw: Any) -> None:
-    # Iterative, so that a hostile depth cannot exhaust the stack before we refuse it.
-    stack = [(raw, 0)]
-    while stack:
-        node, depth = stack.pop()
-        children = _children(node)
-        if children is None:
-            continue
-        if depth >= MAX_NESTING:
-            raise ProtocolError(f"s-expression nested deeper than {MAX_NESTING} levels")
-        stack.extend((child, depth + 1) for child in children)
-
-
-def _children(node: Any) -> Any:
-    if isinstance(node, sexpdata.Delimiters):
-        return node.I
-    if isinstance(node, sexpdata.Quoted):
-        return (node.x,)
-    return node if isinstance(node, list) else None
-
-
-def _lists(raw: Any) -> Any:
-    """Elisp vectors ``[a b]`` read as lists (sexpdata wraps them in ``Brackets``)."""
-    if isinstance(raw, sexpdata.Delimiters):
-        return [_lists(x) for x in raw.I]
-    if isinstance(raw, sexpdata.Quoted):
-        return sexpdata.Quoted(_lists(raw.x))
-    if isinstance(raw, list):
-        return [_lists(x) for x in raw]
-    return raw
-
-
-def encode(value: Any) -> str:
-    """Write a value for Elisp's ``read``: dicts and dataclasses become plists."""
-    out: list[str] = []
-    _encode(value, out, 0)
-    return "".join(out)
-
-
-# The characters both Elisp's reader and sexpdata's take escaped inside a symbol.
-_SYMBOL_SPECIAL = re.compile(r"""([ "';()\[\]#`,?\\])""")
-
-
-def _symbol_text(name: str) -> str:
-    if not name:
-        return "##"
-    text = _SYMBOL_SPECIAL.sub(r"\\\1", name)
-    try:
-        float(name)
-    except ValueError:
-        return text
-    return "\\" + text  # a symbol that would read as a number
-
-
-def _encode(value: Any, out: list[str], depth: int) -> None:
-    if depth > MAX_NESTING:
-        raise ProtocolError(f"value nested deeper than {MAX_NESTING} levels")
-    if value is None or value is False:
-        out.append("nil")
-    elif value is True:
-        out.append("t")
-    elif isinstance(value, Keyword):
-        out.append(":" + _symbol_text(value))
-    elif isinstance(value, Symbol):
-        out.append(_symbol_text(value))
-    elif isinstance(value, str):
-        out.append('"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"')
-    elif isinstance(value, int):
-        out.append(str(value))
-    elif isinstance(value, float):
-        out.append(_float_text(value))
-    elif isinstance(value, Mapping):
-        _encode_plist(list(value.items()), out, depth)
-    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        fields = [(f.name, getattr(value, f.name)) for f in dataclasses.fields(value)]
-        _encode_plist(fields, out, depth)
-    elif isinstance(value, list | tuple | set | frozenset):
-        items = sorted(value, key=str) if isinstance(value, set | frozenset) else value
-        _encode_list(list(items), out, depth)
-    elif isinstance(value, enum.Enum):
-        _encode(value.value, out, depth)
-    else:  # paths, datetimes, ...: their text, never a repr
-        _encode(os.fspath(value) if isinstance(value, os.PathLike) else str(value), out, depth)
-
-
-def _encode_plist(items: list[tuple[Any, Any]], out: list[str], depth: int) -> None:
-    flat: list[Any] = []
-    for key, item in items:
-        flat += [Keyword(str(key).removeprefix(":")), item]
-    _encode_list(flat, out, depth)
-
-
-def _encode_list(items: list[Any], out: list[str], depth: int) -> None:
-    if not items:
-        out.append("nil")
-        return
-    out.append("(")
-    for i, item in enumerate(items):
-        if i:
-            out.append(" ")
-        _encode(item, out, depth + 1)
-    out.append(")")
-
-
-def _float_text(x: float) -> str:
-    if math.isnan(x):
-        return "0.0e+NaN"
-    if math.isinf(x):
-        return "1.0e+INF" if x > 0 else "-1.0e+INF"
-    text = repr(x)
-    return text if ("." in text or "e" in text) else text + ".0"
 
 
 def frame(value: Any) -> bytes:

@@ -9,7 +9,11 @@ empty list are one value, so ``()`` reads back as ``None``.
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 import math
+import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,71 +41,9 @@ class Symbol(str):
         return f"Symbol({str.__repr__(self)})"
 
 
+MAX_NESTING = 100  # deeper input is refused before it can exhaust the stack
+
 MESSAGE_TYPES = frozenset({"request", "event", "response", "log", "status"})
-
-def _encode_string(text: str) -> str:
-    # Elisp strings take any character literally except the quote and backslash.
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def _encode_float(x: float) -> str:
-    if math.isnan(x):
-        return "0.0e+NaN"
-    if math.isinf(x):
-        return "1.0e+INF" if x > 0 else "-1.0e+INF"
-    text = repr(x)
-    return text if ("." in text or "e" in text) else text + ".0"
-
-
-def dumps(value: Any) -> str:
-    """Encode a Python value as an s-expression (the inverse of :func:`loads`)."""
-    parts: list[str] = []
-    _dump(value, parts)
-    return "".join(parts)
-
-
-def _dump(value: Any, out: list[str]) -> None:
-    if value is None or value is False:
-        out.append("nil")
-    elif value is True:
-        out.append("t")
-    elif isinstance(value, Keyword):
-        out.append(":" + value)
-    elif isinstance(value, Symbol):
-        out.append(value)
-    elif isinstance(value, str):
-        out.append(_encode_string(value))
-    elif isinstance(value, int):
-        out.append(str(value))
-    elif isinstance(value, float):
-        out.append(_encode_float(value))
-    elif isinstance(value, Mapping):
-        if not value:
-            out.append("nil")
-            return
-        out.append("(")
-        first = True
-        for key, item in value.items():
-            if not first:
-                out.append(" ")
-            first = False
-            out.append(":" + str(key))
-            out.append(" ")
-            _dump(item, out)
-        out.append(")")
-    elif isinstance(value, list | tuple):
-        if not value:
-            out.append("nil")
-            return
-        out.append("(")
-        for i, item in enumerate(value):
-            if i:
-                out.append(" ")
-            _dump(item, out)
-        out.append(")")
-    else:
-        raise ProtocolError(f"cannot encode a {type(value).__name__} as an s-expression")
-
 
 # Elisp's printed forms of the floats that have no digits.
 _SPECIAL_FLOATS = {
@@ -135,12 +77,129 @@ def from_sexpdata(value: Any) -> Any:
 
 
 def loads(text: str) -> Any:
-    """Read one s-expression; malformed text is a :class:`ProtocolError`."""
+    """Read one s-expression from Emacs into our values (ProtocolError when malformed)."""
     try:
         raw = sexpdata.loads(text, nil=None, true=None, false=None)
-    except Exception as err:  # sexpdata raises several unrelated types
-        raise ProtocolError("invalid s-expression", raw_message=text[:200]) from err
-    return from_sexpdata(raw)
+    except RecursionError:
+        raise ProtocolError("s-expression nested too deeply") from None
+    except Exception as err:  # sexpdata raises assorted types for malformed text
+        raise ProtocolError(f"invalid s-expression ({type(err).__name__})") from None
+    _check_nesting(raw)
+    return from_sexpdata(_lists(raw))
+
+
+def _check_nesting(raw: Any) -> None:
+    # Iterative, so that a hostile depth cannot exhaust the stack before we refuse it.
+    stack = [(raw, 0)]
+    while stack:
+        node, depth = stack.pop()
+        children = _children(node)
+        if children is None:
+            continue
+        if depth >= MAX_NESTING:
+            raise ProtocolError(f"s-expression nested deeper than {MAX_NESTING} levels")
+        stack.extend((child, depth + 1) for child in children)
+
+
+def _children(node: Any) -> Any:
+    if isinstance(node, sexpdata.Delimiters):
+        return node.I
+    if isinstance(node, sexpdata.Quoted):
+        return (node.x,)
+    return node if isinstance(node, list) else None
+
+
+def _lists(raw: Any) -> Any:
+    """Elisp vectors ``[a b]`` read as lists (sexpdata wraps them in ``Brackets``)."""
+    if isinstance(raw, sexpdata.Delimiters):
+        return [_lists(x) for x in raw.I]
+    if isinstance(raw, sexpdata.Quoted):
+        return sexpdata.Quoted(_lists(raw.x))
+    if isinstance(raw, list):
+        return [_lists(x) for x in raw]
+    return raw
+
+
+def dumps(value: Any) -> str:
+    """Encode a value for Elisp's ``read`` (the inverse of :func:`loads`); dicts and
+    dataclasses become plists, paths and other objects their text (never a ``repr``)."""
+    out: list[str] = []
+    _encode(value, out, 0)
+    return "".join(out)
+
+
+# The characters both Elisp's reader and sexpdata's take escaped inside a symbol.
+_SYMBOL_SPECIAL = re.compile(r"""([ "';()\[\]#`,?\\])""")
+
+
+def _symbol_text(name: str) -> str:
+    if not name:
+        return "##"
+    text = _SYMBOL_SPECIAL.sub(r"\\\1", name)
+    try:
+        float(name)
+    except ValueError:
+        return text
+    return "\\" + text  # a symbol that would read as a number
+
+
+def _encode(value: Any, out: list[str], depth: int) -> None:
+    if depth > MAX_NESTING:
+        raise ProtocolError(f"value nested deeper than {MAX_NESTING} levels")
+    if value is None or value is False:
+        out.append("nil")
+    elif value is True:
+        out.append("t")
+    elif isinstance(value, Keyword):
+        out.append(":" + _symbol_text(value))
+    elif isinstance(value, Symbol):
+        out.append(_symbol_text(value))
+    elif isinstance(value, str):
+        out.append('"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"')
+    elif isinstance(value, int):
+        out.append(str(value))
+    elif isinstance(value, float):
+        out.append(_float_text(value))
+    elif isinstance(value, Mapping):
+        _encode_plist(list(value.items()), out, depth)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = [(f.name, getattr(value, f.name)) for f in dataclasses.fields(value)]
+        _encode_plist(fields, out, depth)
+    elif isinstance(value, list | tuple | set | frozenset):
+        items = sorted(value, key=str) if isinstance(value, set | frozenset) else value
+        _encode_list(list(items), out, depth)
+    elif isinstance(value, enum.Enum):
+        _encode(value.value, out, depth)
+    else:  # paths, datetimes, ...: their text, never a repr
+        _encode(os.fspath(value) if isinstance(value, os.PathLike) else str(value), out, depth)
+
+
+def _encode_plist(items: list[tuple[Any, Any]], out: list[str], depth: int) -> None:
+    flat: list[Any] = []
+    for key, item in items:
+        flat += [Keyword(str(key).removeprefix(":")), item]
+    _encode_list(flat, out, depth)
+
+
+def _encode_list(items: list[Any], out: list[str], depth: int) -> None:
+    if not items:
+        out.append("nil")
+        return
+    out.append("(")
+    for i, item in enumerate(items):
+        if i:
+            out.append(" ")
+        _encode(item, out, depth + 1)
+    out.append(")")
+
+
+def _float_text(x: float) -> str:
+    if math.isnan(x):
+        return "0.0e+NaN"
+    if math.isinf(x):
+        return "1.0e+INF" if x > 0 else "-1.0e+INF"
+    text = repr(x)
+    return text if ("." in text or "e" in text) else text + ".0"
 
 
 def plist_to_dict(items: Any) -> dict[str, Any]:

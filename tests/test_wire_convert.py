@@ -19,9 +19,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from passepartout.emacs import MAX_NESTING, decode, encode, frame
+from passepartout.emacs import decode, encode, frame
 from passepartout.errors import ProtocolError
-from passepartout.signals import Keyword, Symbol
+from passepartout.signals import MAX_NESTING, Keyword, Symbol
 
 
 @pytest.mark.parametrize("text", ["nil", "()", "( )", "[]"])
