@@ -133,14 +133,18 @@ LINE starts with fixed text, never a heading; newlines in it become spaces."
        (passepartout-chat-render--result turn name call-id (plist-get info :ok)
                                          (plist-get info :output)))
       ("denied"
-       (passepartout-chat-render-note
+       ;; A refusal by the person was said already, in the approval's own words.
+       (unless (and (not (string-empty-p name))
+                    (cl-some (lambda (refused) (string-prefix-p name refused))
+                             (passepartout-turn-refused turn)))
+         (passepartout-chat-render-note
         turn (format "*Denied:* %s%s — %s" name
                      (let ((args (plist-get info :args)))
                        (if args (concat " " (passepartout-chat-render--one-line
                                              (passepartout-chat-render--value args)))
                          ""))
                      (passepartout-chat-render--value (or (plist-get info :reason)
-                                                          "no reason given")))))
+                                                          "no reason given"))))))
       (_ (passepartout-chat-render-note turn (format "Tool event %s: %s" event name))))))
 
 (defun passepartout-chat-render--call (turn name call-id args)

@@ -354,6 +354,8 @@ Count the event as dropped when the turn is stale or refuses it."
   "Say in SESSION's turn TURN-ID whether DESCRIPTION was APPROVED, and REASON."
   (passepartout-chat--with-turn session turn-id 'answered
     (force-mode-line-update)
+    (unless approved
+      (push description (passepartout-turn-refused turn)))
     (passepartout-chat-render-note
      turn (if approved (format "Approved: %s" description)
             (format "*Not approved:* %s (%s)" description (or reason "refused"))))))

@@ -46,6 +46,7 @@
   (tools nil :documentation "Alist of call id -> marker inside its drawer.")
   (chunks 0 :documentation "The number of chunks inserted.")
   (error nil :documentation "The last error, a string.")
+  (refused nil :documentation "Descriptions of the actions the person refused.")
   (sent nil :documentation "`float-time' when the prompt was sent.")
   (first nil :documentation "`float-time' of the first chunk.")
   (finished nil :documentation "`float-time' when the turn ended."))

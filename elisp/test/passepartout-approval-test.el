@@ -150,6 +150,14 @@
               (passepartout-approval-test--answer-of "a5")
               (should (eq (passepartout-chat-state) 'thinking))
               (should (string-match-p "Not approved:\\* write-file /tmp/x (refused)"
+                                      (passepartout-turn-reply turn)))
+              ;; The server's denial of the same action is not said twice.
+              (passepartout--on-tool passepartout-chat--session (passepartout-turn-id turn)
+                                     '(:event denied :name "write-file" :reason "refused"))
+              (should-not (string-match-p "Denied" (passepartout-turn-reply turn)))
+              (passepartout--on-tool passepartout-chat--session (passepartout-turn-id turn)
+                                     '(:event denied :name "shell" :reason "policy"))
+              (should (string-match-p "Denied:\\* shell — policy"
                                       (passepartout-turn-reply turn))))))
       (with-current-buffer buffer (set-buffer-modified-p nil))
       (kill-buffer buffer))))
