@@ -56,8 +56,24 @@
 
 ;;;; Encoding
 
+(defconst passepartout-epc--large-frame (* 64 1024)
+  "Frames of this many bytes or more are read with garbage collection deferred.")
+
+(defmacro passepartout-epc--deferring-gc (&rest body)
+  "Run BODY, building large strings, with garbage collection deferred.
+Without this, printing or reading a megabyte collects garbage several
+times over; deferred, it does so at most once, afterwards."
+  (declare (indent 0) (debug t))
+  `(let ((gc-cons-threshold (max gc-cons-threshold (* 256 1024 1024))))
+     ,@body))
+
 (defun passepartout-epc-encode (object)
   "Return the frame for OBJECT: its length prefix and its UTF-8 printed form."
+  (passepartout-epc--deferring-gc
+    (passepartout-epc--encode-1 object)))
+
+(defun passepartout-epc--encode-1 (object)
+  "Return the frame for OBJECT, garbage collection permitting."
   (let* ((print-escape-newlines nil)
          (print-escape-control-characters nil)
          (print-escape-nonascii nil)
@@ -122,6 +138,13 @@ With NOW, send it and the frames queued before it at once."
   "Read the s-expression between BEG and END of the current unibyte buffer.
 An ASCII payload, the common case, is read in place; any other is
 decoded from UTF-8 first."
+  (if (< (- end beg) passepartout-epc--large-frame)
+      (passepartout-epc--read-payload-1 beg end)
+    (passepartout-epc--deferring-gc
+      (passepartout-epc--read-payload-1 beg end))))
+
+(defun passepartout-epc--read-payload-1 (beg end)
+  "Read the s-expression between BEG and END, garbage collection permitting."
   (let ((read-circle nil))
     (condition-case err
         (save-restriction
