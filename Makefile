@@ -8,7 +8,6 @@ PY := $(VENV)/bin/python
 EMACS ?= emacs
 ELISP := $(wildcard elisp/*.el)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-DEBIAN_PACKAGES := emacs-nox bubblewrap faketime git
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export HF_HUB_OFFLINE := 1
 
@@ -24,6 +23,8 @@ deps:
 	command -v bwrap >/dev/null || missing="$$missing bubblewrap"; \
 	command -v faketime >/dev/null || missing="$$missing faketime"; \
 	command -v git >/dev/null || missing="$$missing git"; \
+	ls -d /usr/share/emacs/site-lisp/elpa-src/package-lint-[0-9]* >/dev/null 2>&1 || \
+	  missing="$$missing elpa-package-lint"; \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing Debian packages:$$missing"; \
 	  $(SUDO) apt-get update -q && \
@@ -75,19 +76,19 @@ lint-py: install
 	$(VENV)/bin/ruff check passepartout skills tests bench
 	$(VENV)/bin/mypy
 
+# Byte-compile with warnings as errors (into a temporary directory: no .elc left behind).
 compile: deps
-	$(EMACS) -Q --batch -L elisp \
-	  --eval '(setq byte-compile-error-on-warn t)' \
-	  -f batch-byte-compile $(ELISP)
-	rm -f elisp/*.elc
+	$(EMACS) -Q --batch -L elisp -L elisp/test -l elisp/scripts/compile.el \
+	  -f passepartout-compile elisp/*.el elisp/test/*.el
 
+# checkdoc on every file, and package-lint (Debian's elpa-package-lint).
 lint-el: deps
-	$(EMACS) -Q --batch -L elisp -l elisp/scripts/checkdoc-files.el $(ELISP)
+	$(EMACS) -Q --batch -L elisp -l elisp/scripts/lint.el \
+	  -f passepartout-lint elisp/*.el elisp/test/*.el elisp/scripts/*.el
 
+# ERT in emacs --batch, against the real server process and the fake model.
 test-el: install
-	$(EMACS) -Q --batch -L elisp -L elisp/test \
-	  --eval '(setq passepartout-python-command "$(abspath $(PY))")' \
-	  -l elisp/test/run-tests.el
+	$(EMACS) -Q --batch -L elisp -L elisp/test -l elisp/test/run-tests.el
 
 bench: install
 	for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

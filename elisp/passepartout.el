@@ -107,6 +107,12 @@ non-nil return value approves the action; nil denies it."
 (autoload 'passepartout--on-tool "passepartout-chat")
 (autoload 'passepartout--on-approval "passepartout-approval")
 (autoload 'passepartout-approval-ask-minibuffer "passepartout-approval")
+(autoload 'passepartout-org-mode "passepartout-org"
+  "Send Passepartout the edits of :HOOK: and :CRON: headings, and the focus." t)
+(autoload 'global-passepartout-org-mode "passepartout-org"
+  "Turn `passepartout-org-mode' on in every org buffer." t)
+(autoload 'passepartout-org-list-jobs "passepartout-org"
+  "Show the server's cron jobs, soonest first, in an org buffer." t)
 
 (provide 'passepartout)
 ;;; passepartout.el ends here
