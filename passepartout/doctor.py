@@ -125,14 +125,16 @@ def check_dirs(config: Config) -> list[Check]:
                 )
             )
     memex = config.memex_dir
-    checks.append(
-        Check(
-            "memex",
-            memex.is_dir(),
-            str(memex) + ("" if memex.is_dir() else " does not exist"),
-            "create it or set MEMEX_DIR to your org directory",
+    # Not an installation fault: chat works without a memex; automation needs one.
+    detail = (
+        str(memex)
+        if memex.is_dir()
+        else (
+            f"{memex} does not exist yet: create it (or set MEMEX_DIR to your org directory) "
+            "for :HOOK:/:CRON: automation and memory"
         )
     )
+    checks.append(Check("memex", True, detail))
     return checks
 
 
