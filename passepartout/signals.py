@@ -21,6 +21,7 @@ from typing import Any
 import sexpdata
 
 from passepartout.errors import ProtocolError
+from passepartout.sexpread import DECLINED, read_plain
 
 
 class Keyword(str):
@@ -68,7 +69,7 @@ def from_sexpdata(value: Any) -> Any:
             return _SPECIAL_FLOATS[name]
         return Symbol(name)
     if isinstance(value, sexpdata.Quoted):
-        return [Symbol("quote"), from_sexpdata(value.value())]
+        return [Symbol("quote"), from_sexpdata(value.x)]
     if isinstance(value, list | tuple):
         return [from_sexpdata(v) for v in value] or None
     if isinstance(value, bool):
@@ -78,6 +79,9 @@ def from_sexpdata(value: Any) -> Any:
 
 def loads(text: str) -> Any:
     """Read one s-expression from Emacs into our values (ProtocolError when malformed)."""
+    value = read_plain(text, MAX_NESTING)
+    if value is not DECLINED:
+        return value
     try:
         raw = sexpdata.loads(text, nil=None, true=None, false=None)
     except RecursionError:

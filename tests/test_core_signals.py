@@ -90,3 +90,44 @@ def test_signal_wire_form_is_the_seed_plist() -> None:
 def test_malformed_input_is_a_protocol_error(text: str) -> None:
     with pytest.raises(ProtocolError):
         Signal.from_sexp(text)
+
+
+def _sexpdata_reading(text: str) -> object:
+    import sexpdata
+
+    from passepartout.signals import _lists, from_sexpdata
+
+    return from_sexpdata(_lists(sexpdata.loads(text, nil=None, true=None, false=None)))
+
+
+@given(_values)
+def test_the_fast_reader_agrees_with_sexpdata(value: object) -> None:
+    from passepartout.sexpread import DECLINED, read_plain
+
+    text = dumps(value)
+    fast = read_plain(text, 100)
+    if fast is not DECLINED:
+        assert fast == _sexpdata_reading(text)
+        assert type(fast) is type(_sexpdata_reading(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("(a . b)", [Symbol("a"), Symbol("."), Symbol("b")]),
+        ("'x", [Symbol("quote"), Symbol("x")]),
+        ('"a\\nb"', "a\nb"),
+        ("-.5", -0.5),
+        ("[1 2 (3)]", [1, 2, [3]]),
+        ('(:k "v\\"w\\\\" 1.5 -2 nil t)', [Keyword("k"), 'v"w\\', 1.5, -2, None, True]),
+    ],
+)
+def test_what_the_fast_reader_declines_sexpdata_reads(text: str, expected: object) -> None:
+    assert loads(text) == expected
+
+
+def test_both_readers_refuse_deep_nesting() -> None:
+    with pytest.raises(ProtocolError, match="nested deeper"):
+        loads("(" * 101 + ")" * 101)
+    with pytest.raises(ProtocolError):
+        loads("(" * 100_000)
