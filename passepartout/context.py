@@ -23,6 +23,8 @@ from typing import Any
 
 from passepartout.errors import PipelineError
 from passepartout.llm.tokens import MESSAGE_OVERHEAD, REPLY_PRIMING, content_text
+from passepartout.security.privacy import DEFAULT_TAG as DEFAULT_PRIVATE_TAG
+from passepartout.security.privacy import node_is_private
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +32,7 @@ Message = dict[str, Any]
 SIBLINGS_SHOWN = 12
 CHILDREN_SHOWN = 20
 RELATED_SHOWN = 5
+RELATED_THRESHOLD = 0.75  # the original's cut for semantic relevance (embeddings only)
 CONDENSED = "[output condensed to fit the context window: {n} tokens left out]"
 
 # Drop order: lower ranks go first; turns are dropped at rank TURNS.
@@ -108,10 +111,20 @@ def peripheral_sections(
     query: str = "",
     *,
     related: int = RELATED_SHOWN,
+    private_tag: str = DEFAULT_PRIVATE_TAG,
 ) -> list[Section]:
-    """The foveal-peripheral rendering of the person's place in org, as sections."""
+    """The foveal-peripheral rendering of the person's place in org, as sections.
+
+    Nothing inside a subtree tagged ``private_tag`` is shown: not the focused heading,
+    not a neighbour, not a related note (the model never sees them)."""
     sections: list[Section] = []
+
+    def private(node_id: str) -> bool:
+        return store is not None and node_is_private(store, node_id, private_tag)
+
     node = store.get(focus.id) if store is not None and focus and focus.id else None
+    if node is not None and private(node.id):
+        return [Section("focus", "The person is at a private heading (not shown).", RANK_FOCUS)]
     seen: set[str] = set()
     if node is not None and store is not None:
         ancestors = list(store.ancestors(node.id))
@@ -122,7 +135,7 @@ def peripheral_sections(
             path = "\n".join(_headline(a, i + 1) for i, a in enumerate(ancestors))
             sections.append(Section("ancestors", "Where it sits:\n" + path, RANK_ANCESTORS))
         text = render_node(node, level)
-        children = store.children(node.id)
+        children = [c for c in store.children(node.id) if private_tag not in c.tags]
         if children:
             text += "\n" + "\n".join(_headline(c, level + 1) for c in children[:CHILDREN_SHOWN])
             if len(children) > CHILDREN_SHOWN:
@@ -131,7 +144,7 @@ def peripheral_sections(
         sections.append(Section("focus", f"The heading the person is at{where}:\n{text}",
                                 RANK_FOCUS))
         siblings = store.children(node.parent)
-        others = [s for s in siblings if s.id != node.id]
+        others = [s for s in siblings if s.id != node.id and private_tag not in s.tags]
         if others:
             index = next((i for i, s in enumerate(siblings) if s.id == node.id), 0)
             shown = _near(others, index, SIBLINGS_SHOWN)
@@ -147,11 +160,12 @@ def peripheral_sections(
     terms = salient(query)
     if store is not None and terms and related > 0:
         try:
-            hits = store.search(terms, related + len(seen))
+            hits = store.search(terms, related + len(seen), threshold=RELATED_THRESHOLD)
         except Exception as err:  # search is a help, never a reason to fail the turn
             log.warning("memory search for context failed: %s", err)
             hits = []
-        found = [f"- {h.title} (id {h.id})" for h in hits if h.id not in seen][:related]
+        found = [f"- {h.title} (id {h.id})" for h in hits
+                 if h.id not in seen and not private(h.id)][:related]
         if found:
             sections.append(Section("related", "Related notes:\n" + "\n".join(found),
                                     RANK_RELATED))

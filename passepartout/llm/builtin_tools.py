@@ -22,6 +22,7 @@ from typing import Any
 
 from passepartout.errors import PipelineError
 from passepartout.fsutil import atomic_write
+from passepartout.security.privacy import DEFAULT_TAG, node_is_private
 from passepartout.tools import Tool, make_tool
 
 log = logging.getLogger(__name__)
@@ -54,7 +55,9 @@ def builtin_tools(agent: Any) -> list[Tool]:
         store = agent.services.get("memory")
         if store is None:
             raise PipelineError("memory is not available in this agent")
-        hits = store.search(query, 8)
+        security = agent.services.get("security")
+        tag = getattr(security, "private_tag", None) or DEFAULT_TAG
+        hits = [h for h in store.search(query, 8) if not node_is_private(store, h.id, tag)]
         if not hits:
             return "no matching notes"
         return "\n".join(f"- {h.title} (id {h.id}, {h.method} {h.score:.2f})" for h in hits)

@@ -16,7 +16,14 @@ import threading
 from typing import Any
 
 from passepartout.config import Config
-from passepartout.context import Assembly, Focus, Section, assemble, peripheral_sections
+from passepartout.context import (
+    DEFAULT_PRIVATE_TAG,
+    Assembly,
+    Focus,
+    Section,
+    assemble,
+    peripheral_sections,
+)
 from passepartout.errors import PassepartoutError
 from passepartout.llm import models, tokens
 from passepartout.llm.budget import Budgets
@@ -165,7 +172,9 @@ class ModelLayer:
         memory = self.agent.services.get("memory")
         focus = Focus.from_service(self.agent.services.get("focus"))
         query = thought.prompt.text if thought.signal.sensor == "user-input" else ""
-        sections = peripheral_sections(memory, focus, query)
+        security = self.agent.services.get("security")
+        tag = getattr(security, "private_tag", None) or DEFAULT_PRIVATE_TAG
+        sections = peripheral_sections(memory, focus, query, private_tag=tag)
         sections.append(Section("now", "Now: " + dt.datetime.now().astimezone()
                                 .strftime("%A %Y-%m-%d %H:%M %Z"), 5))
         assembly = assemble(

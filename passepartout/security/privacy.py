@@ -8,6 +8,7 @@ it on every org text bound for a model.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 DEFAULT_TAG = "@personal"
 _HEADING = re.compile(r"^(\*+)\s")
@@ -58,3 +59,14 @@ def redact_private(org_text: str, tag: str = DEFAULT_TAG) -> str:
 def is_private(tags: set[str] | list[str] | tuple[str, ...], tag: str = DEFAULT_TAG) -> bool:
     """For stores that keep tags apart (memory nodes): does this node's tag set hide it?"""
     return tag in set(tags)
+
+
+def node_is_private(store: Any, node_id: str, tag: str = DEFAULT_TAG) -> bool:
+    """Whether a memory node is inside a subtree tagged ``tag`` (its own tags, or any
+    ancestor's: a file's ``#+FILETAGS`` live on the file node)."""
+    node = store.get(node_id)
+    if node is None:
+        return False
+    if is_private(node.tags, tag):
+        return True
+    return any(is_private(a.tags, tag) for a in store.ancestors(node_id))
