@@ -39,6 +39,7 @@ from epc.server import EPCServer
 from passepartout.bridge import METHODS, Bridge, Method, Refusal
 from passepartout.channels.emacs import CALLBACKS
 from passepartout.errors import PassepartoutError, ProtocolError
+from passepartout.security.vault import mask_value
 from passepartout.signals import Symbol, plist_to_dict
 from passepartout.signals import dumps as encode
 from passepartout.signals import loads as decode
@@ -55,7 +56,8 @@ _HEADER = re.compile(rb"[0-9a-fA-F]{6}")
 
 def frame(value: Any) -> bytes:
     """One EPC frame: six hex digits of length, then the UTF-8 s-expression."""
-    data = encode(value).encode("utf-8", "replace") + b"\n"
+    # Every frame that leaves is masked: replies too, not only the loop's events.
+    data = encode(mask_value(value)).encode("utf-8", "replace") + b"\n"
     if len(data) > 0xFFFFFF:
         raise ProtocolError(f"message of {len(data)} bytes is too large for one frame")
     return b"%06x" % len(data) + data

@@ -253,9 +253,12 @@ class Provider:
                 tools: list[dict[str, Any]] | None, stream: bool) -> dict[str, Any]:
         import httpx
 
+        from passepartout.security.vault import mask_value
+
         kwargs: dict[str, Any] = {
             "model": model,
-            "messages": messages,
+            # A secret the person pasted, or one in memory, never leaves for a provider.
+            "messages": mask_value(messages),
             "timeout": httpx.Timeout(self.read_timeout, connect=self.connect_timeout),
             "max_retries": 0,  # the cascade is ours; the SDK would retry twice with backoff
             # A provider without stream_options etc. still answers.  Per call, not
