@@ -203,3 +203,14 @@ def test_importing_the_model_layer_stays_offline_and_light() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             env=env, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+def test_a_model_chosen_for_the_turn_leads_the_cascade() -> None:
+    from passepartout.config import Config
+    from passepartout.llm import models
+
+    config = Config.from_mapping({"PASSEPARTOUT_MODEL": "openai/a",
+                                  "PASSEPARTOUT_FALLBACK_MODELS": "openai/b"})
+    assert models.route(config, "reasoning").models == ("openai/a", "openai/b")
+    chosen = models.route(config, "reasoning", preferred="anthropic/c")
+    assert chosen.models == ("anthropic/c", "openai/b")

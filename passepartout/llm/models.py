@@ -73,14 +73,21 @@ def default_model(config: Config, env: Mapping[str, str] | None = None) -> str:
     raise ConfigError(NO_MODEL_MESSAGE, variable="PASSEPARTOUT_MODEL")
 
 
-def route(config: Config, tier: str, env: Mapping[str, str] | None = None) -> Route:
-    """The cascade for ``tier``: its model, then the fallbacks, without repeats."""
+def route(
+    config: Config,
+    tier: str,
+    env: Mapping[str, str] | None = None,
+    *,
+    preferred: str | None = None,
+) -> Route:
+    """The cascade for ``tier``: its model (or the one the person chose for this turn,
+    ``preferred``), then the fallbacks, without repeats."""
     if tier == "reflex":
         raise PipelineError("the reflex tier is answered without a model")
     if tier not in TIERS:
         raise PipelineError(f"unknown tier {tier!r} (expected cognition or reasoning)")
     tiered = config.model_cognition if tier == "cognition" else config.model_reasoning
-    first = tiered or default_model(config, env)
+    first = preferred or tiered or default_model(config, env)
     models = tuple(dict.fromkeys([first, *config.fallback_models]))
     return Route(tier, models)
 

@@ -108,7 +108,9 @@ class ModelLayer:
             raise
 
     def _think(self, thought: Thought) -> list[Action]:
-        route = models.route(self.config, thought.prompt.tier)
+        chosen = thought.signal.meta.get("model")  # Emacs's passepartout-model, per turn
+        route = models.route(self.config, thought.prompt.tier,
+                             preferred=chosen if isinstance(chosen, str) and chosen else None)
         key, persistent = session_of(thought.signal)
         self._record_input(thought, key, persistent)
         for _ in range(BAD_ARGUMENT_RETRIES + 1):
