@@ -323,9 +323,9 @@ strings.  ON-CLOSE is called with the connection when it closes."
                    :name "passepartout-epc" :buffer buffer
                    :host host :service port
                    :coding 'binary :noquery t
-                   ;; Small frames both ways: without this, Nagle's algorithm and
-                   ;; delayed acknowledgements hold a frame ~40 ms now and then.
-                   :nodelay t
+                   ;; Emacs cannot set TCP_NODELAY (`:nodelay' is ignored), so
+                   ;; the server acknowledges every frame at once (TCP_QUICKACK)
+                   ;; for our small frames not to wait on a delayed ACK.
                    :nowait nil))
          (conn (passepartout-epc--make-connection
                 :process process :handlers handlers
