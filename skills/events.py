@@ -1,9 +1,10 @@
 """The event orchestrator and the heartbeat bus (seed 000), plugged into the loop.
 
-On a ``:heartbeat`` the bus runs its handlers (due cron jobs, memory autosave, and
-whatever other skills register); on an ``:org-edit`` from Emacs the edited file's
-CRON/HOOK nodes are brought up to date and their hooks fire.  Neither proposes an
-action, so neither reaches a model: a quiet tick costs nothing.
+On a ``:heartbeat`` the bus runs its handlers (due cron jobs, and what other skills
+register: the memory skill's autosave, the Flight Plans); on an ``:org-edit`` from
+Emacs the edited file's CRON/HOOK nodes are brought up to date and their hooks
+fire.  Neither proposes an action, so neither reaches a model: a quiet tick costs
+nothing.
 
 Other skills use ``AGENT.services["orchestrator"]`` (``jobs()``, ``register_hook``,
 ``register_reflex``, ``set_classifier``) and ``AGENT.services["heartbeat"]``
@@ -18,7 +19,7 @@ import threading
 from typing import Any
 
 from passepartout.api import ApprovalRequest, Keyword, Signal, defskill, host
-from passepartout.events.heartbeat import HeartbeatBus, Tick
+from passepartout.events.heartbeat import HeartbeatBus
 from passepartout.events.orchestrator import Orchestrator
 
 log = logging.getLogger(__name__)
@@ -42,12 +43,6 @@ def _approve(request: ApprovalRequest) -> bool:
     # A background run asks the person in Emacs; with no Emacs, nobody answers: no.
     channel = AGENT.channels.get("emacs") if AGENT is not None else None
     return bool(channel is not None and channel.approve(request))
-
-
-def _autosave(tick: Tick) -> None:
-    memory = AGENT.services.get("memory") if AGENT is not None else None
-    if memory is not None:
-        memory.save()
 
 
 def _start(orchestrator: Orchestrator) -> None:
@@ -96,7 +91,6 @@ def _build() -> tuple[Orchestrator, HeartbeatBus]:
     orchestrator.channel.approver = _approve
     bus = previous_bus if (previous_bus := AGENT.services.get("heartbeat")) else HeartbeatBus()
     bus.register(orchestrator.on_heartbeat, name="cron")
-    bus.register(_autosave, name="memory-autosave", every=config.memory_auto_save_interval)
     AGENT.services["orchestrator"] = orchestrator
     AGENT.services["heartbeat"] = bus
     AGENT.register_channel("cron", orchestrator.channel)
