@@ -32,7 +32,8 @@ _INT = re.compile(r"[-+]?\d+")
 _FLOAT = re.compile(r"[-+]?(?:\d+\.\d+(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+)")
 _NUMBERISH = re.compile(r"[-+]?[.\d]")
 _UNESCAPE = re.compile(r'\\(["\\])')
-_SPECIAL_FLOATS = {
+# Elisp's printed forms of the floats that have no digits (both readers use these).
+SPECIAL_FLOATS = {
     "1.0e+INF": math.inf,
     "-1.0e+INF": -math.inf,
     "0.0e+NaN": math.nan,
@@ -100,8 +101,8 @@ def _atom(text: str, keyword: type[str], symbol: type[str]) -> Any:
         return int(text)
     if _FLOAT.fullmatch(text):
         return float(text)
-    if text in _SPECIAL_FLOATS:
-        return _SPECIAL_FLOATS[text]
+    if text in SPECIAL_FLOATS:
+        return SPECIAL_FLOATS[text]
     if _NUMBERISH.match(text):
         return DECLINED  # a number form this reader does not know (1., -.5, 1e5.)
     if text.startswith(":") and len(text) > 1:

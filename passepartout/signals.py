@@ -21,7 +21,7 @@ from typing import Any
 import sexpdata
 
 from passepartout.errors import ProtocolError
-from passepartout.sexpread import DECLINED, read_plain
+from passepartout.sexpread import DECLINED, SPECIAL_FLOATS, read_plain
 
 
 class Keyword(str):
@@ -46,14 +46,6 @@ MAX_NESTING = 100  # deeper input is refused before it can exhaust the stack
 
 MESSAGE_TYPES = frozenset({"request", "event", "response", "log", "status"})
 
-# Elisp's printed forms of the floats that have no digits.
-_SPECIAL_FLOATS = {
-    "1.0e+INF": math.inf,
-    "-1.0e+INF": -math.inf,
-    "0.0e+NaN": math.nan,
-    "-0.0e+NaN": math.nan,
-}
-
 
 def from_sexpdata(value: Any) -> Any:
     """Convert what sexpdata (and python-epc) read into this module's value domain."""
@@ -65,8 +57,8 @@ def from_sexpdata(value: Any) -> Any:
             return True
         if name.startswith(":") and len(name) > 1:
             return Keyword(name[1:])
-        if name in _SPECIAL_FLOATS:
-            return _SPECIAL_FLOATS[name]
+        if name in SPECIAL_FLOATS:
+            return SPECIAL_FLOATS[name]
         return Symbol(name)
     if isinstance(value, sexpdata.Quoted):
         return [Symbol("quote"), from_sexpdata(value.x)]
