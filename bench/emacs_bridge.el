@@ -72,19 +72,40 @@ Return the seconds each took."
 
 ;;;; The transport against the real server
 
+(defvar passepartout-bench--call-gcs nil
+  "The garbage collections of each call timed: (COUNT . SECONDS).")
+
 (defun passepartout-bench--call (method args)
   "Call METHOD with ARGS on the server and return the seconds to the answer."
-  (let ((done nil) (start (float-time))
+  (let ((done nil) (start (float-time)) (gcs gcs-done) (gc gc-elapsed)
         (process (passepartout-epc-connection-process passepartout--connection)))
     (passepartout-epc-call passepartout--connection method args
                            (lambda (_) (setq done t)) (lambda (e) (error "%S" e)))
     (while (not done) (accept-process-output process 1))
-    (- (float-time) start)))
+    (prog1 (- (float-time) start)
+      (push (cons (- gcs-done gcs) (- gc-elapsed gc)) passepartout-bench--call-gcs))))
 
 (defun passepartout-bench--payload (size)
   "Return SIZE bytes of text with some quotes, backslashes and newlines."
   (let ((unit "lorem ipsum \"dolor\" sit amet \\ consectetur adipiscing elit\n"))
     (substring (apply #'concat (make-list (1+ (/ size (length unit))) unit)) 0 size)))
+
+;;;; Emacs alone
+
+(defun passepartout-bench--codec (payload attachments)
+  "Encode and decode a frame returning PAYLOAD five times; return the seconds.
+With ATTACHMENTS, PAYLOAD travels as an attachment; else it is printed
+and read."
+  (cl-loop repeat 5 collect
+           (let ((start (float-time)))
+             (with-temp-buffer
+               (set-buffer-multibyte nil)
+               (insert (passepartout-epc-encode (list 'return 1 payload) attachments))
+               (unless (equal (nth 2 (car (passepartout-epc--take-frames
+                                           (passepartout-epc--make-connection))))
+                              payload)
+                 (error "The payload did not survive")))
+             (- (float-time) start))))
 
 ;;;; Streaming into a chat buffer
 
@@ -210,15 +231,8 @@ each was sent and done."
       (passepartout-bench--print "chunks-epc-biggc"
                                  (cl-loop repeat 5 collect
                                           (passepartout-bench--chunks-epc chunk-port chunks))))
-    (passepartout-bench--print
-     "emacs-codec-1mb"
-     (cl-loop repeat 5 collect
-              (let ((start (float-time)))
-                (with-temp-buffer
-                  (set-buffer-multibyte nil)
-                  (insert (passepartout-epc-encode (list 'return 1 mb)))
-                  (passepartout-epc--take-frames (passepartout-epc--make-connection)))
-                (- (float-time) start))))
+    (passepartout-bench--print "emacs-codec-1mb" (passepartout-bench--codec mb nil))
+    (passepartout-bench--print "emacs-attach-1mb" (passepartout-bench--codec mb t))
     (passepartout-start)
     (unless (passepartout-wait-ready 60)
       (error "The server did not start: %s" (passepartout--log-tail 30)))
@@ -229,8 +243,11 @@ each was sent and done."
     (passepartout-bench--settle 60)
     (passepartout-bench--print "ping" (cl-loop repeat calls collect
                                                (passepartout-bench--call 'ping nil)))
+    (setq passepartout-bench--call-gcs nil)
     (passepartout-bench--print "echo-1mb" (cl-loop repeat 10 collect
                                                    (passepartout-bench--call 'echo (list mb))))
+    (passepartout-bench--print "echo-1mb-gcs" (mapcar #'car passepartout-bench--call-gcs))
+    (passepartout-bench--print "echo-1mb-gc" (mapcar #'cdr passepartout-bench--call-gcs))
     (when (getenv "BENCH_PROFILE")  ; under bench/pysample.py: sample the turns only
       (signal-process passepartout--process 'usr1))
     (let ((turns (passepartout-bench--turns (passepartout-bench--env "BENCH_TURNS"))))

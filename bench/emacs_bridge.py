@@ -252,9 +252,12 @@ def main() -> int:
     print(f"  ratio p50 ping/raw {ratio:.1f}x")
     print("1 MB payload both ways (median)")
     print(f"  Emacs alone: print+read 1 MB     {ms(statistics.median(f['emacs-codec-1mb']))}")
+    print(f"  Emacs alone: as an attachment    {ms(statistics.median(f['emacs-attach-1mb']))}")
     raw_mb, echo_mb = statistics.median(f["raw-1mb"]), statistics.median(f["echo-1mb"])
     print(f"  raw socket baseline              {ms(raw_mb)}")
     print(f"  echo (EPC, real server)          {ms(echo_mb)}   ratio {echo_mb / raw_mb:.1f}x")
+    print(f"    of which garbage collection    {ms(statistics.median(f['echo-1mb-gc']))}"
+          f"  ({statistics.median(f['echo-1mb-gcs']):.0f} per call, median)")
     print(f"{chunks} streamed chunks into a chat buffer (median of runs)")
     raw_c, epc_c = statistics.median(f["chunks-raw"]), statistics.median(f["chunks-epc"])
     print(f"  raw bytes into a buffer          {ms(raw_c)}  ({raw_c / chunks * 1e6:.2f} us/chunk)")

@@ -27,6 +27,17 @@
 ;; answer arrives.  The server may call into Emacs too, but only the
 ;; functions of the connection's allow-list run, with the received
 ;; arguments as data.  Frames are read with `read' and never evaluated.
+;;
+;; One extension, between this client and the Passepartout server only:
+;; a string of `passepartout-epc--attachment-min' characters or more may
+;; travel as raw UTF-8 after the s-expression, which holds the symbol
+;; `passepartout-attachment-N' in its place:
+;;
+;;   (attachments SIZE...)MESSAGE BYTES...
+;;
+;; Printing and reading a megabyte of text costs Elisp tens of
+;; milliseconds; raw bytes are a copy.  A connection made with
+;; `:attachments' sends them; any connection reads them.
 
 ;;; Code:
 
@@ -43,7 +54,8 @@
   (handlers nil :documentation "Alist of (NAME-STRING . FUNCTION) the server may call.")
   (log-function nil :documentation "Function of one string, for protocol messages.")
   (on-close nil :documentation "Function of the connection, run once when it closes.")
-  (replies nil :documentation "Frames queued while a batch of input is handled."))
+  (replies nil :documentation "Frames queued while a batch of input is handled.")
+  (attachments nil :documentation "Non-nil when long strings may go as attachments."))
 
 (defconst passepartout-epc--max-frame #xffffff
   "The largest payload, in bytes, that six hexadecimal digits can announce.")
@@ -67,10 +79,90 @@ times over; deferred, it does so at most once, afterwards."
   `(let ((gc-cons-threshold (max gc-cons-threshold (* 256 1024 1024))))
      ,@body))
 
-(defun passepartout-epc-encode (object)
-  "Return the frame for OBJECT: its length prefix and its UTF-8 printed form."
+(defconst passepartout-epc--attachment-min (* 16 1024)
+  "Strings of this many characters or more may travel as attachments.")
+
+(defconst passepartout-epc--attachment-prefix "passepartout-attachment-"
+  "The name of an attachment's placeholder symbol, before its index.")
+
+(defun passepartout-epc--detach (object found)
+  "Return OBJECT with its long strings replaced by placeholder symbols.
+The strings are pushed on the car of FOUND, a cons; OBJECT is not
+modified, and is returned itself when it holds no long string."
+  (cond
+   ((and (stringp object) (>= (length object) passepartout-epc--attachment-min))
+    (push object (car found))
+    (intern (format "%s%d" passepartout-epc--attachment-prefix (1- (length (car found))))))
+   ((consp object)
+    (let ((tail object) (items nil) (changed nil))
+      (while (consp tail)
+        (let ((item (passepartout-epc--detach (car tail) found)))
+          (unless (eq item (car tail)) (setq changed t))
+          (push item items))
+        (setq tail (cdr tail)))
+      (let ((end (passepartout-epc--detach tail found)))
+        (if (or changed (not (eq end tail)))
+            (nconc (nreverse items) end)
+          object))))
+   (t object)))
+
+(defvar passepartout-epc--gc-hold nil
+  "While a large frame arrives, (THRESHOLD . TIMER): the value to restore.")
+
+(defun passepartout-epc--hold-gc ()
+  "Defer garbage collection while a large frame arrives, a second at most.
+Each piece of output Emacs reads is a new string: a megabyte arriving
+would collect garbage several times; held, it does so once."
+  (unless passepartout-epc--gc-hold
+    (let ((held (max gc-cons-threshold (* 256 1024 1024))))
+      (setq passepartout-epc--gc-hold
+            (cons gc-cons-threshold
+                  (run-at-time 1 nil #'passepartout-epc--release-gc held)))
+      (setq gc-cons-threshold held))))
+
+(defun passepartout-epc--release-gc (&optional held)
+  "Restore the `gc-cons-threshold' of before the hold.
+HELD, when given, is the value the hold set; restore only if it is still
+in place, that is, nobody changed it meanwhile."
+  (when passepartout-epc--gc-hold
+    (let ((hold passepartout-epc--gc-hold))
+      (setq passepartout-epc--gc-hold nil)
+      (cancel-timer (cdr hold))
+      (when (or (null held) (eql gc-cons-threshold held))
+        (setq gc-cons-threshold (car hold))))))
+
+(defun passepartout-epc-encode (object &optional attachments)
+  "Return the frame for OBJECT: its length prefix and its UTF-8 printed form.
+With ATTACHMENTS non-nil, its long strings follow as raw bytes."
+  (let ((pieces (passepartout-epc--frame-pieces object attachments)))
+    (if (cdr pieces) (apply #'concat pieces) (car pieces))))
+
+(defun passepartout-epc--frame-pieces (object attachments)
+  "Return the frame for OBJECT as a list of strings to send in order.
+Without ATTACHMENTS, or without a long string in OBJECT, that is one
+string; else the length prefix and the message, then each attachment,
+uncopied: a megabyte copied is a megabyte more for the collector."
   (passepartout-epc--deferring-gc
-    (passepartout-epc--encode-1 object)))
+    (let* ((found (and attachments (list nil)))
+           (message (if found (passepartout-epc--detach object found) object)))
+      (if (null (car found))
+          (list (passepartout-epc--encode-1 object))
+        (passepartout-epc--attached-pieces message (nreverse (car found)))))))
+
+(defun passepartout-epc--attached-pieces (message strings)
+  "Return the pieces of the frame for MESSAGE followed by STRINGS."
+  (let* ((blobs (mapcar (lambda (s)
+                          ;; A unibyte string is bytes already: no copy.
+                          (if (multibyte-string-p s) (encode-coding-string s 'utf-8 t) s))
+                        strings))
+         (head (concat "(attachments "
+                       (mapconcat (lambda (b) (number-to-string (length b))) blobs " ")
+                       ")"))
+         (printed (substring (passepartout-epc--encode-1 message) 6))
+         (size (+ (length head) (length printed) (apply #'+ (mapcar #'length blobs)))))
+    (when (> size passepartout-epc--max-frame)
+      (error "Passepartout: frame of %d bytes is too large" size))
+    (cons (concat (format "%06x" size) head printed) blobs)))
 
 (defun passepartout-epc--encode-1 (object)
   "Return the frame for OBJECT, garbage collection permitting."
@@ -102,27 +194,32 @@ times over; deferred, it does so at most once, afterwards."
   "Return the length prefix for LEN bytes."
   (if (< len 32) (aref passepartout-epc--return-headers len) (format "%06x" len)))
 
-(defun passepartout-epc--encode-fast (object)
-  "Return the frame for OBJECT, quickly when it is (return UID nil)."
+(defun passepartout-epc--encode-fast (object attachments)
+  "Return the pieces of the frame for OBJECT, quickly for (return UID nil).
+ATTACHMENTS is as for `passepartout-epc-encode'."
   (if (and (eq (car-safe object) 'return) (integerp (nth 1 object))
            (null (nth 2 object)) (null (nthcdr 3 object)))
       (let ((digits (number-to-string (nth 1 object))))
-        (concat (passepartout-epc--return-header (+ 13 (length digits)))
-                "(return " digits " nil)"))
-    (passepartout-epc-encode object)))
+        (list (concat (passepartout-epc--return-header (+ 13 (length digits)))
+                      "(return " digits " nil)")))
+    (passepartout-epc--frame-pieces object attachments)))
 
 (defun passepartout-epc--send (conn object &optional now)
   "Send OBJECT over CONN, or queue it while a batch of input is handled.
 With NOW, send it and the frames queued before it at once."
-  (let ((frame (passepartout-epc--encode-fast object))
-        (queued (passepartout-epc-connection-replies conn)))
-    (cond ((eq queued 'direct)
-           (process-send-string (passepartout-epc-connection-process conn) frame))
-          (now
-           (setf (passepartout-epc-connection-replies conn) nil)
-           (process-send-string (passepartout-epc-connection-process conn)
-                                (apply #'concat (nreverse (cons frame queued)))))
-          (t (push frame (passepartout-epc-connection-replies conn))))))
+  (let ((pieces (passepartout-epc--encode-fast
+                 object (passepartout-epc-connection-attachments conn)))
+        (queued (passepartout-epc-connection-replies conn))
+        (process (passepartout-epc-connection-process conn)))
+    (cond ((or now (eq queued 'direct))
+           (unless (eq queued 'direct)
+             (setf (passepartout-epc-connection-replies conn) nil)
+             ;; One write for the queued frames and this one's start: Emacs
+             ;; cannot turn Nagle off, so a second small write would wait.
+             (setcar pieces (apply #'concat (nreverse (cons (car pieces) queued)))))
+           (dolist (piece pieces)
+             (process-send-string process piece)))
+          (t (push (apply #'concat pieces) (passepartout-epc-connection-replies conn))))))
 
 (defun passepartout-epc--flush (conn)
   "Send the frames CONN queued while its input was handled, in order."
@@ -137,11 +234,75 @@ With NOW, send it and the frames queued before it at once."
 (defun passepartout-epc--read-payload (beg end)
   "Read the s-expression between BEG and END of the current unibyte buffer.
 An ASCII payload, the common case, is read in place; any other is
-decoded from UTF-8 first."
-  (if (< (- end beg) passepartout-epc--large-frame)
-      (passepartout-epc--read-payload-1 beg end)
-    (passepartout-epc--deferring-gc
-      (passepartout-epc--read-payload-1 beg end))))
+decoded from UTF-8 first.  Attachments are put in their places."
+  (let ((attached (progn (goto-char beg) (looking-at-p "(attachments "))))
+    (cond ((and (< (- end beg) passepartout-epc--large-frame) (not attached))
+           (passepartout-epc--read-payload-1 beg end))
+          (attached
+           (passepartout-epc--deferring-gc
+             (passepartout-epc--read-attached beg end)))
+          (t
+           (passepartout-epc--deferring-gc
+             (passepartout-epc--read-payload-1 beg end))))))
+
+(defun passepartout-epc--read-attached (beg end)
+  "Read the message between BEG and END, its attachments following it."
+  (condition-case err
+      (let* ((sizes (save-restriction
+                      (narrow-to-region beg end)
+                      (cdr (read (current-buffer)))))
+             (start (- end (apply #'+ (if (and sizes (cl-every #'natnump sizes))
+                                           sizes
+                                         (error "Bad attachment sizes")))))
+             (strings (make-vector (length sizes) nil))
+             (message-beg (point))
+             (pos start))
+        (when (< start message-beg)
+          (error "The attachments are longer than the frame"))
+        (dotimes (i (length sizes))
+          (aset strings i (passepartout-epc--utf-8-string pos (+ pos (nth i sizes))))
+          (setq pos (+ pos (nth i sizes))))
+        (let ((message (passepartout-epc--read-payload-1 message-beg start))
+              (used (make-bool-vector (length sizes) nil)))
+          (if (eq (car-safe message) 'passepartout-epc--malformed)
+              message
+            (setq message (passepartout-epc--attach message strings used))
+            (unless (cl-every #'identity used)
+              (error "An attachment is not referenced"))
+            message)))
+    (error (list 'passepartout-epc--malformed (error-message-string err)))))
+
+(defun passepartout-epc--utf-8-string (beg end)
+  "Return the UTF-8 text between BEG and END of the current unibyte buffer.
+ASCII text is returned as it is, a unibyte string: decoding would copy it."
+  (let ((bytes (buffer-substring-no-properties beg end)))
+    (goto-char beg)
+    (if (= (skip-chars-forward "\0-\177" end) (- end beg))
+        bytes
+      (decode-coding-string bytes 'utf-8 t))))
+
+(defun passepartout-epc--attach (object strings used)
+  "Return OBJECT with each placeholder replaced by its string in STRINGS.
+USED, a bool vector, records the attachments placed; OBJECT is modified."
+  (cond
+   ((consp object)
+    (let ((tail object))
+      (while (consp tail)
+        (setcar tail (passepartout-epc--attach (car tail) strings used))
+        (unless (listp (cdr tail))
+          (setcdr tail (passepartout-epc--attach (cdr tail) strings used)))
+        (setq tail (cdr tail))))
+    object)
+   ((and (symbolp object)
+         (string-prefix-p passepartout-epc--attachment-prefix (symbol-name object)))
+    (let* ((digits (substring (symbol-name object)
+                              (length passepartout-epc--attachment-prefix)))
+           (index (and (string-match-p "\\`[0-9]+\\'" digits) (string-to-number digits))))
+      (unless (and index (< index (length strings)) (not (aref used index)))
+        (error "%s names no attachment of this frame" object))
+      (aset used index t)
+      (aref strings index)))
+   (t object)))
 
 (defun passepartout-epc--read-payload-1 (beg end)
   "Read the s-expression between BEG and END, garbage collection permitting."
@@ -268,6 +429,12 @@ decoded from UTF-8 first."
        (passepartout-epc--send
         conn (list 'epc-error (nth 1 frame) "passepartout: malformed frame"))))))
 
+(defun passepartout-epc--large-frame-pending-p ()
+  "Return non-nil when the current buffer starts a large frame, incomplete."
+  (and (>= (buffer-size) 6)
+       (let ((len (passepartout-epc--header (point-min))))
+         (and len (>= len passepartout-epc--large-frame)))))
+
 (defun passepartout-epc--filter (conn)
   "Return the process filter of CONN."
   (lambda (process output)
@@ -276,7 +443,10 @@ decoded from UTF-8 first."
         (let ((frames (with-current-buffer buffer
                         (goto-char (point-max))
                         (insert output)
-                        (passepartout-epc--take-frames conn))))
+                        (prog1 (passepartout-epc--take-frames conn)
+                          (if (passepartout-epc--large-frame-pending-p)
+                              (passepartout-epc--hold-gc)
+                            (passepartout-epc--release-gc))))))
           (when frames
             ;; Answers are sent in one write per batch; a nested batch (a
             ;; callback waiting for output) joins the outer one.
@@ -303,6 +473,7 @@ decoded from UTF-8 first."
         errbacks)
     (maphash (lambda (_uid entry) (push (cdr entry) errbacks)) pending)
     (clrhash pending)
+    (passepartout-epc--release-gc)
     (setf (passepartout-epc-connection-on-close conn) nil)
     (dolist (errback errbacks)
       (funcall (or errback #'ignore) (list 'connection-closed "the server went away")))
@@ -311,11 +482,14 @@ decoded from UTF-8 first."
 
 ;;;; Public interface
 
-(cl-defun passepartout-epc-connect (host port &key handlers log-function on-close)
+(cl-defun passepartout-epc-connect (host port &key handlers log-function on-close
+                                          attachments)
   "Connect to the EPC server at HOST and PORT and return the connection.
 HANDLERS is an alist of (NAME . FUNCTION), the only functions the server
 may call; NAME is a string.  LOG-FUNCTION receives protocol messages as
-strings.  ON-CLOSE is called with the connection when it closes."
+strings.  ON-CLOSE is called with the connection when it closes.  With
+ATTACHMENTS, long strings are sent as attachments: for a server that
+reads them."
   (let* ((buffer (generate-new-buffer " *passepartout-epc*" t))
          ;; Many small frames: read them as they come, do not wait for more.
          (process-adaptive-read-buffering nil)
@@ -330,7 +504,7 @@ strings.  ON-CLOSE is called with the connection when it closes."
          (conn (passepartout-epc--make-connection
                 :process process :handlers handlers
                 :log-function log-function :on-close on-close
-                :replies 'direct)))
+                :replies 'direct :attachments attachments)))
     (with-current-buffer buffer (set-buffer-multibyte nil))
     (set-process-filter process (passepartout-epc--filter conn))
     (set-process-sentinel process (passepartout-epc--sentinel conn))

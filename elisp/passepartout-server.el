@@ -253,14 +253,16 @@ Return at once; the handshake completes in the background and
              :handlers (mapcar (lambda (sym) (cons (symbol-name sym) sym))
                                passepartout--callbacks)
              :log-function (lambda (text) (passepartout--log "epc: %s" text))
-             :on-close #'passepartout--connection-closed))
+             :on-close #'passepartout--connection-closed
+             :attachments t))
     (error (passepartout--fail (format "Could not connect to port %d: %s"
                                        port (error-message-string err)))))
   (when passepartout--connection
     (passepartout-epc-call
      passepartout--connection 'hello
      (list token (list :approval-timeout passepartout-approval-timeout
-                       :emacs-version emacs-version))
+                       :emacs-version emacs-version
+                       :attachments t))
      #'passepartout--hello-done
      (lambda (err)
        (passepartout--fail (format "The server refused the handshake: %s"

@@ -14,6 +14,11 @@ client list and the handler's life cycle; the handler's protocol parts are repla
   lane's callback and a reply could interleave their bytes; here every write holds the
   connection's lock, and callbacks go through a writer thread so the loop never waits
   on the socket;
+- attachments (our extension, for our Elisp client): a frame may carry strings of 16 KiB
+  or more as raw UTF-8 after the s-expression, announced by a leading
+  ``(attachments SIZE...)``; the server reads them from anyone and sends them only to
+  a client whose ``hello`` said ``:attachments t``.  Elisp prints and reads a megabyte
+  of escaped text in tens of milliseconds; raw bytes are a copy;
 - values: sexpdata's ``dumps`` writes a ``Keyword`` as a string and a dict as an alist;
   :mod:`passepartout.signals` is the one place where s-expressions meet Python values
   (nil, (), None and False are one value; t is True); ``encode``/``decode`` here are its
@@ -51,17 +56,40 @@ MAX_FRAME_BEFORE_HELLO = 64 * 1024
 BODY_TIMEOUT = 30.0
 _QUICKACK = getattr(socket, "TCP_QUICKACK", None)  # Linux only
 _HEADER = re.compile(rb"[0-9a-fA-F]{6}")
+_ATTACHMENTS = re.compile(rb"\(attachments((?: [0-9]{1,8})+)\)")
 
 # -- values -------------------------------------------------------------------------------
 
 
-def frame(value: Any) -> bytes:
-    """One EPC frame: six hex digits of length, then the UTF-8 s-expression."""
+def frame(value: Any, *, attachments: bool = False) -> bytes:
+    """One EPC frame: six hex digits of length, then the UTF-8 s-expression; with
+    ``attachments``, long strings follow it as raw bytes."""
     # Every frame that leaves is masked: replies too, not only the loop's events.
-    data = encode(mask_value(value)).encode("utf-8", "replace") + b"\n"
+    strings: list[str] | None = [] if attachments else None
+    data = encode(mask_value(value), strings).encode("utf-8", "replace") + b"\n"
+    if strings:
+        raw = [text.encode("utf-8", "replace") for text in strings]
+        sizes = b" ".join(b"%d" % len(blob) for blob in raw)
+        data = b"".join([b"(attachments ", sizes, b")", data, *raw])
     if len(data) > 0xFFFFFF:
         raise ProtocolError(f"message of {len(data)} bytes is too large for one frame")
     return b"%06x" % len(data) + data
+
+
+def read_payload(data: bytes) -> Any:
+    """The message in one frame's payload, its attachments (if any) in place."""
+    match = _ATTACHMENTS.match(data)
+    if match is None:
+        return decode(data.decode("utf-8", "replace"))
+    sizes = [int(size) for size in match.group(1).split()]
+    end = len(data) - sum(sizes)
+    if end < match.end():
+        raise ProtocolError("the attachments are longer than the frame")
+    strings, start = [], end
+    for size in sizes:
+        strings.append(data[start:start + size].decode("utf-8", "replace"))
+        start += size
+    return decode(data[match.end():end].decode("utf-8", "replace"), strings)
 
 
 def error_reply(kind: str, message: str) -> list[Any]:
@@ -86,6 +114,7 @@ class Connection(EPCHandler):
         with contextlib.suppress(OSError):
             self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.authenticated = False
+        self.attachments = False  # may our frames carry attachments? (hello says)
         self._approval_timeout: float | None = None
         self._closed = threading.Event()
         self._write_lock = threading.Lock()
@@ -118,7 +147,8 @@ class Connection(EPCHandler):
         if self.closed or not self.authenticated:
             return False
         try:
-            data = frame([Symbol("call"), next(self._uids), Symbol(method), args])
+            data = frame([Symbol("call"), next(self._uids), Symbol(method), args],
+                         attachments=self.attachments)
         except ProtocolError as err:
             log.error("callback %s not sent: %s", method, err.message)
             return False
@@ -145,7 +175,7 @@ class Connection(EPCHandler):
 
     def _reply(self, uid: Any, value: Any) -> None:
         try:
-            data = frame([Symbol("return"), uid, value])
+            data = frame([Symbol("return"), uid, value], attachments=self.attachments)
         except ProtocolError as err:
             data = frame([Symbol("return-error"), uid, error_reply(err.kind, err.message)])
         self._write(data)
@@ -204,7 +234,7 @@ class Connection(EPCHandler):
     def _handle_frame(self, data: bytes) -> bool:
         """Answer one message; False closes the connection."""
         try:
-            message = decode(data.decode("utf-8", "replace"))
+            message = read_payload(data)
         except ProtocolError as err:
             self._error(None, err.kind, err.message, tag="epc-error")
             return True
@@ -270,6 +300,7 @@ class Connection(EPCHandler):
             client = plist_to_dict(args[1] if len(args) > 1 else None)
         except ProtocolError:
             client = {}
+        self.attachments = client.get("attachments") is True
         timeout = client.get("approval-timeout")
         if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
             self._approval_timeout = float(timeout)
@@ -335,4 +366,4 @@ class BridgeServer(socketserver.ThreadingMixIn, EPCServer):
         self.server_close()
 
 
-__all__ = ["BridgeServer", "Connection", "Refusal", "decode", "encode", "frame"]
+__all__ = ["BridgeServer", "Connection", "Refusal", "decode", "encode", "frame", "read_payload"]

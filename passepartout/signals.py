@@ -44,6 +44,12 @@ class Symbol(str):
 
 MAX_NESTING = 100  # deeper input is refused before it can exhaust the stack
 
+# Strings this long can travel as raw bytes beside the s-expression (an attachment), in
+# whose place the s-expression holds the symbol ``passepartout-attachment-N``: printing
+# and reading a megabyte of escaped text costs Elisp tens of milliseconds.
+ATTACHMENT_MIN = 16 * 1024
+ATTACHMENT_PREFIX = "passepartout-attachment-"
+
 MESSAGE_TYPES = frozenset({"request", "event", "response", "log", "status"})
 
 
@@ -69,8 +75,34 @@ def from_sexpdata(value: Any) -> Any:
     return value
 
 
-def loads(text: str) -> Any:
-    """Read one s-expression from Emacs into our values (ProtocolError when malformed)."""
+def loads(text: str, attachments: list[str] | None = None) -> Any:
+    """Read one s-expression from Emacs into our values (ProtocolError when malformed).
+
+    With ``attachments``, each ``passepartout-attachment-N`` symbol is replaced by the
+    N-th of them; each must be used exactly once."""
+    value = _read(text)
+    if attachments is None:
+        return value
+    used: set[int] = set()
+    value = _attach(value, attachments, used)
+    if len(used) != len(attachments):
+        raise ProtocolError(f"{len(attachments) - len(used)} attachment(s) not referenced")
+    return value
+
+
+def _attach(value: Any, attachments: list[str], used: set[int]) -> Any:
+    if isinstance(value, list):
+        return [_attach(item, attachments, used) for item in value]
+    if isinstance(value, Symbol) and value.startswith(ATTACHMENT_PREFIX):
+        index = value[len(ATTACHMENT_PREFIX):]
+        if not index.isdigit() or int(index) >= len(attachments) or int(index) in used:
+            raise ProtocolError(f"{value} names no attachment of this frame")
+        used.add(int(index))
+        return attachments[int(index)]
+    return value
+
+
+def _read(text: str) -> Any:
     value = read_plain(text, MAX_NESTING)
     if value is not DECLINED:
         return value
@@ -116,11 +148,14 @@ def _lists(raw: Any) -> Any:
     return raw
 
 
-def dumps(value: Any) -> str:
+def dumps(value: Any, attachments: list[str] | None = None) -> str:
     """Encode a value for Elisp's ``read`` (the inverse of :func:`loads`); dicts and
-    dataclasses become plists, paths and other objects their text (never a ``repr``)."""
+    dataclasses become plists, paths and other objects their text (never a ``repr``).
+
+    With an ``attachments`` list, each string of ATTACHMENT_MIN characters or more is
+    appended to it and written as its placeholder symbol instead."""
     out: list[str] = []
-    _encode(value, out, 0)
+    _encode(value, out, 0, attachments)
     return "".join(out)
 
 
@@ -139,7 +174,7 @@ def _symbol_text(name: str) -> str:
     return "\\" + text  # a symbol that would read as a number
 
 
-def _encode(value: Any, out: list[str], depth: int) -> None:
+def _encode(value: Any, out: list[str], depth: int, attachments: list[str] | None) -> None:
     if depth > MAX_NESTING:
         raise ProtocolError(f"value nested deeper than {MAX_NESTING} levels")
     if value is None or value is False:
@@ -151,33 +186,40 @@ def _encode(value: Any, out: list[str], depth: int) -> None:
     elif isinstance(value, Symbol):
         out.append(_symbol_text(value))
     elif isinstance(value, str):
+        if attachments is not None and len(value) >= ATTACHMENT_MIN:
+            out.append(f"{ATTACHMENT_PREFIX}{len(attachments)}")
+            attachments.append(value)
+            return
         out.append('"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"')
     elif isinstance(value, int):
         out.append(str(value))
     elif isinstance(value, float):
         out.append(_float_text(value))
     elif isinstance(value, Mapping):
-        _encode_plist(list(value.items()), out, depth)
+        _encode_plist(list(value.items()), out, depth, attachments)
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):
         fields = [(f.name, getattr(value, f.name)) for f in dataclasses.fields(value)]
-        _encode_plist(fields, out, depth)
+        _encode_plist(fields, out, depth, attachments)
     elif isinstance(value, list | tuple | set | frozenset):
         items = sorted(value, key=str) if isinstance(value, set | frozenset) else value
-        _encode_list(list(items), out, depth)
+        _encode_list(list(items), out, depth, attachments)
     elif isinstance(value, enum.Enum):
-        _encode(value.value, out, depth)
+        _encode(value.value, out, depth, attachments)
     else:  # paths, datetimes, ...: their text, never a repr
-        _encode(os.fspath(value) if isinstance(value, os.PathLike) else str(value), out, depth)
+        text = os.fspath(value) if isinstance(value, os.PathLike) else str(value)
+        _encode(text, out, depth, attachments)
 
 
-def _encode_plist(items: list[tuple[Any, Any]], out: list[str], depth: int) -> None:
+def _encode_plist(items: list[tuple[Any, Any]], out: list[str], depth: int,
+                  attachments: list[str] | None) -> None:
     flat: list[Any] = []
     for key, item in items:
         flat += [Keyword(str(key).removeprefix(":")), item]
-    _encode_list(flat, out, depth)
+    _encode_list(flat, out, depth, attachments)
 
 
-def _encode_list(items: list[Any], out: list[str], depth: int) -> None:
+def _encode_list(items: list[Any], out: list[str], depth: int,
+                 attachments: list[str] | None) -> None:
     if not items:
         out.append("nil")
         return
@@ -185,7 +227,7 @@ def _encode_list(items: list[Any], out: list[str], depth: int) -> None:
     for i, item in enumerate(items):
         if i:
             out.append(" ")
-        _encode(item, out, depth + 1)
+        _encode(item, out, depth + 1, attachments)
     out.append(")")
 
 

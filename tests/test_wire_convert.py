@@ -19,9 +19,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from passepartout.emacs import decode, encode, frame
+from passepartout.emacs import decode, encode, frame, read_payload
 from passepartout.errors import ProtocolError
-from passepartout.signals import MAX_NESTING, Keyword, Symbol
+from passepartout.signals import ATTACHMENT_MIN, MAX_NESTING, Keyword, Symbol
 
 
 @pytest.mark.parametrize("text", ["nil", "()", "( )", "[]"])
@@ -166,3 +166,34 @@ def test_emacs_reads_what_we_write(tmp_path: Path) -> None:
     subprocess.run([emacs, "--batch", "-Q", "--eval", _READ_ALL, str(source), str(printed)],
                    capture_output=True, timeout=60, check=True)
     assert decode(printed.read_text(encoding="utf-8")) == [decode(encode(v)) for v in values]
+
+
+def test_long_strings_travel_as_attachments() -> None:
+    long = 'ü "q" \\ 日本\n' * (ATTACHMENT_MIN // 8)
+    value = [Symbol("return"), 3, [long, "short", {"text": long + "!"}]]
+    data = frame(value, attachments=True)
+    assert data[6:].startswith(b"(attachments ")
+    assert long.encode("utf-8") in data  # raw, not printed
+    assert read_payload(data[6:]) == [Symbol("return"), 3,
+                                      [long, "short", [Keyword("text"), long + "!"]]]
+    # Without the option, or without a long string, the same plain frame as ever.
+    assert b"attachments" not in frame(value)
+    assert frame(["a", 1], attachments=True) == frame(["a", 1])
+    assert read_payload(frame(value)[6:]) == read_payload(data[6:])
+
+
+@pytest.mark.parametrize("payload", [
+    b"(attachments 99)(x passepartout-attachment-0)abc",
+    b"(attachments 3)(x passepartout-attachment-1)abc",
+    b"(attachments 3)(x passepartout-attachment-01x)abc",
+    b"(attachments 3)(x)abc",
+    b"(attachments 3 3)(x passepartout-attachment-0 passepartout-attachment-0)abcdef",
+])
+def test_bad_attachments_are_refused(payload: bytes) -> None:
+    with pytest.raises(ProtocolError):
+        read_payload(payload)
+
+
+def test_a_placeholder_symbol_without_attachments_is_a_symbol() -> None:
+    value = read_payload(b"(x passepartout-attachment-0)")
+    assert value == ["x", Symbol("passepartout-attachment-0")]

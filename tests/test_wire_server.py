@@ -214,6 +214,46 @@ def test_large_payload_echo(server: ServerProcess, keeper: WireClient) -> None:
     assert client.ok("echo", payload) == payload
 
 
+def test_attachments_both_ways_only_for_a_client_that_asks(server: ServerProcess,
+                                                           keeper: WireClient) -> None:
+    payload = ("plain text ü 日本 " * 60 + 'a "quoted" \\ word\n') * 1_000  # about 1 MB
+    value = [payload, "short", [Keyword("text"), payload + "!"]]
+    asking = server.client(hello=False)
+    assert asking.hello(server.token, [Keyword("attachments"), True])[0] == "return"
+    asking.attachments = True
+    uid = asking.call("echo", value)
+    asking._fill(20)  # the reply's first bytes: its attachments are announced
+    assert asking._buf[6:].startswith(b"(attachments "), asking._buf[:20]
+    asking.read_one()
+    assert asking.replies.pop() == [Symbol("return"), uid, value]
+    # A client that did not ask gets plain s-expressions, also for what it sent attached.
+    plain = server.client()
+    plain.attachments = True
+    uid = plain.call("echo", value)
+    plain._fill(20)
+    assert plain._buf[6:].startswith(b"(return "), plain._buf[:20]
+    plain.read_one()
+    assert plain.replies.pop() == [Symbol("return"), uid, value]
+    _still_serving(server, keeper)
+
+
+@pytest.mark.parametrize("payload", [
+    b"(attachments 99)(call 1 echo (passepartout-attachment-0))abc",
+    b"(attachments 3)(call 1 echo (passepartout-attachment-1))abc",
+    b"(attachments 3)(call 1 echo (nil))abc",
+    b"(attachments 3 3)(call 1 echo (passepartout-attachment-0 passepartout-attachment-0))abcdef",
+])
+def test_bad_attachments_are_a_structured_error(server: ServerProcess, keeper: WireClient,
+                                               payload: bytes) -> None:
+    client = server.client()
+    client.send_raw(b"%06x" % len(payload) + payload)
+    client.read_one()
+    kind, _, err = client.replies.pop()
+    assert (kind, err[0]) == ("epc-error", "protocol-error"), err
+    assert client.ok("ping") == "pong"  # the same connection goes on
+    _still_serving(server, keeper)
+
+
 def test_methods_list_the_table(server: ServerProcess, keeper: WireClient) -> None:
     client = server.client()
     client.send_raw(frame([Symbol("methods"), 7]))

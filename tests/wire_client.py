@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from passepartout.emacs import decode, frame
+from passepartout.emacs import frame, read_payload
 from passepartout.signals import Symbol
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,6 +34,7 @@ class Closed(Exception):
 class WireClient:
     port: int
     timeout: float = 10.0
+    attachments: bool = False  # send long strings as attachments
     sock: socket.socket = field(init=False)
     callbacks: list[tuple[str, list[Any]]] = field(default_factory=list)
     replies: list[list[Any]] = field(default_factory=list)
@@ -51,7 +52,8 @@ class WireClient:
 
     def call(self, method: str, *args: Any) -> int:
         self._uid += 1
-        self.send_raw(frame([Symbol("call"), self._uid, Symbol(method), list(args)]))
+        self.send_raw(frame([Symbol("call"), self._uid, Symbol(method), list(args)],
+                            attachments=self.attachments))
         return self._uid
 
     def _fill(self, n: int) -> None:
@@ -67,7 +69,7 @@ class WireClient:
         length = int(self._buf[:6], 16)
         self._fill(6 + length)
         data, self._buf = self._buf[6:6 + length], self._buf[6 + length:]
-        return decode(data.decode("utf-8"))  # type: ignore[no-any-return]
+        return read_payload(data)  # type: ignore[no-any-return]
 
     def read_one(self) -> None:
         """Read one message: callbacks are answered and kept, the rest kept as replies."""

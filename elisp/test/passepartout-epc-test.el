@@ -69,6 +69,88 @@
     (should (eq (car (caar (passepartout-epc-test--take conn "000005(a) b")))
                 'passepartout-epc--malformed))))
 
+;;;; Attachments
+
+(defun passepartout-epc-test--long (unit)
+  "Return UNIT repeated past the attachment threshold."
+  (apply #'concat (make-list (1+ (/ passepartout-epc--attachment-min (length unit))) unit)))
+
+(ert-deftest passepartout-epc-test-attachments-round-trip ()
+  "Long strings travel after the message, raw, and come back in their places."
+  (let* ((ascii (passepartout-epc-test--long "plain \"text\" \\ line\n"))
+         (utf-8 (passepartout-epc-test--long "ü 日本 \"é\"\n"))
+         (value (list 'call 3 'echo (list ascii "short" (list :text utf-8 :n 1))))
+         (frame (passepartout-epc-encode value t)))
+    (should (string-match-p "\\`[0-9a-f]\\{6\\}(attachments [0-9]+ [0-9]+)(call 3 echo" frame))
+    ;; Raw: the long strings are in the frame as they are, not printed.
+    (should (string-search ascii frame))
+    (should (string-search (encode-coding-string utf-8 'utf-8) frame))
+    (let ((result (passepartout-epc-test--take (passepartout-epc-test--conn) frame)))
+      (should (equal (car result) (list value)))
+      (should (equal (cdr result) "")))
+    ;; Without attachments, or with no long string, the frame is a plain one.
+    (should-not (string-search "attachments" (passepartout-epc-encode value)))
+    (should (equal (passepartout-epc-encode '(return 1 "a") t)
+                   (passepartout-epc-encode '(return 1 "a"))))))
+
+(ert-deftest passepartout-epc-test-detach-leaves-the-value-alone ()
+  "Encoding with attachments does not modify the value sent."
+  (let* ((long (passepartout-epc-test--long "x"))
+         (value (list 'call 1 'echo (list long (cons 'a long))))
+         (copy (copy-tree value)))
+    (passepartout-epc-encode value t)
+    (should (equal value copy))
+    (should (eq (car (nth 3 value)) long))))
+
+(ert-deftest passepartout-epc-test-bad-attachments-are-malformed ()
+  "Sizes past the frame, a placeholder without its attachment, an attachment
+without its placeholder: each is a malformed frame, and the next frame reads."
+  (let ((conn (passepartout-epc-test--conn))
+        (good (passepartout-epc-encode '(return 9 "ok"))))
+    (dolist (payload '("(attachments 99)(return 1 passepartout-attachment-0)abc"
+                       "(attachments 3)(return 1 passepartout-attachment-1)abc"
+                       "(attachments 3)(return 1 nil)abc"
+                       "(attachments 3 3)(return 1 (passepartout-attachment-0 passepartout-attachment-0))abcdef"
+                       "(attachments x)(return 1 nil)"
+                       "(attachments 3)(return 1 passepartout-attachment-0 abc"))
+      (let* ((frame (concat (format "%06x" (length payload)) payload good))
+             (frames (car (passepartout-epc-test--take conn frame))))
+        (should (eq (car (car frames)) 'passepartout-epc--malformed))
+        (should (equal (cadr frames) '(return 9 "ok")))))))
+
+(ert-deftest passepartout-epc-test-large-frame-holds-gc-once ()
+  "While a large frame arrives the collector waits; it is released when the
+frame is whole, or when the connection closes."
+  (let* ((gc-cons-threshold 800000)
+         (frame (passepartout-epc-encode
+                 (list 'return 1 (passepartout-epc-test--long "y")) t))
+         (conn (passepartout-epc-test--conn))
+         (buffer (generate-new-buffer " *epc-hold*" t))
+         (filter (passepartout-epc--filter conn))
+         (process (make-pipe-process :name "epc-hold" :buffer buffer :noquery t))
+         (values nil))
+    (setf (passepartout-epc-connection-process conn) process)
+    (puthash 1 (cons (lambda (v) (push v values)) nil) (passepartout-epc-connection-pending conn))
+    (unwind-protect
+        (let ((passepartout-epc--large-frame 1024))
+          (with-current-buffer buffer (set-buffer-multibyte nil))
+          (funcall filter process (substring frame 0 2000))
+          (should passepartout-epc--gc-hold)
+          (should (> gc-cons-threshold 800000))
+          (funcall filter process (substring frame 2000))
+          (should-not passepartout-epc--gc-hold)
+          (should (= gc-cons-threshold 800000))
+          (should (equal values (list (passepartout-epc-test--long "y"))))
+          ;; A frame cut short by a closed connection releases it too.
+          (funcall filter process (substring frame 0 2000))
+          (should passepartout-epc--gc-hold)
+          (passepartout-epc--closed conn)
+          (should-not passepartout-epc--gc-hold)
+          (should (= gc-cons-threshold 800000)))
+      (passepartout-epc--release-gc)
+      (delete-process process)
+      (kill-buffer buffer))))
+
 (ert-deftest passepartout-epc-test-allow-listed-call-runs ()
   "An allow-listed callback runs with the arguments as data and gets (return UID nil)."
   (let* ((got nil)

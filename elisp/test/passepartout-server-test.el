@@ -19,6 +19,11 @@
     (should (equal (passepartout-epc-call-sync passepartout--connection 'echo
                                                (list "é \"quoted\"\nline"))
                    "é \"quoted\"\nline"))
+    ;; A megabyte both ways goes as an attachment, in and out.
+    (let ((long (apply #'concat (make-list 20000 "ü \"x\" \\ 日本 lorem ipsum dolor\n"))))
+      (should (equal (passepartout-epc-call-sync passepartout--connection 'echo
+                                                 (list (list long "short")))
+                     (list long "short"))))
     (should (passepartout-epc-call-sync passepartout--connection 'ping nil))
     (let ((status (passepartout-epc-call-sync passepartout--connection 'status nil)))
       (should (string-match-p "\\`Passepartout: ready, \\(healthy\\|degraded\\|booting\\)"
