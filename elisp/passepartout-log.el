@@ -30,6 +30,9 @@
   (or (get-buffer passepartout-log-buffer-name)
       (with-current-buffer (get-buffer-create passepartout-log-buffer-name)
         (special-mode)
+        ;; A log is only appended to and trimmed: undo would keep every
+        ;; trimmed half (a megabyte) alive.
+        (buffer-disable-undo)
         (current-buffer))))
 
 (defconst passepartout--log-max-size (* 2 1024 1024)

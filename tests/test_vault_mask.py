@@ -29,6 +29,14 @@ def test_raw_hex_and_url_forms_are_masked(vault: Vault) -> None:
         assert masked == "before [secret:GITHUB_TOKEN] after"
 
 
+def test_every_form_is_masked_in_a_long_text(vault: Vault) -> None:
+    filler = "lorem ipsum dolor sit amet\n" * 20_000  # past the quick check's length
+    for form in vault._owner:
+        masked = vault.mask(filler + form + filler)
+        assert form not in masked and masked.count("[secret:") == 1
+    assert vault.mask(filler) is filler
+
+
 @pytest.mark.parametrize("prefix", [b"", b"a", b"ab", b"abc", b"user:"])
 @pytest.mark.parametrize("encode", [base64.b64encode, base64.urlsafe_b64encode])
 def test_base64_at_any_alignment_is_masked(vault: Vault, prefix: bytes, encode: object) -> None:
