@@ -430,7 +430,7 @@ USED, a bool vector, records the attachments placed; OBJECT is modified."
         conn (list 'epc-error (nth 1 frame) "passepartout: malformed frame"))))))
 
 (defun passepartout-epc--large-frame-pending-p ()
-  "Return non-nil when the current buffer starts a large frame, incomplete."
+  "Return non-nil when a large frame begins the current buffer, incomplete."
   (and (>= (buffer-size) 6)
        (let ((len (passepartout-epc--header (point-min))))
          (and len (>= len passepartout-epc--large-frame)))))

@@ -103,8 +103,9 @@
     (should (eq (car (nth 3 value)) long))))
 
 (ert-deftest passepartout-epc-test-bad-attachments-are-malformed ()
-  "Sizes past the frame, a placeholder without its attachment, an attachment
-without its placeholder: each is a malformed frame, and the next frame reads."
+  "Each bad attachment is a malformed frame; the next frame still reads.
+Bad are: sizes past the frame, a placeholder without its attachment, an
+attachment without its placeholder, a placeholder used twice."
   (let ((conn (passepartout-epc-test--conn))
         (good (passepartout-epc-encode '(return 9 "ok"))))
     (dolist (payload '("(attachments 99)(return 1 passepartout-attachment-0)abc"
@@ -119,8 +120,8 @@ without its placeholder: each is a malformed frame, and the next frame reads."
         (should (equal (cadr frames) '(return 9 "ok")))))))
 
 (ert-deftest passepartout-epc-test-large-frame-holds-gc-once ()
-  "While a large frame arrives the collector waits; it is released when the
-frame is whole, or when the connection closes."
+  "While a large frame arrives the collector waits, until the frame is whole.
+A closed connection releases the collector too."
   (let* ((gc-cons-threshold 800000)
          (frame (passepartout-epc-encode
                  (list 'return 1 (passepartout-epc-test--long "y")) t))
