@@ -6,9 +6,14 @@ import os
 from pathlib import Path
 
 import pytest
-from fakellm import fake_llm  # noqa: F401  (the fixture, shared by every suite)
 
-from passepartout.config import Config
+# Helper modules with asserts of their own, imported by the suites (llm_agent is also a
+# plugin of some): rewritten like test modules, so that their asserts explain failures.
+pytest.register_assert_rewrite("llm_agent", "fakellm", "wire_client")
+
+from fakellm import fake_llm  # noqa: E402,F401  (the fixture, shared by every suite)
+
+from passepartout.config import Config  # noqa: E402
 
 # litellm must never fetch its cost map from the network in tests.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
