@@ -26,8 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from passepartout.emacs import decode, frame  # noqa: E402
-from passepartout.signals import Symbol  # noqa: E402
+from passepartout.emacs import frame, read_payload  # noqa: E402
+from passepartout.signals import Keyword, Symbol  # noqa: E402
 
 PINGS = 2_000
 RUNS = 5
@@ -61,11 +61,12 @@ server.serve_forever()
 
 
 class Client:
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, *, attachments: bool = False) -> None:
         self.sock = socket.create_connection(("127.0.0.1", port))
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.file = self.sock.makefile("rb")
         self.uid = 0
+        self.attachments = attachments  # long strings as raw bytes (our server only)
 
     def frame(self) -> bytes:
         head = self.file.read(6)
@@ -73,9 +74,10 @@ class Client:
 
     def call(self, method: str, *args: object) -> object:
         self.uid += 1
-        self.sock.sendall(frame([Symbol("call"), self.uid, Symbol(method), list(args)]))
+        self.sock.sendall(frame([Symbol("call"), self.uid, Symbol(method), list(args)],
+                                attachments=self.attachments))
         while True:
-            message = decode(self.frame().decode("utf-8"))
+            message = read_payload(self.frame())
             if message[0] != "call":  # a callback (the boot status): skip it
                 return message[2]
 
@@ -149,6 +151,8 @@ def main() -> None:
     try:
         ours = Client(port)
         assert ours.call("hello", token, None)
+        attached = Client(port, attachments=True)
+        assert attached.call("hello", token, [Keyword("attachments"), True])
         time.sleep(1.0)  # let the boot finish
         raw = Client(raw_port)
         stock = Client(stock_port)
@@ -175,12 +179,16 @@ def main() -> None:
             raw_big = statistics.median(timings(lambda b=big: raw.raw(b), RUNS))
             ours_big = statistics.median(timings(lambda p=payload: ours.call("echo", p), RUNS))
             stock_big = statistics.median(timings(lambda p=payload: stock.call("echo", p), RUNS))
+            assert attached.call("echo", payload) == payload
+            att_big = statistics.median(timings(lambda p=payload: attached.call("echo", p), RUNS))
             print(f"\necho of {size / 1e6:.2f} MB of {name}, both ways (median of {RUNS}):")
             print(f"  {'raw socket echo (baseline)':28s} {raw_big:8.1f} ms")
             print(f"  {'python-epc stock server':28s} {stock_big:8.1f} ms "
                   f"{stock_big / raw_big:6.1f}x")
             print(f"  {'passepartout serve':28s} {ours_big:8.1f} ms "
                   f"{ours_big / raw_big:6.1f}x")
+            print(f"  {'  with attachments':28s} {att_big:8.1f} ms "
+                  f"{att_big / raw_big:6.1f}x")
         print("  (the EPC figures include this client's own parse of the reply)")
     finally:
         for proc in (server, raw_proc, stock_proc):
