@@ -40,6 +40,11 @@ What costs the time, from cProfile:
 - Harmful: ``disable_token_counter`` makes ``litellm.token_counter`` return 0 for
   every text, which would blind context budgeting, for no gain.
 
+Connections: the OpenAI SDK drops the connection of every stream it reads (it closes
+at ``[DONE]`` before the body's last bytes), so each streamed call connected anew;
+``litellm.client_session`` is given a client whose transport finishes such streams
+(:mod:`passepartout.llm.keepalive`): 8 streamed calls, one connection.
+
 ``suppress_debug_info`` does not change speed: it stops litellm printing a "Give
 Feedback / Get Help" banner to stdout with every exception, which matters to a
 server whose stdout is a protocol (epc reads the port from its first line).
@@ -66,4 +71,10 @@ def configure_litellm_fast() -> None:
 
     for name, value in FAST_SETTINGS.items():
         setattr(litellm, name, value)
+    # Streamed calls keep their connection (see keepalive); a session set by whoever
+    # embeds us is theirs to keep.
+    if litellm.client_session is None:
+        from passepartout.llm.keepalive import keepalive_client
+
+        litellm.client_session = keepalive_client()
     log.debug("litellm tuned: %s", FAST_SETTINGS)
