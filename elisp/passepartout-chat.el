@@ -36,6 +36,7 @@
 (require 'passepartout-turn)
 (require 'passepartout-approval)
 (require 'passepartout-chat-render)
+(require 'passepartout-chat-markdown)
 
 (defcustom passepartout-chat-prompt-heading "* You"
   "The heading line under which the person writes a prompt."
@@ -45,6 +46,13 @@
 (defcustom passepartout-chat-reply-heading "* Passepartout"
   "The heading line above each reply."
   :type 'string
+  :group 'passepartout)
+
+(defcustom passepartout-chat-convert-markdown t
+  "Non-nil means a reply's Markdown is rewritten as org when its turn ends.
+Code fences become source blocks, inline code, bold and links their org
+forms; see `passepartout-chat-markdown-to-org'."
+  :type 'boolean
   :group 'passepartout)
 
 (defcustom passepartout-chat-turn-end-functions nil
@@ -323,6 +331,9 @@ Count the event as dropped when the turn is stale or refuses it."
   "End SESSION's turn TURN-ID; INFO may say it was cancelled."
   (passepartout-chat--with-turn session turn-id
       (if (plist-get info :cancelled) 'cancel 'done)
+    (when passepartout-chat-convert-markdown
+      (passepartout-chat-markdown-to-org (passepartout-turn-start turn)
+                                         (passepartout-turn-end turn)))
     (passepartout-chat--turn-ended turn)))
 
 (defun passepartout--on-error (session turn-id kind message)

@@ -103,6 +103,50 @@
       (should (string-suffix-p "* nor this\n* You\nnext question" (buffer-string)))
       (should (equal (passepartout-chat--prompt-text) "next question")))))
 
+(ert-deftest passepartout-chat-test-markdown-to-org ()
+  "Markdown becomes org; code, drawers and org markup are left alone."
+  (with-temp-buffer
+    (insert "# Plan\n"
+            "Run `make test` and read **the log**, __twice__; see [docs](https://x.org/a).\n"
+            "Keep `a ~ b` and `**not bold**` as code.\n"
+            ":TOOL:\n- args :: (:text \"**kept**\")\n:END:\n"
+            "```python\nprint(\"**kept**\")\n# kept\n```\n"
+            "``` \nplain `kept`\n```\n"
+            "#+begin_quote\nalready org\n#+end_quote\n"
+            "```sh\nls")
+    (passepartout-chat-markdown-to-org (point-min) (point-max))
+    (should (equal (buffer-string)
+                   (concat
+                    "*Plan*\n"
+                    "Run ~make test~ and read *the log*, *twice*; see [[https://x.org/a][docs]].\n"
+                    "Keep =a ~ b= and ~**not bold**~ as code.\n"
+                    ":TOOL:\n- args :: (:text \"**kept**\")\n:END:\n"
+                    "#+begin_src python\nprint(\"**kept**\")\n# kept\n#+end_src\n"
+                    "#+begin_example\nplain `kept`\n#+end_example\n"
+                    "#+begin_quote\nalready org\n#+end_quote\n"
+                    "#+begin_src sh\nls\n#+end_src\n")))))
+
+(ert-deftest passepartout-chat-test-reply-markdown-rewritten-at-the-end ()
+  "A fence cut between chunks streams as it comes and is org once the turn ends."
+  (passepartout-chat-test-with-buffer
+    (let* ((turn (passepartout-chat-test--send "code?"))
+           (session passepartout-chat--session)
+           (id (passepartout-turn-id turn)))
+      (dolist (chunk '("Here, **bold**:\n``" "`elisp\n(+ 1 2)\n`" "``\nDone."))
+        (passepartout--on-chunk session id chunk))
+      (should (string-search "```elisp" (passepartout-turn-reply turn)))
+      (passepartout--on-done session id nil)
+      (should (equal (passepartout-turn-reply turn)
+                     "Here, *bold*:\n#+begin_src elisp\n(+ 1 2)\n#+end_src\nDone."))
+      (should (string-suffix-p "Done.\n* You\n" (buffer-string)))))
+  (let ((passepartout-chat-convert-markdown nil))
+    (passepartout-chat-test-with-buffer
+      (let* ((turn (passepartout-chat-test--send "code?"))
+             (id (passepartout-turn-id turn)))
+        (passepartout--on-chunk passepartout-chat--session id "**as is**")
+        (passepartout--on-done passepartout-chat--session id nil)
+        (should (equal (passepartout-turn-reply turn) " **as is**"))))))
+
 (ert-deftest passepartout-chat-test-stale-events-dropped ()
   "Events of a cancelled or older turn, or another turn id, change nothing."
   (passepartout-chat-test-with-buffer
