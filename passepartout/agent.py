@@ -71,6 +71,7 @@ class Agent:
         self.channels: dict[str, Channel] = {}
         self.health = Health()
         self.services: dict[str, Any] = {}  # what skills share: memory, ledger, orchestrator
+        self.booted = threading.Event()  # set once every skill is loaded
         self._shutdown_hooks: list[Callable[[], None]] = []
         self._lock = threading.Lock()
 
@@ -81,6 +82,7 @@ class Agent:
         self.config.home.mkdir(parents=True, exist_ok=True)
         self.services["agent"] = self
         self.loader.load_all()
+        self.booted.set()  # every skill has registered what it registers at load
         self.check_health()
         if start_threads:
             self.stimuli.start()

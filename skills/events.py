@@ -6,6 +6,7 @@ Emacs the edited file's CRON/HOOK nodes are brought up to date and their hooks
 fire.  Neither proposes an action, so neither reaches a model: a quiet tick costs
 nothing.
 
+Hooks of nodes edited while the agent was down fire once the agent has booted.
 Other skills use ``AGENT.services["orchestrator"]`` (``jobs()``, ``register_hook``,
 ``register_reflex``, ``set_classifier``) and ``AGENT.services["heartbeat"]``
 (``register(fn, name=, every=)``).  The memex is scanned in the background, so
@@ -52,6 +53,14 @@ def _start(orchestrator: Orchestrator) -> None:
     except Exception:
         log.exception("events: the memex scan failed; cron and hooks work from Emacs edits")
         orchestrator.ready.set()
+        return
+    # The hooks of nodes edited while the agent was down fire once the other skills
+    # have registered their handlers.
+    if AGENT is not None and AGENT.booted.wait(BOOT_WAIT):
+        orchestrator.fire_missed()
+
+
+BOOT_WAIT = 600.0  # seconds; a boot that never ends fires nothing
 
 
 def events_reflex(signal: Signal) -> None:

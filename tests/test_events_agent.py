@@ -51,7 +51,7 @@ def make_agent(tmp_path: Path, env: dict[str, str], jobs: str) -> Agent:
     config = Config.from_mapping(env, config_dir=Path(env["PASSEPARTOUT_CONFIG_DIR"]))
     # The skills this needs, without the others' start-up costs (embeddings and such).
     skills = tmp_path / "skills"
-    skills.mkdir()
+    skills.mkdir(parents=True, exist_ok=True)
     for name in SKILLS:
         (skills / name).symlink_to(SHIPPED_SKILLS_DIR / name)
     agent = Agent(config, skill_dirs=[skills])
@@ -138,3 +138,46 @@ def wait_until(condition: Any, timeout: float = 10.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError("condition not met in time")
         time.sleep(0.02)
+
+
+WATCHER_SKILL = '''"""A skill of the test's own: it registers a hook handler when it loads."""
+from passepartout.api import defskill, host
+
+DEPENDS_ON = ["events"]
+AGENT = host()
+watcher_SEEN = []
+
+
+def watcher_reflex(signal):
+    return None
+
+
+if AGENT is not None:
+    AGENT.services["orchestrator"].register_hook(
+        "notify-me", lambda event: watcher_SEEN.append((event.node_id, event.change)))
+defskill("watcher", priority=1, depends_on=DEPENDS_ON, trigger=lambda s: False,
+         reflex=watcher_reflex)
+'''
+
+GUARDED = "* Guarded\n:PROPERTIES:\n:ID: guard-1\n:HOOK: notify-me\n:END:\nKeep it intact.\n"
+
+
+def test_a_hook_node_edited_while_down_fires_once_the_skills_are_loaded(
+    tmp_path: Path, env: dict[str, str], model_env: FakeLLM
+) -> None:
+    memex = Path(env["MEMEX_DIR"])
+    (memex / "projects" / "guarded.org").write_text(GUARDED, encoding="utf-8")
+    first = make_agent(tmp_path / "one", env, "")
+    first.shutdown()
+    (memex / "projects" / "guarded.org").write_text(GUARDED.replace("intact", "whole"))
+    (tmp_path / "two" / "skills").mkdir(parents=True)
+    (tmp_path / "two" / "skills" / "watcher.py").write_text(WATCHER_SKILL, encoding="utf-8")
+    second = make_agent(tmp_path / "two", env, "")
+    try:
+        seen = second.registry.exports("watcher").watcher_SEEN
+        deadline = time.monotonic() + 10
+        while not seen and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert seen == [("guard-1", "changed")]
+    finally:
+        second.shutdown()

@@ -143,3 +143,61 @@ def test_first_news_of_a_file_fires_only_the_edited_node(orch: Orchestrator) -> 
     assert fired == [("Two", "changed")]
     assert sorted(n.heading for n in orch.registry.nodes() if n.file == str(path)) == [
         "One", "Two"]
+
+
+def restart(orch: Orchestrator) -> Orchestrator:
+    """The same home and memex, as the next start of the agent finds them."""
+    orch.stop()
+    return Orchestrator(home=orch.scheduler.state.path.parent.parent, memex_dir=orch.memex_dir,
+                        clock=Clock("2026-05-03 13:00"), tz=UTC)
+
+
+def test_edits_made_while_down_fire_at_the_next_start(orch: Orchestrator) -> None:
+    memex = orch.memex_dir
+    edit(memex, "Keep these notes intact.", "Keep these notes.")  # while nobody watches
+    (memex / "projects" / "new.org").write_text(
+        "* Fresh\n:PROPERTIES:\n:ID: fresh-1\n:HOOK: notify-me\n:END:\nnew\n")
+    later = restart(orch)
+    seen: list[tuple[str, str, str | None, str | None, str]] = []
+    later.register_hook("notify-me", lambda e: seen.append(
+        (e.node_id, e.change, e.old and e.old.splitlines()[-1],
+         e.new and e.new.splitlines()[-1], e.source)))
+    later.bootstrap()
+    assert seen == []  # not before every skill has registered its handlers
+    later.fire_missed()
+    assert sorted(seen) == [
+        ("fresh-1", "added", None, "new", "scan"),
+        ("guard-1", "changed", "Keep these notes intact.", "Keep these notes.", "scan")]
+    # Once only; and a node deleted while down is a removal at the start after.
+    later.fire_missed()
+    assert len(seen) == 2
+    (memex / "projects" / "new.org").unlink()
+    third = restart(later)
+    third.register_hook("notify-me", lambda e: seen.append((e.node_id, e.change, None, None, "")))
+    third.bootstrap()
+    third.fire_missed()
+    assert seen[2:] == [("fresh-1", "removed", None, None, "")]
+
+
+def test_the_first_start_and_an_unreadable_record_fire_nothing(orch: Orchestrator) -> None:
+    later = restart(orch)
+    later.seen.path.write_text("{not json", encoding="utf-8")
+    edit(orch.memex_dir, "intact", "whole")
+    fired: list[str] = []
+    later.register_hook("notify-me", lambda e: fired.append(e.change))
+    later.bootstrap()
+    later.fire_missed()
+    assert fired == []
+    assert later.seen.load() is not None  # the record was rewritten, whole
+
+
+def test_files_outside_the_scan_dirs_come_back_at_start(orch: Orchestrator) -> None:
+    path = orch.memex_dir / "outside" / "ideas.org"
+    path.write_text("* Ponder\n:PROPERTIES:\n:ID: ponder-1\n:CRON: <2026-05-04 Mon +1d>\n"
+                    ":END:\nThink.\n")
+    orch.apply_edit({"file": str(path), "action": "added", "id": "ponder-1"})
+    assert orch.job("ponder-1") is not None
+    later = restart(orch)
+    later.bootstrap()
+    assert later.job("ponder-1") is not None
+    assert "Not scanned" not in [j["heading"] for j in later.jobs()]  # never announced

@@ -26,8 +26,9 @@ from passepartout.events.eventlog import Entry, EventLog, Notifier
 from passepartout.events.heartbeat import Tick
 from passepartout.events.hooks import HookBus, HookHandler, HookResult
 from passepartout.events.jobs import Job, OrgNode, ScanProblem, Tier, derive_id
-from passepartout.events.registry import NodeChange, NodeRegistry
+from passepartout.events.registry import NodeChange, NodeRegistry, diff_nodes
 from passepartout.events.scan import clean_title, is_org_file, org_files, scan_file, scan_text
+from passepartout.events.seen import SeenNodes
 from passepartout.events.watcher import MemexWatcher
 
 log = logging.getLogger(__name__)
@@ -70,6 +71,9 @@ class Orchestrator:
         self.classifier: Classifier | None = None
         self.ready = threading.Event()
         self.bootstrap_report: BootstrapReport | None = None
+        self.seen = SeenNodes(Path(home) / "events" / "nodes.json")
+        self._missed: list[NodeChange] = []  # edits made while the agent was down
+        self._fired_early: set[str] = set()  # node ids fired before the bootstrap ended
         self._job_problems: dict[str, ScanProblem] = {}
         self._file_lock = threading.Lock()  # one file read-and-apply at a time
         self._watcher = MemexWatcher(self.roots, self.rescan, delay=watch_delay)
@@ -103,7 +107,8 @@ class Orchestrator:
     # -- scanning ---------------------------------------------------------------------
 
     def bootstrap(self) -> BootstrapReport:
-        """Scan every org file under the scan directories (no hook fires)."""
+        """Scan every org file under the scan directories.  No hook fires: what changed
+        while the agent was down waits for :meth:`fire_missed`."""
         started = time.perf_counter()
         report = BootstrapReport()
         for path in org_files(self.roots):
@@ -113,6 +118,13 @@ class Orchestrator:
             report.files += 1
             report.problems += [str(p) for p in scan.problems]
             self._apply(changes, fire=False, save=False)
+        before = self.seen.load()
+        if before is not None:
+            self._rescan_outside(before.values())
+            missed = diff_nodes(before, {n.id: n for n in self.registry.nodes()}, "scan")
+            # An edit that arrived during the scan has fired already.
+            self._missed = [c for c in missed if c.node.id not in self._fired_early]
+        self.seen.save(self.registry.nodes())
         self.scheduler.save()
         report.nodes = len(self.registry.nodes())
         report.jobs = len(self.scheduler.jobs())
@@ -124,6 +136,26 @@ class Orchestrator:
                  "%d problems", report.files, report.seconds, report.nodes, report.jobs,
                  len(report.problems))
         return report
+
+    def _rescan_outside(self, known: Iterable[OrgNode]) -> None:
+        """Read again the files outside the scan directories that held known nodes."""
+        scanned = set(self.registry.files())
+        for file in sorted({node.file for node in known} - scanned):
+            path = Path(file)
+            if not path.is_file() or not is_org_file(path):
+                continue  # gone: its nodes count as removed
+            with self._file_lock:
+                changes = self.registry.replace_file(scan_file(path), source="scan")
+            self._apply(changes, fire=False, save=False)
+
+    def fire_missed(self) -> list[HookResult]:
+        """Fire the hooks of the nodes edited, added or removed while the agent was
+        down (found by the bootstrap); call once every hook handler is registered."""
+        missed, self._missed = self._missed, []
+        if missed:
+            log.info("orchestrator: %d CRON/HOOK node(s) changed while the agent was down",
+                     len(missed))
+        return self._fire(missed)
 
     def rescan(self, path: Path) -> list[NodeChange]:
         """Bring the registry up to date with ``path`` (a file or directory) on disk."""
@@ -198,6 +230,7 @@ class Orchestrator:
                save: bool = True) -> list[HookResult]:
         """Jobs follow the changes; hooks fire on them (unless ``fire`` is off)."""
         results: list[HookResult] = []
+        to_fire: list[NodeChange] = []
         for change in changes:
             new, old = change.new, change.old
             if new is not None and new.cron is not None:
@@ -209,10 +242,21 @@ class Orchestrator:
                 self._job_problems.pop(old.id, None)
                 if self.scheduler.remove(old.id) is not None:
                     log.info("cron %r removed", old.heading)
-            if fire:
-                results += self.hooks.fire(change)
-                if new is not None and new.hooks:
-                    self._prompt_hook(new)
+            to_fire.append(change)
+        if fire:
+            if not self.ready.is_set():
+                self._fired_early.update(c.node.id for c in to_fire)
+            results = self._fire(to_fire)
+        if changes and self.ready.is_set():  # a half-done bootstrap is not a record
+            self.seen.save(self.registry.nodes())
+        return results
+
+    def _fire(self, changes: list[NodeChange]) -> list[HookResult]:
+        results: list[HookResult] = []
+        for change in changes:
+            results += self.hooks.fire(change)
+            if change.new is not None and change.new.hooks:
+                self._prompt_hook(change.new)
         return results
 
     def _upsert_job(self, node: OrgNode, *, save: bool = True) -> None:

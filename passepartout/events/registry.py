@@ -88,7 +88,7 @@ class NodeRegistry:
                 self._problems[file] = problems
             else:
                 self._problems.pop(file, None)
-        return _diff(old, new, source)
+        return diff_nodes(old, new, source)
 
     def remove_file(self, file: str | Path, source: str = "disk") -> list[NodeChange]:
         """Forget a deleted file's nodes; their removals."""
@@ -96,7 +96,7 @@ class NodeRegistry:
         with self._lock:
             old = self._files.pop(key, {})
             self._problems.pop(key, None)
-        return _diff(old, {}, source)
+        return diff_nodes(old, {}, source)
 
     def put_node(self, file: str | Path, node_id: str, node: OrgNode | None,
                  source: str = "emacs") -> list[NodeChange]:
@@ -113,10 +113,12 @@ class NodeRegistry:
                 self._files[key] = nodes
             else:
                 self._files.pop(key, None)
-        return _diff(old, {node.id: node} if node is not None else {}, source)
+        return diff_nodes(old, {node.id: node} if node is not None else {}, source)
 
 
-def _diff(old: dict[str, OrgNode], new: dict[str, OrgNode], source: str) -> list[NodeChange]:
+def diff_nodes(old: dict[str, OrgNode], new: dict[str, OrgNode],
+               source: str) -> list[NodeChange]:
+    """What turns the nodes ``old`` into ``new`` (both by id): added, changed, removed."""
     changes: list[NodeChange] = []
     for node_id, node in new.items():
         before = old.get(node_id)
