@@ -41,8 +41,21 @@ class _StreamServer(socketserver.ThreadingTCPServer):
 class _Handler(socketserver.StreamRequestHandler):
     server: _StreamServer
 
+    def _peek(self) -> bytes:
+        """What the client sent next; b"" when it closed (a reset, with data unread)."""
+        try:
+            return self.connection.recv(1, socket.MSG_PEEK)
+        except ConnectionResetError:
+            return b""
+
     def handle(self) -> None:
         self.server.connections += 1
+        try:
+            self._serve()
+        except OSError:  # the client reset the connection: it is gone
+            self.server.closed_by_client.set()
+
+    def _serve(self) -> None:
         while True:
             line = self.rfile.readline()
             if not line:
@@ -61,7 +74,7 @@ class _Handler(socketserver.StreamRequestHandler):
             self.wfile.flush()
             while not self.server.release.is_set():  # holding back the last bytes
                 readable, _, _ = select.select([self.connection], [], [], 0.01)
-                if readable and not self.connection.recv(1, socket.MSG_PEEK):
+                if readable and not self._peek():
                     self.server.closed_by_client.set()
                     return
             self.wfile.write(b"0\r\n\r\n")
