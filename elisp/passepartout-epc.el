@@ -88,11 +88,16 @@ times over; deferred, it does so at most once, afterwards."
 (defun passepartout-epc--detach (object found)
   "Return OBJECT with its long strings replaced by placeholder symbols.
 The strings are pushed on the car of FOUND, a cons; OBJECT is not
-modified, and is returned itself when it holds no long string."
+modified, and is returned itself when it holds no long string.  A
+symbol in OBJECT that reads as a placeholder throws
+`passepartout-epc--ambiguous'."
   (cond
    ((and (stringp object) (>= (length object) passepartout-epc--attachment-min))
     (push object (car found))
     (intern (format "%s%d" passepartout-epc--attachment-prefix (1- (length (car found))))))
+   ((and (symbolp object)
+         (string-prefix-p passepartout-epc--attachment-prefix (symbol-name object)))
+    (throw 'passepartout-epc--ambiguous nil))
    ((consp object)
     (let ((tail object) (items nil) (changed nil))
       (while (consp tail)
@@ -144,8 +149,11 @@ string; else the length prefix and the message, then each attachment,
 uncopied: a megabyte copied is a megabyte more for the collector."
   (passepartout-epc--deferring-gc
     (let* ((found (and attachments (list nil)))
-           (message (if found (passepartout-epc--detach object found) object)))
-      (if (null (car found))
+           (message (if found
+                        (catch 'passepartout-epc--ambiguous
+                          (passepartout-epc--detach object found))
+                      object)))
+      (if (or (null (car found)) (null message))
           (list (passepartout-epc--encode-1 object))
         (passepartout-epc--attached-pieces message (nreverse (car found)))))))
 

@@ -153,10 +153,21 @@ def dumps(value: Any, attachments: list[str] | None = None) -> str:
     dataclasses become plists, paths and other objects their text (never a ``repr``).
 
     With an ``attachments`` list, each string of ATTACHMENT_MIN characters or more is
-    appended to it and written as its placeholder symbol instead."""
+    appended to it and written as its placeholder symbol instead; unless the value holds
+    a symbol that reads as a placeholder, when the whole value is written plain."""
     out: list[str] = []
-    _encode(value, out, 0, attachments)
+    try:
+        _encode(value, out, 0, attachments)
+    except _Ambiguous:
+        assert attachments is not None
+        attachments.clear()
+        out = []
+        _encode(value, out, 0, None)
     return "".join(out)
+
+
+class _Ambiguous(Exception):
+    """The value holds a symbol that its reader would take for a placeholder."""
 
 
 # The characters both Elisp's reader and sexpdata's take escaped inside a symbol.
@@ -184,6 +195,8 @@ def _encode(value: Any, out: list[str], depth: int, attachments: list[str] | Non
     elif isinstance(value, Keyword):
         out.append(":" + _symbol_text(value))
     elif isinstance(value, Symbol):
+        if attachments is not None and value.startswith(ATTACHMENT_PREFIX):
+            raise _Ambiguous
         out.append(_symbol_text(value))
     elif isinstance(value, str):
         if attachments is not None and len(value) >= ATTACHMENT_MIN:

@@ -197,3 +197,11 @@ def test_bad_attachments_are_refused(payload: bytes) -> None:
 def test_a_placeholder_symbol_without_attachments_is_a_symbol() -> None:
     value = read_payload(b"(x passepartout-attachment-0)")
     assert value == ["x", Symbol("passepartout-attachment-0")]
+
+
+def test_a_value_holding_a_placeholder_symbol_goes_plain() -> None:
+    long = "x" * ATTACHMENT_MIN
+    value = [Symbol("return"), 1, [long, Symbol("passepartout-attachment-0")]]
+    data = frame(value, attachments=True)
+    assert not data[6:].startswith(b"(attachments")
+    assert read_payload(data[6:]) == value

@@ -93,6 +93,15 @@
     (should (equal (passepartout-epc-encode '(return 1 "a") t)
                    (passepartout-epc-encode '(return 1 "a"))))))
 
+(ert-deftest passepartout-epc-test-placeholder-symbol-goes-plain ()
+  "A value holding a symbol that reads as a placeholder is sent plain."
+  (let* ((value (list 'return 1 (list (passepartout-epc-test--long "z")
+                                      'passepartout-attachment-0)))
+         (frame (passepartout-epc-encode value t)))
+    (should-not (string-search "(attachments" frame))
+    (should (equal (car (passepartout-epc-test--take (passepartout-epc-test--conn) frame))
+                   (list value)))))
+
 (ert-deftest passepartout-epc-test-detach-leaves-the-value-alone ()
   "Encoding with attachments does not modify the value sent."
   (let* ((long (passepartout-epc-test--long "x"))
