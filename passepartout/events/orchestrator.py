@@ -74,6 +74,7 @@ class Orchestrator:
         self.seen = SeenNodes(Path(home) / "events" / "nodes.json")
         self._missed: list[NodeChange] = []  # edits made while the agent was down
         self._fired_early: set[str] = set()  # node ids fired before the bootstrap ended
+        self._seen_lock = threading.Lock()
         self._job_problems: dict[str, ScanProblem] = {}
         self._file_lock = threading.Lock()  # one file read-and-apply at a time
         self._watcher = MemexWatcher(self.roots, self.rescan, delay=watch_delay)
@@ -124,7 +125,7 @@ class Orchestrator:
             missed = diff_nodes(before, {n.id: n for n in self.registry.nodes()}, "scan")
             # An edit that arrived during the scan has fired already.
             self._missed = [c for c in missed if c.node.id not in self._fired_early]
-        self.seen.save(self.registry.nodes())
+        self._fired_early.clear()
         self.scheduler.save()
         report.nodes = len(self.registry.nodes())
         report.jobs = len(self.scheduler.jobs())
@@ -132,6 +133,7 @@ class Orchestrator:
         report.seconds = time.perf_counter() - started
         self.bootstrap_report = report
         self.ready.set()
+        self._remember()  # after ready: a change that lands now saves after this one
         log.info("orchestrator: bootstrap scanned %d files in %.2f s: %d nodes, %d jobs, "
                  "%d problems", report.files, report.seconds, report.nodes, report.jobs,
                  len(report.problems))
@@ -248,8 +250,13 @@ class Orchestrator:
                 self._fired_early.update(c.node.id for c in to_fire)
             results = self._fire(to_fire)
         if changes and self.ready.is_set():  # a half-done bootstrap is not a record
-            self.seen.save(self.registry.nodes())
+            self._remember()
         return results
+
+    def _remember(self) -> None:
+        """Record the registry's nodes; one at a time, so the last record is the newest."""
+        with self._seen_lock:
+            self.seen.save(self.registry.nodes())
 
     def _fire(self, changes: list[NodeChange]) -> list[HookResult]:
         results: list[HookResult] = []
