@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import events_memex
@@ -201,3 +202,16 @@ def test_files_outside_the_scan_dirs_come_back_at_start(orch: Orchestrator) -> N
     later.bootstrap()
     assert later.job("ponder-1") is not None
     assert "Not scanned" not in [j["heading"] for j in later.jobs()]  # never announced
+
+
+def test_the_record_follows_changes_a_moment_later(orch: Orchestrator) -> None:
+    orch.seen.delay = 0.01
+    orch.rescan(edit(orch.memex_dir, "intact", "whole"))
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        recorded = orch.seen.load()
+        if recorded is not None and "whole" in recorded["guard-1"].body:
+            break
+        time.sleep(0.01)
+    else:
+        pytest.fail("the record never saw the change")

@@ -71,10 +71,9 @@ class Orchestrator:
         self.classifier: Classifier | None = None
         self.ready = threading.Event()
         self.bootstrap_report: BootstrapReport | None = None
-        self.seen = SeenNodes(Path(home) / "events" / "nodes.json")
+        self.seen = SeenNodes(Path(home) / "events" / "nodes.json", self.registry.nodes)
         self._missed: list[NodeChange] = []  # edits made while the agent was down
         self._fired_early: set[str] = set()  # node ids fired before the bootstrap ended
-        self._seen_lock = threading.Lock()
         self._job_problems: dict[str, ScanProblem] = {}
         self._file_lock = threading.Lock()  # one file read-and-apply at a time
         self._watcher = MemexWatcher(self.roots, self.rescan, delay=watch_delay)
@@ -133,7 +132,7 @@ class Orchestrator:
         report.seconds = time.perf_counter() - started
         self.bootstrap_report = report
         self.ready.set()
-        self._remember()  # after ready: a change that lands now saves after this one
+        self.seen.save()  # after ready: a change that lands now is saved after this
         log.info("orchestrator: bootstrap scanned %d files in %.2f s: %d nodes, %d jobs, "
                  "%d problems", report.files, report.seconds, report.nodes, report.jobs,
                  len(report.problems))
@@ -250,13 +249,8 @@ class Orchestrator:
                 self._fired_early.update(c.node.id for c in to_fire)
             results = self._fire(to_fire)
         if changes and self.ready.is_set():  # a half-done bootstrap is not a record
-            self._remember()
+            self.seen.save_soon()
         return results
-
-    def _remember(self) -> None:
-        """Record the registry's nodes; one at a time, so the last record is the newest."""
-        with self._seen_lock:
-            self.seen.save(self.registry.nodes())
 
     def _fire(self, changes: list[NodeChange]) -> list[HookResult]:
         results: list[HookResult] = []
@@ -312,6 +306,7 @@ class Orchestrator:
     def stop(self) -> None:
         self._watcher.stop()
         self.scheduler.close()
+        self.seen.close()
 
     @property
     def watching(self) -> bool:

@@ -13,7 +13,7 @@ import dataclasses
 import json
 import logging
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from passepartout.events.jobs import OrgNode
@@ -25,11 +25,17 @@ VERSION = 1
 
 
 class SeenNodes:
-    """A JSON file of the nodes, rewritten atomically at each change."""
+    """A JSON file of the nodes, rewritten atomically: at once (``save``), or a moment
+    after a change (``save_soon``), so that a rescan does not wait for the disk."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, nodes: Callable[[], Iterable[OrgNode]], *,
+                 delay: float = 0.5) -> None:
         self.path = Path(path)
+        self.nodes = nodes  # what to record: read when the record is written
+        self.delay = delay
         self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+        self._closed = False
 
     def load(self) -> dict[str, OrgNode] | None:
         """The nodes recorded by id; None when there is no usable record."""
@@ -51,14 +57,43 @@ class SeenNodes:
             return None
         return {node.id: node for node in nodes}
 
-    def save(self, nodes: Iterable[OrgNode]) -> None:
-        entries = [dataclasses.asdict(node) for node in sorted(nodes, key=lambda n: n.id)]
-        text = json.dumps({"version": VERSION, "nodes": entries}, ensure_ascii=False, indent=1)
+    def save(self) -> None:
+        """Record the nodes now (one save at a time: the last one holds the newest)."""
         with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            nodes = sorted(self.nodes(), key=lambda n: n.id)
+            entries = [dataclasses.asdict(node) for node in nodes]
+            text = json.dumps({"version": VERSION, "nodes": entries}, ensure_ascii=False,
+                              indent=1)
             try:
                 atomic_write(self.path, text)
             except OSError as err:
                 log.error("cannot save the record of known org nodes %s: %s", self.path, err)
+
+    def save_soon(self) -> None:
+        with self._lock:
+            if self._timer is not None or self._closed:
+                return
+            self._timer = threading.Timer(self.delay, self._save_later)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _save_later(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+        self.save()
+
+    def close(self) -> None:
+        """Save what is pending; no later save touches the file."""
+        with self._lock:
+            pending = self._timer is not None
+        if pending:
+            self.save()
+        with self._lock:
+            self._closed = True
 
 
 def _node(entry: dict[str, object]) -> OrgNode:
