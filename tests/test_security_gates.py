@@ -150,6 +150,24 @@ def test_an_approval_without_a_clear_yes_is_a_no(
     assert ("deny", "approval") in audit_of(agent)
 
 
+def test_audit_follows_its_file_when_someone_moves_or_deletes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "audit.org"
+    log = AuditLog(path)
+    action = Action("tool", "shell", {"cmd": "ls"})
+    log.note("allow", "policy", "first", action, user())
+    path.unlink()  # a refusal is never written to a file that is gone
+    log.note("deny", "policy", "second", action, user())
+    assert [e.properties["REASON"] for e in log.entries()] == ["second"]
+    path.rename(tmp_path / "kept.org")  # an allow follows at most RECHECK_SECONDS later
+    monkeypatch.setattr("passepartout.security.audit.RECHECK_SECONDS", 0.0)
+    log.note("allow", "policy", "third", action, user())
+    assert [e.properties["REASON"] for e in log.entries()] == ["third"]
+    assert path.read_text().startswith("#+TITLE: Passepartout audit log")
+    log.close()
+
+
 def test_audit_rotates_and_masks(tmp_path: Path) -> None:
     log = AuditLog(tmp_path / "audit.org", max_bytes=2_000, keep=2, mask=lambda t: t.replace(
         "hunter2", "[secret:PW]"))
