@@ -77,6 +77,7 @@ def install(agent: Any) -> Security:
     )
     _mask_emits(loop, sec)
     _mask_tool_feedback(loop, sec)
+    agent.on_shutdown(sec.audit.close)
     agent.services[SERVICE] = sec
     agent.services["vault"] = sec.vault
     log.info(
