@@ -28,7 +28,7 @@ from passepartout.events.timestamps import (
     local_zone,
     parse_timestamp,
 )
-from passepartout.fsutil import atomic_write
+from passepartout.fsutil import DeferredSave
 
 log = logging.getLogger(__name__)
 
@@ -58,20 +58,19 @@ def make_job(node: OrgNode, classifier: Classifier | None = None) -> Job:
                tier=tier, timestamp=timestamp, reflex=reflex)
 
 
-class CronState:
+class CronState(DeferredSave):
     """The persisted next/last run of every job: a JSON file, rewritten atomically.
 
     A run's times are saved at once; what a rescan changes is saved a moment later
     (``save_soon``), so an edit's rescan does not wait for the disk.
     """
 
+    what = "cron state"
+
     def __init__(self, path: Path, *, delay: float = 0.5) -> None:
-        self.path = Path(path)
-        self.delay = delay
+        super().__init__(path, delay=delay)
         self._data: dict[str, dict[str, Any]] = self._read()
         self._lock = threading.Lock()
-        self._timer: threading.Timer | None = None
-        self._closed = False
 
     def _read(self) -> dict[str, dict[str, Any]]:
         try:
@@ -114,37 +113,15 @@ class CronState:
             if removed is not None and removed < cutoff:
                 del self._data[job_id]
 
-    def save(self) -> None:
+    def _render(self) -> str:
         with self._lock:
-            if self._timer is not None:
-                self._timer.cancel()
-                self._timer = None
             self._prune()
-            text = json.dumps(self._data, indent=1, sort_keys=True)
-            try:
-                atomic_write(self.path, text)
-            except OSError as err:
-                log.error("cannot save the cron state %s: %s", self.path, err)
+            return json.dumps(self._data, indent=1, sort_keys=True)
 
     def close(self) -> None:
         """Save now; no later save will touch the file."""
         self.save()
-        with self._lock:
-            self._closed = True
-
-    def _save_later(self) -> None:
-        with self._lock:
-            if self._closed:
-                return
-        self.save()
-
-    def save_soon(self) -> None:
-        with self._lock:
-            if self._timer is not None or self._closed:
-                return
-            self._timer = threading.Timer(self.delay, self._save_later)
-            self._timer.daemon = True
-            self._timer.start()
+        super().close()
 
 
 def _iso(moment: dt.datetime | None) -> str | None:

@@ -12,30 +12,27 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from passepartout.events.jobs import OrgNode
-from passepartout.fsutil import atomic_write
+from passepartout.fsutil import DeferredSave
 
 log = logging.getLogger(__name__)
 
 VERSION = 1
 
 
-class SeenNodes:
+class SeenNodes(DeferredSave):
     """A JSON file of the nodes, rewritten atomically: at once (``save``), or a moment
     after a change (``save_soon``), so that a rescan does not wait for the disk."""
 
+    what = "record of known org nodes"
+
     def __init__(self, path: Path, nodes: Callable[[], Iterable[OrgNode]], *,
                  delay: float = 0.5) -> None:
-        self.path = Path(path)
+        super().__init__(path, delay=delay)
         self.nodes = nodes  # what to record: read when the record is written
-        self.delay = delay
-        self._lock = threading.Lock()
-        self._timer: threading.Timer | None = None
-        self._closed = False
 
     def load(self) -> dict[str, OrgNode] | None:
         """The nodes recorded by id; None when there is no usable record."""
@@ -57,43 +54,9 @@ class SeenNodes:
             return None
         return {node.id: node for node in nodes}
 
-    def save(self) -> None:
-        """Record the nodes now (one save at a time: the last one holds the newest)."""
-        with self._lock:
-            if self._timer is not None:
-                self._timer.cancel()
-                self._timer = None
-            nodes = sorted(self.nodes(), key=lambda n: n.id)
-            entries = [dataclasses.asdict(node) for node in nodes]
-            text = json.dumps({"version": VERSION, "nodes": entries}, ensure_ascii=False,
-                              indent=1)
-            try:
-                atomic_write(self.path, text)
-            except OSError as err:
-                log.error("cannot save the record of known org nodes %s: %s", self.path, err)
-
-    def save_soon(self) -> None:
-        with self._lock:
-            if self._timer is not None or self._closed:
-                return
-            self._timer = threading.Timer(self.delay, self._save_later)
-            self._timer.daemon = True
-            self._timer.start()
-
-    def _save_later(self) -> None:
-        with self._lock:
-            if self._closed:
-                return
-        self.save()
-
-    def close(self) -> None:
-        """Save what is pending; no later save touches the file."""
-        with self._lock:
-            pending = self._timer is not None
-        if pending:
-            self.save()
-        with self._lock:
-            self._closed = True
+    def _render(self) -> str:
+        entries = [dataclasses.asdict(node) for node in sorted(self.nodes(), key=lambda n: n.id)]
+        return json.dumps({"version": VERSION, "nodes": entries}, ensure_ascii=False, indent=1)
 
 
 def _node(entry: dict[str, object]) -> OrgNode:
