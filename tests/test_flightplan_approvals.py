@@ -181,6 +181,13 @@ def test_scoped_grants_are_stored_as_org_properties(tmp_path: Path) -> None:
     (rule,) = book.grant_rules()
     assert (rule.decision, rule.tool, rule.command, rule.scope) == (
         "allow", "shell", ("git", "status"), tmp_path.resolve())
+    # A tagged Grants heading is still the one grants go under.
+    tagged = tmp_path / "tagged.org"
+    tagged.write_text(text.replace("\n* Grants\n", "\n* Grants :noexport:\n"))
+    other = ApprovalBook(tagged, tmp_path / "ledger2.json", mask=str)
+    other.add_grant(Rule("allow", "shell", ("ls",)), "ls")
+    assert tagged.read_text().count("\n* Grants") == 1
+    assert len(other.grant_rules()) == 2
     # A grant a person mistyped on the phone is left out, not fatal.
     (tmp_path / "approvals.org").write_text(text + "** bad\n   :DECISION: perhaps\n")
     assert len(book.grant_rules()) == 1

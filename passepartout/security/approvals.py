@@ -98,7 +98,7 @@ def parse(text: str) -> _Parsed:
         if match is None:
             continue
         keyword, title = match.group(1), match.group(2)
-        if keyword is None and title.split(" :")[0].strip().lower() == "grants":
+        if _is_grants_heading(lines[start]):
             parsed.grants = _grants(lines[start + 1 : end])
             continue
         props, action_text, body = _entry_body(lines[start + 1 : end])
@@ -108,6 +108,13 @@ def parse(text: str) -> _Parsed:
             FlightPlan(props["ID"], keyword, title, props, action_text, body, start, end)
         )
     return parsed
+
+
+def _is_grants_heading(line: str) -> bool:
+    """``* Grants``, tags allowed (``* Grants :noexport:``), no TODO keyword."""
+    match = _HEADING.match(line)
+    return (match is not None and match.group(1) is None
+            and match.group(2).split(" :")[0].strip().lower() == "grants")
 
 
 def _entry_body(lines: list[str]) -> tuple[dict[str, str], str | None, list[str]]:
@@ -287,7 +294,7 @@ class ApprovalBook:
 
         def change(lines: list[str]) -> list[str]:
             heads = [i for i, line in enumerate(lines) if line.startswith("* ")]
-            at = next((i for i in heads if lines[i][2:].strip().lower() == "grants"), None)
+            at = next((i for i in heads if _is_grants_heading(lines[i])), None)
             if at is None:
                 return [*lines, "* Grants", *entry]
             end = next((i for i in heads if i > at), len(lines))
