@@ -156,8 +156,7 @@ class memory_Service:
         if self.index is not None:
             self.index.stop()
         if self.store is not None:
-            self.store.save()
-            self.store.close()
+            self.store.close()  # saves first
 
 
 if AGENT is not None:
