@@ -15,6 +15,7 @@ import os
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import AnyStr
 
 import orgparse
 
@@ -45,35 +46,33 @@ def has_candidates(data: bytes) -> bool:
     return any(True for _ in _candidate_offsets(data))
 
 
+def _at_line_start(buf: AnyStr, pos: int) -> bool:
+    """True when only blanks stand between the start of ``pos``'s line and ``pos``."""
+    newline, blanks = ("\n", " \t") if isinstance(buf, str) else (b"\n", b" \t")
+    line_start = buf.rfind(newline, 0, pos) + 1
+    return not buf[line_start:pos].strip(blanks)
+
+
 def _candidate_offsets(data: bytes) -> Iterator[int]:
-    for m in _CANDIDATE.finditer(data):
-        line_start = data.rfind(b"\n", 0, m.start()) + 1
-        if not data[line_start : m.start()].strip(b" \t"):
-            yield m.start()
+    return (m.start() for m in _CANDIDATE.finditer(data) if _at_line_start(data, m.start()))
 
 
 def _candidate_positions(text: str) -> list[int]:
-    found = []
-    for m in _CANDIDATE_TEXT.finditer(text):
-        line_start = text.rfind("\n", 0, m.start()) + 1
-        if not text[line_start : m.start()].strip(" \t"):
-            found.append(m.start())
-    return found
+    return [m.start() for m in _CANDIDATE_TEXT.finditer(text) if _at_line_start(text, m.start())]
 
 
 def _todo_lines(text: str) -> list[str]:
-    found = []
-    for m in _TODO_LINE.finditer(text):
-        line_start = text.rfind("\n", 0, m.start()) + 1
-        if not text[line_start : m.start()].strip(" \t"):
-            found.append(m[1].strip())
-    return found
+    return [m[1].strip() for m in _TODO_LINE.finditer(text) if _at_line_start(text, m.start())]
 
 
 def todo_keywords(text: str) -> tuple[str, ...]:
     """The TODO keywords a file declares with ``#+TODO:`` (org's defaults without any)."""
+    return _keywords(_todo_lines(text))
+
+
+def _keywords(todo_lines: list[str]) -> tuple[str, ...]:
     words: list[str] = []
-    for line in _todo_lines(text):
+    for line in todo_lines:
         for word in line.split():
             if word != "|":
                 words.append(word.split("(")[0])  # "WAIT(w@/!)" -> "WAIT"
@@ -123,8 +122,9 @@ def scan_text(text: str, file: str, outline: tuple[str, ...] = ()) -> FileScan:
     positions = _candidate_positions(text)
     if not positions:
         return scan
-    keywords = todo_keywords(text)
-    header = "".join(f"#+TODO: {line}\n" for line in _todo_lines(text))
+    todo_lines = _todo_lines(text)
+    keywords = _keywords(todo_lines)
+    header = "".join(f"#+TODO: {line}\n" for line in todo_lines)
     headings = [(m.start(1), len(m[1]), (m[2] or "").rstrip()) for m in _HEADING.finditer(text)]
     starts = [h[0] for h in headings]
     wanted = sorted({i for p in positions if (i := bisect.bisect_right(starts, p) - 1) >= 0})
