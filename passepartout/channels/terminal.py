@@ -17,6 +17,7 @@ from typing import Any, TextIO
 from passepartout.config import Config
 from passepartout.errors import PassepartoutError
 from passepartout.loop.actions import ApprovalRequest
+from passepartout.security.orgtext import one_line
 from passepartout.signals import Signal
 
 log = logging.getLogger(__name__)
@@ -53,7 +54,7 @@ class TerminalChannel:
                 self._line(f"  [tool] {data.get('name')} {_args(data.get('args'))}")
             elif kind == "tool-result":
                 status = "ok" if data.get("ok") else "failed"
-                self._line(f"  [{status}] {_preview(str(data.get('output', '')))}")
+                self._line(f"  [{status}] {one_line(data.get('output', ''), OUTPUT_PREVIEW)}")
             elif kind == "denied":
                 self._line(f"  [refused] {data.get('action')}: {data.get('reason')}")
             elif kind == "notice":
@@ -118,13 +119,8 @@ class TerminalChannel:
 
 def _args(args: Any) -> str:
     if isinstance(args, dict):
-        return " ".join(f"{k}={_preview(str(v), 60)!r}" for k, v in args.items())
+        return " ".join(f"{k}={one_line(v, 60)!r}" for k, v in args.items())
     return str(args or "")
-
-
-def _preview(text: str, limit: int = OUTPUT_PREVIEW) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def run_chat(
