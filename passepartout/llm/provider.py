@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from passepartout.errors import BudgetError, LLMError, PassepartoutError
+from passepartout.errors import LLMError, PassepartoutError
 from passepartout.llm.translate import Message, Reply, StreamAccumulator, reply_from_response
 
 log = logging.getLogger(__name__)
@@ -46,7 +46,6 @@ def load_litellm() -> ModuleType:
             started = time.perf_counter()
             import litellm
 
-            litellm.suppress_debug_info = True
             litellm.telemetry = False
             _apply_optional_setup()
             log.info("litellm loaded in %.1f s", time.perf_counter() - started)
@@ -55,17 +54,11 @@ def load_litellm() -> ModuleType:
 
 
 def _apply_optional_setup() -> None:
-    """The sibling modules' litellm settings, when they are installed."""
-    try:
-        from passepartout.llm.tuning import configure_litellm_fast
-    except ImportError:
-        log.debug("no litellm tuning module")
-    else:
-        configure_litellm_fast()
-    try:
-        from passepartout.llm.local import register_local_provider
-    except ImportError:
-        return
+    """Our litellm settings (tuning.FAST_SETTINGS), and the local model's provider."""
+    from passepartout.llm.local import register_local_provider
+    from passepartout.llm.tuning import configure_litellm_fast
+
+    configure_litellm_fast()
     try:
         register_local_provider()
     except Exception as err:  # the local model is optional: report, go on
@@ -171,7 +164,6 @@ class CallResult:
     provider: str
     attempts: list[Attempt] = field(default_factory=list)
     streamed: bool = False
-    cancelled: bool = False
     seconds: float = 0.0
 
 
@@ -228,9 +220,7 @@ class Provider:
             started = time.perf_counter()
             try:
                 reply, streamed = self._call(model, messages, tools, stream, on_text, cancel)
-            except (Cancelled, BudgetError):
-                raise
-            except PassepartoutError:
+            except (Cancelled, PassepartoutError):  # BudgetError included
                 raise
             except Exception as err:
                 retryable, summary = classify(err)
@@ -243,8 +233,7 @@ class Provider:
                 continue
             elapsed = time.perf_counter() - started
             attempts.append(Attempt(model, "", elapsed))
-            return CallResult(reply, model, provider_of(model), attempts, streamed,
-                              False, elapsed)
+            return CallResult(reply, model, provider_of(model), attempts, streamed, elapsed)
         raise _llm_error(models, attempts, final=False)
 
     # -- one model ------------------------------------------------------------------
