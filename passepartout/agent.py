@@ -67,13 +67,11 @@ class Agent:
         self.loop.approver = self._approve
         self.loop.register_actuator("tool", self._run_tool)
         self.stimuli = Stimuli(self.loop, heartbeat_interval=config.heartbeat_interval)
-        self.toolbelt = ToolBelt()
         self.channels: dict[str, Channel] = {}
         self.health = Health()
         self.services: dict[str, Any] = {}  # what skills share: memory, ledger, orchestrator
         self.booted = threading.Event()  # set once every skill is loaded
         self._shutdown_hooks: list[Callable[[], None]] = []
-        self._lock = threading.Lock()
 
     # -- life cycle ---------------------------------------------------------------
 
@@ -141,14 +139,16 @@ class Agent:
         self.loop.cancel(session_id, turn_id)
 
     def tools(self) -> list[Tool]:
-        """Built-in tools and every ready skill's, by name."""
-        belt = ToolBelt()
-        belt.add(*self.toolbelt.all())
-        belt.add(*[t for t in self.registry.tools() if isinstance(t, Tool)])
-        return belt.all()
+        """Every ready skill's tools, by name."""
+        return self._belt().all()
 
     def tool(self, name: str) -> Tool | None:
-        return next((t for t in self.tools() if t.name == name), None)
+        return self._belt().get(name)
+
+    def _belt(self) -> ToolBelt:
+        belt = ToolBelt()
+        belt.add(*[t for t in self.registry.tools() if isinstance(t, Tool)])
+        return belt
 
     def status(self) -> dict[str, Any]:
         self.check_health()
