@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -238,23 +239,28 @@ def assemble(
     base = measure(prefix) + fixed_tokens + REPLY_PRIMING + 8  # 8: the context wrapper
     kept_sections = sorted(sections, key=lambda s: s.rank)
     section_tokens = {s.name: count(s.text) + 2 for s in kept_sections}
-    older_tokens = [sum(sizes[a:b]) for a, b in older]
+    # Running sums, and turns taken from the front of a deque: a long history that
+    # must lose many turns costs one pass, not one pass per turn dropped.
+    turns = deque((group, sum(sizes[group[0]:group[1]])) for group in older)
+    older_total = sum(tokens for _, tokens in turns)
+    sections_total = sum(section_tokens[s.name] for s in kept_sections)
     current_tokens = sum(sizes[current_start:])
 
     def total() -> int:
-        return (base + sum(section_tokens[s.name] for s in kept_sections)
-                + sum(older_tokens) + current_tokens + (16 if dropped else 0))
+        return (base + sections_total + older_total + current_tokens
+                + (16 if dropped else 0))
 
     dropped: list[Message] = []
     dropped_sections: list[str] = []
     while total() > max_tokens:
         low = kept_sections[0] if kept_sections else None
-        if low is not None and (low.rank < TURNS or not older):
+        if low is not None and (low.rank < TURNS or not turns):
             kept_sections.pop(0)
+            sections_total -= section_tokens[low.name]
             dropped_sections.append(low.name)
-        elif older:
-            a, b = older.pop(0)
-            older_tokens.pop(0)
+        elif turns:
+            (a, b), tokens = turns.popleft()
+            older_total -= tokens
             dropped.extend(history[a:b])
         else:
             break
@@ -270,7 +276,7 @@ def assemble(
             "CONTEXT_MAX_TOKENS or shorten the input.",
             tokens=total(), max_tokens=max_tokens,
         )
-    kept = [m for a, b in older for m in history[a:b]]
+    kept = [m for (a, b), _ in turns for m in history[a:b]]
     out: list[Message] = [prefix]
     if dropped:
         out.append({"role": "system", "content": (
