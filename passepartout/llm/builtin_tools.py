@@ -22,7 +22,7 @@ from typing import Any
 
 from passepartout.errors import PipelineError
 from passepartout.fsutil import atomic_write
-from passepartout.security.privacy import DEFAULT_TAG, node_is_private
+from passepartout.security.privacy import node_is_private, private_tag
 from passepartout.tools import Tool, make_tool
 
 log = logging.getLogger(__name__)
@@ -55,8 +55,7 @@ def builtin_tools(agent: Any) -> list[Tool]:
         store = agent.services.get("memory")
         if store is None:
             raise PipelineError("memory is not available in this agent")
-        security = agent.services.get("security")
-        tag = getattr(security, "private_tag", None) or DEFAULT_TAG
+        tag = private_tag(agent.services)
         hits = [h for h in store.search(query, 8) if not node_is_private(store, h.id, tag)]
         if not hits:
             return "no matching notes"

@@ -17,7 +17,6 @@ from typing import Any
 
 from passepartout.config import Config
 from passepartout.context import (
-    DEFAULT_PRIVATE_TAG,
     Assembly,
     Focus,
     Section,
@@ -42,6 +41,7 @@ from passepartout.llm.translate import (
     tool_message,
 )
 from passepartout.loop.actions import Action, Thought
+from passepartout.security.privacy import private_tag
 from passepartout.signals import Signal
 
 log = logging.getLogger(__name__)
@@ -116,7 +116,7 @@ class ModelLayer:
         for _ in range(BAD_ARGUMENT_RETRIES + 1):
             partial: list[str] = []
             try:
-                result, _ = self._call(thought, route, key, persistent, partial)
+                result = self._call(thought, route, key, persistent, partial)
             except Cancelled:
                 self._cancelled(thought, route, key, persistent, "".join(partial))
                 return []
@@ -174,9 +174,8 @@ class ModelLayer:
         memory = self.agent.services.get("memory")
         focus = Focus.from_service(self.agent.services.get("focus"))
         query = thought.prompt.text if thought.signal.sensor == "user-input" else ""
-        security = self.agent.services.get("security")
-        tag = getattr(security, "private_tag", None) or DEFAULT_PRIVATE_TAG
-        sections = peripheral_sections(memory, focus, query, private_tag=tag)
+        sections = peripheral_sections(memory, focus, query,
+                                       private_tag=private_tag(self.agent.services))
         sections.append(Section("now", "Now: " + dt.datetime.now().astimezone()
                                 .strftime("%A %Y-%m-%d %H:%M %Z"), 5))
         assembly = assemble(
@@ -191,7 +190,7 @@ class ModelLayer:
         return assembly
 
     def _call(self, thought: Thought, route: models.Route, key: str, persistent: bool,
-              partial: list[str]) -> tuple[CallResult, Assembly]:
+              partial: list[str]) -> CallResult:
         schemas = ([t.schema() for t in self.agent.tools()]
                    if thought.prompt.use_tools else [])
         assembly = self.assemble(thought, route.primary, key, persistent, schemas)
@@ -216,7 +215,7 @@ class ModelLayer:
             on_fallback=on_fallback,
         )
         self._book(result.model, result.provider, result.reply, assembly.tokens, thought)
-        return result, assembly
+        return result
 
     def _cancelled(self, thought: Thought, route: models.Route, key: str, persistent: bool,
                    text: str) -> None:

@@ -8,6 +8,7 @@ it on every org text bound for a model.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 DEFAULT_TAG = "@personal"
@@ -59,6 +60,12 @@ def redact_private(org_text: str, tag: str = DEFAULT_TAG) -> str:
 def is_private(tags: set[str] | list[str] | tuple[str, ...], tag: str = DEFAULT_TAG) -> bool:
     """For stores that keep tags apart (memory nodes): does this node's tag set hide it?"""
     return tag in set(tags)
+
+
+def private_tag(services: Mapping[str, Any]) -> str:
+    """The tag that makes a subtree private for an agent: its security layer's, else
+    the default."""
+    return getattr(services.get("security"), "private_tag", None) or DEFAULT_TAG
 
 
 def node_is_private(store: Any, node_id: str, tag: str = DEFAULT_TAG) -> bool:
