@@ -62,13 +62,9 @@ Each function receives APPROVAL-ID, SESSION, TURN, DESCRIPTION, APPROVED
 (defvar passepartout-approval--asking nil
   "The approval being asked right now, or nil.")
 
-(defun passepartout-approval--name (value)
-  "Return VALUE, a symbol, keyword or string, as a string without a colon."
-  (string-remove-prefix ":" (if (stringp value) value (format "%s" value))))
-
 (defun passepartout-approval-eval-p (info)
   "Return non-nil when INFO describes an `emacs-eval' action."
-  (equal (passepartout-approval--name (plist-get info :kind)) "emacs-eval"))
+  (equal (passepartout--name (plist-get info :kind)) "emacs-eval"))
 
 ;;;; Entry point from the server
 
@@ -236,7 +232,7 @@ in Emacs needs a typed \"yes\"."
         (with-output-to-temp-buffer "*passepartout-approval*"
           (princ text))
         (if (string-prefix-p "emacs-eval"
-                             (passepartout-approval--name (plist-get info :kind)))
+                             (passepartout--name (plist-get info :kind)))
             (yes-or-no-p question)
           (y-or-n-p question))))))
 

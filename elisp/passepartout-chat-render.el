@@ -36,6 +36,7 @@
 (require 'cl-lib)
 (require 'subr-x)
 (require 'org)
+(require 'passepartout)
 (require 'passepartout-turn)
 
 (declare-function org-fold-hide-drawer-toggle "org-fold" (&optional force no-error element))
@@ -84,10 +85,6 @@ LINE starts with fixed text, never a heading; newlines in it become spaces."
 
 ;;;; Tools
 
-(defun passepartout-chat-render--name (value)
-  "Return VALUE, a symbol, keyword or string, as a string without a colon."
-  (string-remove-prefix ":" (if (stringp value) value (format "%s" (or value "")))))
-
 (defun passepartout-chat-render--clip (text)
   "Return TEXT cut to `passepartout-chat-render-max-output' characters."
   (if (> (length text) passepartout-chat-render-max-output)
@@ -124,8 +121,8 @@ LINE starts with fixed text, never a heading; newlines in it become spaces."
 
 (defun passepartout-chat-render-tool (turn info)
   "Show the tool event INFO of TURN: a call, its result or a denial."
-  (let ((event (passepartout-chat-render--name (plist-get info :event)))
-        (name (passepartout-chat-render--name (plist-get info :name)))
+  (let ((event (passepartout--name (plist-get info :event)))
+        (name (passepartout--name (plist-get info :name)))
         (call-id (plist-get info :call-id)))
     (pcase event
       ("tool" (passepartout-chat-render--call turn name call-id (plist-get info :args)))

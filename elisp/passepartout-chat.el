@@ -214,7 +214,7 @@ Messages of the person and replies with text are shown; tool traffic is not."
     (goto-char (or (passepartout-chat--prompt-start) (point-max)))
     (forward-line -1)
     (dolist (entry history)
-      (let ((role (passepartout-approval--name (plist-get entry :role)))
+      (let ((role (passepartout--name (plist-get entry :role)))
             (text (or (plist-get entry :content) (plist-get entry :text))))
         (when (and (stringp text) (member role '("user" "assistant")))
           (insert (if (equal role "user")

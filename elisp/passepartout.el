@@ -33,6 +33,7 @@
 ;;; Code:
 
 (require 'cl-lib)
+(require 'subr-x)
 (require 'passepartout-server)
 
 (defcustom passepartout-model nil
@@ -57,6 +58,11 @@ non-nil return value approves the action; nil denies it."
 ;;;; Notifications from the server
 
 (defvar passepartout--last-status nil "The last status plist the server pushed.")
+
+(defun passepartout--name (value)
+  "Return VALUE, a symbol, keyword or string from the server, as a string.
+A keyword loses its colon; nil is the empty string."
+  (string-remove-prefix ":" (if (stringp value) value (format "%s" (or value "")))))
 
 (defun passepartout--on-notify (level text)
   "Show TEXT, a notification of LEVEL (info, warning or error) from the server."
