@@ -68,6 +68,8 @@ def from_sexpdata(value: Any) -> Any:
         return Symbol(name)
     if isinstance(value, sexpdata.Quoted):
         return [Symbol("quote"), from_sexpdata(value.x)]
+    if isinstance(value, sexpdata.Delimiters):  # an Elisp vector [a b]: a list
+        return [from_sexpdata(v) for v in value.I] or None
     if isinstance(value, list | tuple):
         return [from_sexpdata(v) for v in value] or None
     if isinstance(value, bool):
@@ -113,7 +115,7 @@ def _read(text: str) -> Any:
     except Exception as err:  # sexpdata raises assorted types for malformed text
         raise ProtocolError(f"invalid s-expression ({type(err).__name__})") from None
     _check_nesting(raw)
-    return from_sexpdata(_lists(raw))
+    return from_sexpdata(raw)
 
 
 def _check_nesting(raw: Any) -> None:
@@ -135,17 +137,6 @@ def _children(node: Any) -> Any:
     if isinstance(node, sexpdata.Quoted):
         return (node.x,)
     return node if isinstance(node, list) else None
-
-
-def _lists(raw: Any) -> Any:
-    """Elisp vectors ``[a b]`` read as lists (sexpdata wraps them in ``Brackets``)."""
-    if isinstance(raw, sexpdata.Delimiters):
-        return [_lists(x) for x in raw.I]
-    if isinstance(raw, sexpdata.Quoted):
-        return sexpdata.Quoted(_lists(raw.x))
-    if isinstance(raw, list):
-        return [_lists(x) for x in raw]
-    return raw
 
 
 def dumps(value: Any, attachments: list[str] | None = None) -> str:

@@ -95,9 +95,9 @@ def test_malformed_input_is_a_protocol_error(text: str) -> None:
 def _sexpdata_reading(text: str) -> object:
     import sexpdata
 
-    from passepartout.signals import _lists, from_sexpdata
+    from passepartout.signals import from_sexpdata
 
-    return from_sexpdata(_lists(sexpdata.loads(text, nil=None, true=None, false=None)))
+    return from_sexpdata(sexpdata.loads(text, nil=None, true=None, false=None))
 
 
 @given(_values)
