@@ -21,7 +21,7 @@ from typing import Any
 
 from passepartout.events.classify import Classifier, classify
 from passepartout.events.jobs import Job, OrgNode, Tier
-from passepartout.events.repeaters import next_run_after
+from passepartout.events.repeaters import APPROX_PERIOD_SECONDS, next_run_after
 from passepartout.events.timestamps import (
     OrgTimestamp,
     TimestampError,
@@ -268,8 +268,8 @@ class Scheduler:
 def _periods_behind(current: OrgTimestamp, was_due: dt.datetime, now: dt.datetime) -> bool:
     """More than one period late: the run stands for several missed ones."""
     assert current.repeater is not None
-    unit_seconds = {"h": 3600, "d": 86400, "w": 604800, "m": 2_592_000, "y": 31_536_000}
-    period = current.repeater.interval.value * unit_seconds[current.repeater.interval.unit.value]
+    interval = current.repeater.interval
+    period = interval.value * APPROX_PERIOD_SECONDS[interval.unit]
     return (now - was_due).total_seconds() >= period
 
 

@@ -34,6 +34,8 @@ log = logging.getLogger(__name__)
 # shifting period by period (an hourly job a few years behind).
 _JUMP_AFTER = 10_000
 _PERIOD_SECONDS = {Unit.HOUR: 3600, Unit.DAY: 86400, Unit.WEEK: 7 * 86400}
+# Every unit, months and years at their usual length: for "how late is this run".
+APPROX_PERIOD_SECONDS = {**_PERIOD_SECONDS, Unit.MONTH: 30 * 86400, Unit.YEAR: 365 * 86400}
 
 
 def _epoch(moment: dt.datetime) -> float:
