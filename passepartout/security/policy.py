@@ -41,9 +41,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import bashlex
-
 from passepartout.errors import ConfigError
+from passepartout.security.bashparse import parse
 
 log = logging.getLogger(__name__)
 
@@ -183,7 +182,7 @@ def plain_commands(cmd: str) -> tuple[tuple[tuple[str, ...], ...], bool]:
     words joined by ``&&``, ``||``, ``;`` or ``|``; no redirect, substitution, expansion,
     assignment, background job or compound command."""
     try:
-        trees = bashlex.parse(cmd)
+        trees = parse(cmd)
     except Exception:  # bashlex raises many types, all mean "not understood"
         return (), False
     commands: list[tuple[str, ...]] = []

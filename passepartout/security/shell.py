@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -18,6 +19,7 @@ from typing import Any, Literal
 import bashlex
 
 from passepartout.security import shell_rules as rules
+from passepartout.security.bashparse import parse
 from passepartout.security.shell_words import (
     decode_word,
     has_non_ascii,
@@ -122,7 +124,7 @@ def analyze(cmd: str, policy: ShellPolicy | None = None) -> ShellVerdict:
     if "\x00" in cmd:
         return col.verdict()
     try:
-        trees = bashlex.parse(cmd)
+        trees = parse(cmd)
     except Exception as exc:  # bashlex raises many types, all mean "not understood"
         log.debug("bashlex could not parse %r: %s", cmd, exc)
         col.add("ask", f"the command could not be parsed ({_short(exc)})")
@@ -138,7 +140,7 @@ def analyze(cmd: str, policy: ShellPolicy | None = None) -> ShellVerdict:
 _GAP_OK = re.compile(r"(?:[\s;&]|#[^\n]*)*")
 
 
-def _check_coverage(trees: list[Any], col: _Collector) -> None:
+def _check_coverage(trees: Sequence[Any], col: _Collector) -> None:
     """Text between the parsed trees must be blank, a separator or a comment."""
     end = 0
     for tree in [*trees, None]:
