@@ -83,16 +83,19 @@ class ObjectTable:
         self.written = 0
 
     def load(self, h: str) -> dict[str, Any]:
-        row = self.conn.execute("SELECT data FROM objects WHERE hash = ?", (h,)).fetchone()
-        if row is None:
+        data = self._raw(h)
+        if data is None:
             raise CorruptObjectError(h, "missing")
-        data = bytes(row[0])
         if object_hash(data) != h:
             raise CorruptObjectError(h, "content does not match its hash")
         try:
             return decode(data)
         except ValueError as e:  # includes JSON and UTF-8 errors
             raise CorruptObjectError(h, f"undecodable: {e}") from e
+
+    def _raw(self, h: str) -> bytes | None:
+        row = self.conn.execute("SELECT data FROM objects WHERE hash = ?", (h,)).fetchone()
+        return None if row is None else bytes(row[0])
 
     def save(self, obj: Mapping[str, Any]) -> str:
         h, data = hash_object(obj)
@@ -114,13 +117,5 @@ class BulkObjects(ObjectTable):
         super().__init__(conn)
         self._data = {h: bytes(d) for h, d in conn.execute("SELECT hash, data FROM objects")}
 
-    def load(self, h: str) -> dict[str, Any]:
-        data = self._data.get(h)
-        if data is None:
-            raise CorruptObjectError(h, "missing")
-        if object_hash(data) != h:
-            raise CorruptObjectError(h, "content does not match its hash")
-        try:
-            return decode(data)
-        except ValueError as e:
-            raise CorruptObjectError(h, f"undecodable: {e}") from e
+    def _raw(self, h: str) -> bytes | None:
+        return self._data.get(h)
