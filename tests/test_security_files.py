@@ -54,7 +54,7 @@ ATTACKS = [
     ("{home}/other/.git/hooks/post-checkout", ".git/hooks"),
     ("{config}/.env", "secrets"),
     ("{config}/new-skill.py", "secrets"),
-    ("{state}/memory.db", "protected place"),
+    ("{state}/memory.db", "holds secrets"),
     ("~/.zshrc", "shell start-up file"),
     ("~/.ssh/authorized_keys", "secrets"),
 ]

@@ -17,15 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from passepartout.errors import PassepartoutError
+from passepartout.security.sensitive import SHELL_RC
 from passepartout.security.shell import DEFAULT_PROTECTED, DEFAULT_SECRETS
 
-SHELL_RC = frozenset(
-    {
-        ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc",
-        ".zprofile", ".zshenv", ".zlogin", ".zlogout", ".kshrc", ".cshrc", ".tcshrc",
-        ".inputrc", "config.fish",
-    }
-)
 # Kernel views of processes and devices: no file tool reads or writes there.
 SYSTEM_ROOTS = (Path("/proc"), Path("/sys"), Path("/dev"))
 

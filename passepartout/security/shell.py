@@ -20,6 +20,7 @@ import bashlex
 
 from passepartout.security import shell_rules as rules
 from passepartout.security.bashparse import parse
+from passepartout.security.sensitive import CREDENTIALS, PROTECTED
 from passepartout.security.shell_words import (
     decode_word,
     has_non_ascii,
@@ -36,21 +37,8 @@ DEFAULT_ALLOWLIST = rules.names(
     basename dirname realpath stat du nl tac rev diff cmp comm seq whoami uname id sed cd
     """
 )
-DEFAULT_PROTECTED = rules.words(
-    """
-    ~/.bashrc ~/.bash_profile ~/.bash_login ~/.bash_logout ~/.profile ~/.zshrc ~/.zprofile
-    ~/.zshenv ~/.ssh ~/.gnupg ~/.aws ~/.netrc ~/.config ~/.local ~/.emacs ~/.emacs.d
-    ~/.gitconfig ~/.git-credentials /etc /usr /bin /sbin /lib /lib64 /boot /opt .git/hooks
-    .git/config
-    """
-)
-DEFAULT_SECRETS = rules.words(
-    """
-    ~/.ssh ~/.gnupg ~/.aws ~/.netrc ~/.authinfo ~/.authinfo.gpg ~/.password-store
-    ~/.docker/config.json ~/.kube ~/.git-credentials ~/.pypirc ~/.config/gh
-    ~/.config/passepartout ~/.local/share/passepartout /etc/shadow /etc/gshadow
-    """
-)
+DEFAULT_PROTECTED = PROTECTED
+DEFAULT_SECRETS = CREDENTIALS
 _SAFE_REDIRECT_TARGETS = frozenset({"/dev/null"})
 _PIPE_TO_SHELL = re.compile(r"\|&?\s*(?:sudo\s+|env\s+)?(?:\S*/)?(?:ba|da|z|k|mk|a)?sh\b")
 _DEV_NET = re.compile(r"/dev/(?:tcp|udp)/")
