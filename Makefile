@@ -11,7 +11,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export HF_HUB_OFFLINE := 1
 
-.PHONY: all demo doctor install deps venv test test-py test-el lint lint-py compile lint-el bench clean
+.PHONY: all demo doctor install deps venv test test-py test-attacks-user test-el lint lint-py compile lint-el bench clean
 
 all: test
 
@@ -23,6 +23,7 @@ deps:
 	command -v bwrap >/dev/null || missing="$$missing bubblewrap"; \
 	command -v faketime >/dev/null || missing="$$missing faketime"; \
 	command -v git >/dev/null || missing="$$missing git"; \
+	command -v setfacl >/dev/null || missing="$$missing acl"; \
 	ls -d /usr/share/emacs/site-lisp/elpa-src/package-lint-[0-9]* >/dev/null 2>&1 || \
 	  missing="$$missing elpa-package-lint"; \
 	if [ -n "$$missing" ]; then \
@@ -69,6 +70,11 @@ test: install lint test-py test-el
 
 test-py: install
 	$(PY) -m pytest -q
+	PY=$(PY) tests/attacks-as-user
+
+# The attack suites alone, as an unprivileged user (made when run as root).
+test-attacks-user: install
+	PY=$(PY) tests/attacks-as-user
 
 lint: lint-py compile lint-el
 
