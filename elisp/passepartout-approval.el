@@ -19,8 +19,10 @@
 ;; `passepartout--on-approval'.  Emacs asks through
 ;; `passepartout-approval-function' from a timer (the process filter
 ;; returns at once), one question at a time, and answers with
-;; `approval-answer'.  No answer within `passepartout-approval-timeout'
-;; seconds is a denial.
+;; `approval-answer'.  The question is read in the minibuffer, never in
+;; a dialog (from a timer a dialog would be chosen, and on a terminal
+;; frame it is a menu whose RET means Yes); only t is a yes, and no
+;; answer within `passepartout-approval-timeout' seconds is a denial.
 ;;
 ;; The `emacs-eval' tool is the only way code from the server can run in
 ;; Emacs.  It arrives as an approval whose info says :kind emacs-eval; after
@@ -130,15 +132,32 @@ interrupt what they type (its timeout still runs)."
                              "refused when shown the code"))))
      (t (passepartout-approval--answer approval t nil)))))
 
+(defun passepartout-approval--call-asking (function &rest args)
+  "Call FUNCTION with ARGS so that the question it asks is read honestly.
+The question is asked from a timer, where `last-nonmenu-event' is nil:
+`yes-or-no-p' and `y-or-n-p' then pop up a dialog, which on a terminal
+frame is a menu that may not be drawn and whose RET picks its first
+item, Yes (a typed \"no\" then counts as yes).  So dialogs are off and
+the last event is not a mouse's: the question is read in the minibuffer.
+Keys typed before the question was shown are discarded: they were not
+meant as its answer."
+  (let ((use-dialog-box nil)
+        (last-nonmenu-event t))
+    (discard-input)
+    (apply function args)))
+
 (defun passepartout-approval--consult (approval description info)
   "Call `passepartout-approval-function' with DESCRIPTION and INFO for APPROVAL.
-Return t for a yes.  Return nil when it refuses, fails, is quit or runs
-out of time, and then record why in APPROVAL."
+Return t for a yes: the function returned t.  Any other value is a no,
+as is a refusal, a failure, a quit or running out of time; then record
+why in APPROVAL."
   (condition-case err
       (with-timeout ((passepartout-approval--remaining approval)
                      (setf (passepartout-approval-reason approval) "no answer in time")
                      nil)
-        (and (funcall passepartout-approval-function description info) t))
+        (eq (passepartout-approval--call-asking
+             passepartout-approval-function description info)
+            t))
     (quit (setf (passepartout-approval-reason approval) "quit") nil)
     (error (passepartout--log "approval function failed: %s" (error-message-string err))
            (setf (passepartout-approval-reason approval)
@@ -191,9 +210,11 @@ when the person refuses or CODE is not a string."
                  (passepartout-approval--consult
                   approval (passepartout-approval--eval-question code)
                   (list :kind 'emacs-eval-confirm :code code))
-               (funcall passepartout-approval-function
-                        (passepartout-approval--eval-question code)
-                        (list :kind 'emacs-eval-confirm :code code))))
+               (eq (passepartout-approval--call-asking
+                    passepartout-approval-function
+                    (passepartout-approval--eval-question code)
+                    (list :kind 'emacs-eval-confirm :code code))
+                   t)))
     (condition-case err
         (let ((forms (passepartout-approval--read-forms code)))
           (passepartout--log "evaluating approved Emacs Lisp: %s" code)

@@ -45,8 +45,9 @@ When nil, the server uses its configured default (PASSEPARTOUT_MODEL)."
 (defcustom passepartout-approval-function #'passepartout-approval-ask-minibuffer
   "The function that asks the person whether an action may run.
 It is called with DESCRIPTION, a string naming the exact action, and
-INFO, a plist from the server (:kind, :code, :name, :args...).  A
-non-nil return value approves the action; nil denies it."
+INFO, a plist from the server (:kind, :code, :name, :args...).  Only
+the return value t approves the action; anything else denies it.  It is
+called with dialogs off, so `yes-or-no-p' asks in the minibuffer."
   :type 'function
   :group 'passepartout)
 

@@ -41,7 +41,7 @@
   (let ((asked nil))
     (passepartout-approval-test-with
         (lambda (description info) (push (list description info) asked)
-          (string-match-p "read-file" description))
+          (and (string-match-p "read-file" description) t))
       (passepartout--on-approval "a1" "s" "t" "read-file /etc/hosts" '(:kind read-file))
       (passepartout--on-approval "a2" "s" "t" "shell rm -rf ~" '(:kind shell))
       ;; Asked from a timer: nothing happened inside the callback itself.
@@ -161,6 +161,124 @@
                                       (passepartout-turn-reply turn))))))
       (with-current-buffer buffer (set-buffer-modified-p nil))
       (kill-buffer buffer))))
+
+;;;; Asked the way a terminal frame asks
+
+(ert-deftest passepartout-approval-test-asked-in-the-minibuffer ()
+  "From a timer on a terminal frame the question is not a dialog.
+There `last-nonmenu-event' is nil, which makes `yes-or-no-p' and
+`y-or-n-p' pop up a dialog: a tty menu whose RET means Yes."
+  (let ((seen nil)
+        (use-dialog-box t)
+        (last-nonmenu-event nil)
+        (last-input-event ?\C-m))
+    (passepartout-approval-test-with
+        (lambda (_d _i) (push (list use-dialog-box last-nonmenu-event) seen) t)
+      (passepartout--on-approval "m1" "s" "t" "shell ls" '(:kind shell))
+      (should (eq (passepartout-approval-test--answer-of "m1") t))
+      (should (equal seen '((nil t)))))))
+
+(ert-deftest passepartout-approval-test-only-t-is-yes ()
+  "A question that returns anything but t is a no, at both doors."
+  (dolist (reply '("no" "yes" 0 no (t)))
+    (let ((id (format "%S" reply)))
+      (passepartout-approval-test-with (lambda (_d _i) reply)
+        (passepartout--on-approval id "s" "t" "shell ls" '(:kind shell))
+        (should (eq (passepartout-approval-test--answer-of id) nil)))))
+  (setq passepartout-approval-test--evaluated nil)
+  (let ((replies (list t "yes")))
+    (passepartout-approval-test-with (lambda (_d _i) (pop replies))
+      (passepartout--on-approval "e9" "s" "t" "emacs-eval"
+                                 '(:kind emacs-eval
+                                   :code "(setq passepartout-approval-test--evaluated t)"))
+      (should (eq (passepartout-approval-test--answer-of "e9") nil))
+      (should-not passepartout-approval-test--evaluated))))
+
+(defun passepartout-approval-test--tty-events (log)
+  "Return the forms of LOG, the file the terminal Emacs writes."
+  (when (file-exists-p log)
+    (with-temp-buffer
+      (insert-file-contents log)
+      (let (forms)
+        (while (not (eobp))
+          (unless (looking-at-p "[ \t]*$")
+            (push (read (current-buffer)) forms))
+          (forward-line 1))
+        (nreverse forms)))))
+
+(defun passepartout-approval-test--tty-wait (log count)
+  "Wait for form number COUNT (from 0) of LOG and return it."
+  (passepartout-test-wait
+   (lambda () (nth count (passepartout-approval-test--tty-events log)))
+   20 (format "event %d of the terminal Emacs" count)))
+
+(defun passepartout-approval-test--screen (text)
+  "Return TEXT, a terminal's output, without its escape sequences."
+  (replace-regexp-in-string "\e\\(?:\\[[0-9;?]*[ -/]*[@-~]\\|[()][0-9A-Za-z]\\|[=>78]\\)"
+                            "" text))
+
+(ert-deftest passepartout-approval-test-terminal-frame ()
+  "In `emacs -nw' both emacs-eval questions are drawn and \"no\" is no.
+A terminal Emacs runs on a pseudo-terminal; keys typed into it ask
+approvals from a process filter, as the server does, and then answer
+them once the minibuffer shows the question."
+  (let* ((dir (make-temp-file "passepartout-tty-" t))
+         (log (expand-file-name "events" dir))
+         (screen "")
+         (emacs (expand-file-name invocation-name invocation-directory))
+         (process-environment
+          (append (list "TERM=xterm" (concat "PASSEPARTOUT_TTY_LOG=" log))
+                  process-environment))
+         (process
+          (make-process
+           :name "emacs-nw" :connection-type 'pty :noquery t
+           :filter (lambda (_process output) (setq screen (concat screen output)))
+           :command (list "sh" "-c" "stty rows 24 cols 100 && exec \"$@\"" "sh"
+                          emacs "-nw" "-Q"
+                          "-L" (expand-file-name "elisp" passepartout-test-root)
+                          "-L" (expand-file-name "elisp/test" passepartout-test-root)
+                          "-l" "passepartout-approval-tty")))
+         (seen 0))
+    (cl-flet ((next () (prog1 (passepartout-approval-test--tty-wait log seen)
+                         (cl-incf seen)))
+              (type (keys) (setq screen "") (process-send-string process keys))
+              (drawn (text) (passepartout-test-wait
+                             (lambda () (string-search
+                                         text (passepartout-approval-test--screen screen)))
+                             10 (format "%S on the screen" text))))
+      (unwind-protect
+          (progn
+            (should (equal (next) '(ready)))
+            ;; No to the first question: refused, the second is never asked.
+            (type "\C-ca")
+            (should (string-match-p "Allow\\? (yes or no) \\'" (cadr (next))))
+            (drawn "Allow? (yes or no)")
+            (type "no\r")
+            (should (equal (next) '(answer "emacs-eval1" nil nil)))
+            ;; Yes, then no when shown the code: refused, not evaluated.
+            (type "\C-ca")
+            (should (string-match-p "Allow\\? (yes or no) \\'" (cadr (next))))
+            (type "yes\r")
+            (should (string-match-p "(yes or no)" (cadr (next))))
+            (drawn "Evaluate this Emacs Lisp in your Emacs now?")
+            (drawn "(setq passepartout-approval-tty-evaluated (* 6 7))")
+            (type "no\r")
+            (should (equal (next) '(answer "emacs-eval2" nil nil)))
+            ;; Yes and yes: evaluated, and the value is the answer.
+            (type "\C-ca")
+            (next)
+            (type "yes\r")
+            (next)
+            (type "yes\r")
+            (should (equal (next) '(answer "emacs-eval3" (:ok t :value "42") 42)))
+            ;; A short action is a y-or-n-p in the minibuffer too.
+            (type "\C-cs")
+            (should (string-match-p "shell ls.*(y or n) \\'" (cadr (next))))
+            (drawn "(y or n)")
+            (type "n")
+            (should (equal (next) '(answer "shell4" nil 42))))
+        (delete-process process)
+        (delete-directory dir t)))))
 
 (provide 'passepartout-approval-test)
 ;;; passepartout-approval-test.el ends here
