@@ -102,7 +102,9 @@ def test_an_edited_action_never_runs(
     approvals.write_text(text.replace("* TODO ", "* APPROVED ", 1))
     heartbeat(agent)
     assert not (tmp_path / "evil.txt").exists() and not (tmp_path / "work" / "report.txt").exists()
-    assert "* CANCELLED " in approvals.read_text() and "hash mismatch" in approvals.read_text()
+    # A forged :HASH: breaks the entry's seal; an edit alone no longer matches the ledger.
+    why = "does not carry the agent's seal" if forge_hash else "hash mismatch"
+    assert "* CANCELLED " in approvals.read_text() and why in approvals.read_text()
 
 
 def test_rejected_with_a_reason_feeds_it_back(

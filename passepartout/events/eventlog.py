@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from passepartout.fsutil import atomic_write
+from passepartout.security.orgtext import body, drawer, one_line
 
 log = logging.getLogger(__name__)
 
@@ -37,21 +39,31 @@ class Entry:
 
     def to_org(self, when: dt.datetime) -> str:
         stamp = when.strftime("[%Y-%m-%d %a %H:%M:%S]")
-        lines = [f"* {stamp} {self.kind}: {_one_line(self.title)}"]
-        props = {"LEVEL": self.level, "NODE": self.node_id, "FILE": self.file}
-        if any(props.values()):
-            lines.append(":PROPERTIES:")
-            lines += [f":{k}: {v}" for k, v in props.items() if v]
-            lines.append(":END:")
-        if self.text:
-            # A body line starting with "*" would read as a heading: org escapes with ","
-            lines += ["," + line if line.startswith("*") else line
-                      for line in self.text.rstrip().splitlines()]
+        # Titles and texts come from jobs, hooks and tools: nothing in them is structure.
+        lines = [f"* {stamp} {one_line(self.kind, 40)}: {one_line(self.title, 400)}"]
+        props = {k: v for k, v in
+                 (("LEVEL", self.level), ("NODE", self.node_id), ("FILE", self.file)) if v}
+        if props:
+            lines.append(drawer(props).rstrip("\n"))
+        if self.text and self.text.strip():
+            lines.append(body(self.text.rstrip()))
         return "\n".join(lines) + "\n"
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    return one_line(text, 10_000)
+
+
+_LOCKS: dict[Path, threading.Lock] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+def _lock_for(path: Path) -> threading.Lock:
+    """One lock per file, shared by every EventLog of this process that writes it (the
+    security layer reports into the same events.org as the orchestrator)."""
+    key = Path(os.path.abspath(path))
+    with _LOCKS_GUARD:
+        return _LOCKS.setdefault(key, threading.Lock())
 
 
 class EventLog:
@@ -62,7 +74,7 @@ class EventLog:
         self.path = Path(path)
         self.notify = notify
         self._clock = clock or (lambda: dt.datetime.now().astimezone())
-        self._lock = threading.Lock()
+        self._lock = _lock_for(self.path)
 
     def record(self, entry: Entry) -> None:
         level = {"warning": logging.WARNING, "error": logging.ERROR}.get(entry.level, logging.INFO)

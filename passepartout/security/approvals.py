@@ -7,8 +7,14 @@ does the rest.  The hash that counts is the one kept in the ledger under the sta
 directory, which no org client can change: an entry whose action was edited never
 runs, whatever its ``:HASH:`` property says.
 
-Scoped grants are the children of the ``* Grants`` heading: their properties
-(``:DECISION:``, ``:TOOL:``, ``:COMMAND:``, ``:PATH:``, ``:SCOPE:``) are policy rules.
+Both the entry and its ledger record carry the agent's seal (a MAC made with a key
+only the agent process reads, :mod:`passepartout.security.seal`) over the plan's id,
+its action's hash, its creation and where it came from: an entry or a ledger record
+written by anything else (a forged heading, a forged ledger record, a copied plan with
+another action) is refused, reported in ``events.org`` and marked CANCELLED.
+
+Scoped grants are the children of the ``* Grants`` heading (:mod:`.grants`): their
+properties are policy rules, and an allowing one counts only with the agent's seal.
 """
 
 from __future__ import annotations
@@ -24,11 +30,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from passepartout.errors import ConfigError
 from passepartout.fsutil import atomic_write
 from passepartout.loop.actions import Action, ApprovalRequest
-from passepartout.security.orgtext import drawer, one_line, src_block, timestamp, unescape_block
-from passepartout.security.policy import Rule, rule_from_mapping
+from passepartout.security import grants as grant_file
+from passepartout.security.orgtext import (
+    drawer,
+    one_line,
+    org_json,
+    property_value,
+    src_block,
+    timestamp,
+    unescape_block,
+)
+from passepartout.security.policy import Rule
+from passepartout.security.policytrust import PolicyTrust
+from passepartout.security.trust import Trust
 
 log = logging.getLogger(__name__)
 
@@ -39,11 +55,15 @@ HEADER = (
     "#+TODO: TODO APPROVED | DONE REJECTED CANCELLED\n"
     "# Set a Flight Plan to APPROVED to run its action once on the next heartbeat, or to\n"
     "# REJECTED with a reason (its body, or a :REASON: property).  An edited action never\n"
-    "# runs.  Each child of * Grants is a standing rule (:DECISION: :TOOL: :COMMAND: ...).\n"
+    "# runs.  Each child of * Grants is a standing rule (:DECISION: :TOOL: :COMMAND: ...);\n"
+    "# add one with `passepartout grant add` (or write it and run `passepartout grant accept`).\n"
     "\n* Grants\n"
 )
 _HEADING = re.compile(r"^\*\s+(?:(" + "|".join(KEYWORDS) + r")\s+)?(.*?)\s*$")
 _PROPERTY = re.compile(r"^\s*:([A-Za-z0-9_-]+):\s*(.*?)\s*$")
+PLAN_PURPOSE, LEDGER_PURPOSE = "flight-plan", "flight-plan-ledger"
+# The properties a plan's seal covers: what it is, and where its result goes.
+SEALED = ("ID", "HASH", "CREATED", "SOURCE", "SESSION", "ORIGIN", "HEADING", "CALL_ID")
 
 
 @dataclass
@@ -85,7 +105,7 @@ class FlightPlan:
 class _Parsed:
     lines: list[str]
     plans: list[FlightPlan] = field(default_factory=list)
-    grants: list[tuple[str, dict[str, str]]] = field(default_factory=list)
+    grants: list[grant_file.Grant] = field(default_factory=list)
 
 
 def parse(text: str) -> _Parsed:
@@ -98,8 +118,7 @@ def parse(text: str) -> _Parsed:
         if match is None:
             continue
         keyword, title = match.group(1), match.group(2)
-        if _is_grants_heading(lines[start]):
-            parsed.grants = _grants(lines[start + 1 : end])
+        if grant_file.is_grants_heading(lines[start]):
             continue
         props, action_text, body = _entry_body(lines[start + 1 : end])
         if keyword is None or "ID" not in props:
@@ -107,14 +126,8 @@ def parse(text: str) -> _Parsed:
         parsed.plans.append(
             FlightPlan(props["ID"], keyword, title, props, action_text, body, start, end)
         )
+    parsed.grants = grant_file.read(lines)
     return parsed
-
-
-def _is_grants_heading(line: str) -> bool:
-    """``* Grants``, tags allowed (``* Grants :noexport:``), no TODO keyword."""
-    match = _HEADING.match(line)
-    return (match is not None and match.group(1) is None
-            and match.group(2).split(" :")[0].strip().lower() == "grants")
 
 
 def _entry_body(lines: list[str]) -> tuple[dict[str, str], str | None, list[str]]:
@@ -148,27 +161,17 @@ def _entry_body(lines: list[str]) -> tuple[dict[str, str], str | None, list[str]
     return props, action_text, body
 
 
-def _grants(lines: list[str]) -> list[tuple[str, dict[str, str]]]:
-    grants: list[tuple[str, dict[str, str]]] = []
-    current: dict[str, str] | None = None
-    for line in lines:
-        if line.startswith("** "):
-            current = {}
-            grants.append((line[3:].strip(), current))
-        elif current is not None and (m := _PROPERTY.match(line)) is not None:
-            key = m.group(1).upper()
-            if key not in ("PROPERTIES", "END"):
-                current[key] = m.group(2)
-    return grants
-
-
 class ApprovalBook:
-    """The approvals file and its ledger (``<state>/flightplans.json``)."""
+    """The approvals file and its ledger (``<state>/flightplans.json``), and the seal
+    that makes both the agent's (its key is in the ledger's directory, the state)."""
 
-    def __init__(self, path: Path, ledger: Path, *, mask: Callable[[str], str]) -> None:
+    def __init__(self, path: Path, ledger: Path, *, mask: Callable[[str], str],
+                 trust: Trust | None = None) -> None:
         self.path = Path(path)
         self.ledger_path = Path(ledger)
         self.mask = mask
+        self.trust = trust or Trust.in_state(self.ledger_path.parent)
+        self.policy_trust = PolicyTrust(self.trust)
         self._lock = threading.RLock()
 
     # -- the ledger: the hashes that count ---------------------------------------------
@@ -185,10 +188,41 @@ class ApprovalBook:
         return data if isinstance(data, dict) else {}
 
     def set_ledger(self, plan_id: str, **fields: Any) -> None:
+        """Change a plan's ledger record, sealed again."""
         with self._lock:
             data = self.ledger()
-            data.setdefault(plan_id, {}).update(fields)
+            entry = data.setdefault(plan_id, {})
+            entry.update(fields)
+            entry["seal"] = self._ledger_seal(plan_id, entry)
             atomic_write(self.ledger_path, json.dumps(data, indent=1, sort_keys=True))
+
+    def _ledger_seal(self, plan_id: str, entry: dict[str, Any]) -> str:
+        parts = (str(entry.get(k, "")) for k in ("hash", "created", "state"))
+        return self.trust.seal.sign(LEDGER_PURPOSE, plan_id, *parts)
+
+    def ledger_sealed(self, plan_id: str, entry: Any) -> bool:
+        return isinstance(entry, dict) and self.trust.seal.verify(
+            entry.get("seal"), LEDGER_PURPOSE, plan_id,
+            *(str(entry.get(k, "")) for k in ("hash", "created", "state")))
+
+    def _plan_seal(self, props: dict[str, str]) -> str:
+        values = [property_value(props.get(k, "")) for k in SEALED]
+        return self.trust.seal.sign(PLAN_PURPOSE, json.dumps(values, ensure_ascii=False))
+
+    def forgery(self, plan: FlightPlan, known: Any) -> str | None:
+        """Why ``plan`` is not one the agent proposed (None: it is, as sealed)."""
+        if known is None:
+            return "the agent never proposed it (it is not in the agent's ledger)"
+        if not self.ledger_sealed(plan.id, known):
+            return "its ledger record does not carry the agent's seal (forged)"
+        props = plan.properties
+        if not self.trust.seal.verify(props.get("SEAL"), PLAN_PURPOSE,
+                                      json.dumps([props.get(k, "") for k in SEALED],
+                                                 ensure_ascii=False)):
+            return "its entry does not carry the agent's seal (forged or edited)"
+        if props.get("HASH") != known.get("hash"):
+            return "its entry is not the one the ledger holds (forged)"
+        return None
 
     # -- the file -----------------------------------------------------------------------
 
@@ -201,17 +235,32 @@ class ApprovalBook:
     def plans(self) -> list[FlightPlan]:
         return self.read().plans
 
+    def grants(self) -> list[grant_file.Grant]:
+        return self.read().grants
+
     def grant_rules(self) -> list[Rule]:
-        """The standing grants as policy rules (a bad one is logged and left out)."""
-        rules: list[Rule] = []
-        for title, props in self.read().grants:
-            entry = {k.lower(): v for k, v in props.items() if k.lower() in _GRANT_KEYS}
-            entry.setdefault("decision", "allow")
-            try:
-                rules.append(rule_from_mapping(entry, f"grant {one_line(title, 60)!r}"))
-            except ConfigError as err:
-                log.warning("ignoring a grant in %s: %s", self.path, err.message)
-        return rules
+        """The standing grants that count, as policy rules: an allowing grant without
+        the agent's seal (not given by the person) is left out and reported in
+        ``events.org``; at the first start the grants found are sealed once."""
+        if self.trust.first_start:
+            unsealed = [g for g in self.grants() if not grant_file.sealed(g, self.trust.seal)]
+            if unsealed:
+                self.seal_grants(unsealed)
+                self.trust.alarms.report(
+                    f"{len(unsealed)} grants in {self.path.name} accepted at the first start",
+                    "\n".join(f"- {g.title}" for g in unsealed)
+                    + "\nFrom now on a grant counts only when you give it (`passepartout "
+                    "grant add`) or accept it (`passepartout grant accept`).")
+
+        def refused(grant: grant_file.Grant, why: str) -> None:
+            log.warning("ignoring the grant %r in %s: %s", grant.title, self.path, why)
+            self.trust.alarms.report(
+                f"grant {one_line(grant.title, 80)!r} ignored: {why}",
+                f"In {self.path}.  If you wrote it, run `passepartout grant accept` in a "
+                "terminal to review and accept it.",
+                key=f"grant:{grant_file.canonical(grant.entry())}:{why}")
+
+        return grant_file.rules(self.grants(), self.trust.seal, refused)
 
     def _edit(self, change: Callable[[list[str]], list[str]]) -> None:
         """Read, change and atomically rewrite the file under the lock."""
@@ -231,28 +280,31 @@ class ApprovalBook:
             ledger = self.ledger()
             for plan in self.plans():
                 known = ledger.get(plan.id, {})
-                if known.get("hash") == digest and known.get("state") == "pending":
+                if (known.get("hash") == digest and known.get("state") == "pending"
+                        and self.forgery(plan, known) is None):
                     return plan
             plan_id = f"fp-{digest[:8]}-{secrets.token_hex(3)}"
             meta = request.signal.meta
+            created = timestamp()
             props = {
                 "ID": plan_id,
                 "HASH": digest,
-                "CREATED": timestamp(),
+                "CREATED": created,
                 "SOURCE": str(meta.get("source", "")),
                 "SESSION": str(meta.get("session-id", "")),
                 "ORIGIN": str(meta.get("origin", "")),
                 "HEADING": str(meta.get("heading", "")),
                 "CALL_ID": action.call_id or "",
-                "GATES": self.mask("; ".join(request.reasons)),
             }
-            canonical = json.dumps(json.loads(action.canonical()), indent=2, ensure_ascii=False)
+            props = {k: v for k, v in props.items() if v}
+            props["GATES"] = self.mask("; ".join(request.reasons))
+            props["SEAL"] = self._plan_seal(props)
             entry = (
-                f"* {PENDING} {self.mask(one_line(action.describe()))}\n"
-                + drawer({k: v for k, v in props.items() if v}, "  ")
-                + src_block(self.mask(canonical), "json", "  ")
+                f"* {PENDING} {one_line(self.mask(action.describe()))}\n"
+                + drawer(props, "  ")
+                + src_block(self.mask(org_json(json.loads(action.canonical()))), "json", "  ")
             )
-            self.set_ledger(plan_id, hash=digest, state="pending", created=timestamp())
+            self.set_ledger(plan_id, hash=digest, state="pending", created=created)
             self._edit(lambda lines: [*lines, *entry.rstrip("\n").splitlines()])
         log.info("flight plan %s written to %s", plan_id, self.path)
         return next(p for p in self.plans() if p.id == plan_id)
@@ -282,25 +334,22 @@ class ApprovalBook:
         self._edit(change)
 
     def add_grant(self, rule: Rule, title: str) -> None:
-        """Store a standing grant as a child of ``* Grants``."""
-        props = {"DECISION": rule.decision, "TOOL": rule.tool}
-        if rule.command:
-            props["COMMAND"] = " ".join(rule.command)
-        if rule.path:
-            props["PATH"] = rule.path
-        if rule.scope:
-            props["SCOPE"] = str(rule.scope)
-        entry = [f"** {one_line(title)}", *drawer(props, "   ").rstrip("\n").splitlines()]
+        """Store a standing grant the person gave, sealed, as a child of ``* Grants``."""
+        entry = grant_file.entry_lines(rule, title, self.trust.seal)
+        self._edit(lambda lines: grant_file.add(lines, entry))
+
+    def seal_grants(self, accepted: list[grant_file.Grant]) -> int:
+        """Seal the grants the person accepted as written (matched again by position
+        and content, so a grant changed since it was shown is not sealed)."""
+        wanted = {(g.start, grant_file.canonical(g.entry())) for g in accepted}
+        count = 0
 
         def change(lines: list[str]) -> list[str]:
-            heads = [i for i, line in enumerate(lines) if line.startswith("* ")]
-            at = next((i for i in heads if _is_grants_heading(lines[i])), None)
-            if at is None:
-                return [*lines, "* Grants", *entry]
-            end = next((i for i in heads if i > at), len(lines))
-            return [*lines[:end], *entry, *lines[end:]]
+            nonlocal count
+            now = [g for g in grant_file.read(lines)
+                   if (g.start, grant_file.canonical(g.entry())) in wanted]
+            count = len(now)
+            return grant_file.seal_all(lines, now, self.trust.seal)
 
         self._edit(change)
-
-
-_GRANT_KEYS = frozenset({"decision", "tool", "command", "path", "scope"})
+        return count

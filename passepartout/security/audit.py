@@ -21,7 +21,7 @@ from typing import BinaryIO
 from passepartout.loop.actions import Action, Verdict
 from passepartout.loop.gates import GateResult
 from passepartout.security import vault
-from passepartout.security.orgtext import drawer, one_line, src_block, timestamp
+from passepartout.security.orgtext import drawer, one_line, org_json, src_block, timestamp
 from passepartout.signals import Signal
 
 log = logging.getLogger(__name__)
@@ -96,7 +96,7 @@ class AuditLog:
         if len(text) > MAX_ACTION_CHARS:
             text = text[:MAX_ACTION_CHARS] + f" ... [{len(text) - MAX_ACTION_CHARS} more chars]"
         else:
-            text = json.dumps(json.loads(text), indent=1, ensure_ascii=False)
+            text = org_json(json.loads(text), indent=1)
         meta = signal.meta if signal is not None else {}
         props = {
             "TIME": timestamp(),
@@ -108,10 +108,13 @@ class AuditLog:
             "SESSION": str(meta.get("session-id", "")),
             "ORIGIN": str(meta.get("origin", "")),
         }
-        lines = [f"* {decision.upper()} {self.mask(one_line(action.describe()))}\n"]
+        # Every piece goes through orgtext: a tool argument holding a line break of any
+        # kind (U+2028 too) must not start a heading of its own in this file.
+        lines = [f"* {one_line(decision.upper(), 20)} {one_line(self.mask(action.describe()))}\n"]
         lines.append(drawer({k: v for k, v in props.items() if v}))
         for v in verdicts:
-            lines.append(f"- {v.gate} ({v.decision}): {self.mask(one_line(v.reason, 300))}\n")
+            verdict = f"{v.gate} ({v.decision}): {self.mask(v.reason)}"
+            lines.append(f"- {one_line(verdict, 300)}\n")
         lines.append(src_block(text))
         self._append("".join(lines), durable=decision != "allow")
 

@@ -8,7 +8,9 @@ Flight Plan in the approvals file and is refused for now.
 :class:`FlightPlanRunner` runs on the heartbeat: an APPROVED entry whose action still
 has the ledger's hash runs exactly once (the ledger says "running" before it starts),
 and is marked DONE with the result; a REJECTED entry's reason goes back to the model;
-an edited entry is CANCELLED and never runs.
+an edited entry is CANCELLED and never runs.  An APPROVED entry the agent did not write
+(not in its ledger, or without its seal on the entry and the ledger record) is CANCELLED
+too, reported in ``events.org``, and never runs.
 """
 
 from __future__ import annotations
@@ -165,19 +167,47 @@ class FlightPlanRunner:
         self._lock = threading.Lock()
 
     def run_due(self, _tick: Any = None) -> list[Outcome]:
-        """Handle every APPROVED or REJECTED entry still pending in the ledger."""
+        """Handle every APPROVED or REJECTED entry still pending in the ledger; refuse
+        an APPROVED one the agent did not write."""
         with self._lock:
             outcomes: list[Outcome] = []
             ledger = self.book.ledger()
             for plan in self.book.plans():
-                known = ledger.get(plan.id)
-                if known is None or known.get("state") != "pending":
+                if plan.state not in (APPROVED, REJECTED):
                     continue
-                if plan.state == APPROVED:
+                known = ledger.get(plan.id)
+                sealed = self.book.ledger_sealed(plan.id, known)
+                if sealed and isinstance(known, dict) and known.get("state") != "pending":
+                    continue  # handled before (setting it back to APPROVED runs nothing)
+                if plan.state == REJECTED:
+                    if sealed:  # saying no needs no proof; a forged record gets nothing
+                        outcomes.append(self._reject(plan))
+                    continue
+                forged = self.book.forgery(plan, known)
+                if forged is not None or not isinstance(known, dict):
+                    why = forged or "its ledger record is unreadable"
+                    outcomes.append(self._refuse(plan, why, known is not None))
+                else:
                     outcomes.append(self._run(plan, str(known.get("hash", ""))))
-                elif plan.state == REJECTED:
-                    outcomes.append(self._reject(plan))
             return outcomes
+
+    def _refuse(self, plan: FlightPlan, why: str, in_ledger: bool) -> Outcome:
+        """A plan the agent did not write: never run, marked, reported."""
+        note = f"refused: {why}; not run"
+        if in_ledger:
+            self.book.set_ledger(plan.id, state="cancelled")
+        self.book.mark(plan.id, CANCELLED, note)
+        action = plan.action()
+        what = action.describe() if action is not None else plan.title
+        self.book.trust.alarms.report(
+            f"Flight Plan {plan.id} refused: {why}",
+            f"It asked to run {self.mask(what)}.  It was not run and is marked CANCELLED in "
+            f"{self.book.path}.  Something other than the agent wrote this entry or its "
+            "record; the agent proposes plans itself and they carry its seal.")
+        if action is not None:
+            self.audit.note("deny", "flightplan", f"{plan.id}: {note}", action,
+                            self._signal(plan))
+        return Outcome(plan.id, CANCELLED, note)
 
     def _signal(self, plan: FlightPlan) -> Signal:
         props = plan.properties
@@ -197,6 +227,8 @@ class FlightPlanRunner:
             self.book.mark(plan.id, CANCELLED, why)
             if action is not None:
                 self.audit.note("deny", "flightplan", f"{plan.id}: {why}", action, signal)
+            self.book.trust.alarms.report(f"Flight Plan {plan.id} refused: {why}",
+                                          f"It is marked CANCELLED in {self.book.path}.")
             return Outcome(plan.id, CANCELLED, why)
         action.call_id = plan.properties.get("CALL_ID") or None
         # Claimed before it runs: a crash in the action cannot make it run twice.

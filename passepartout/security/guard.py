@@ -68,7 +68,7 @@ class Security:
     tool_lookup: Callable[[str], Any] = lambda name: None
     private_tag: str = DEFAULT_TAG
     _policy: Policy | None = field(default=None, init=False, repr=False)
-    _stamp: tuple[float, float] | None = field(default=None, init=False, repr=False)
+    _stamp: tuple[float, ...] | None = field(default=None, init=False, repr=False)
     _derived: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
     _subjects: collections.OrderedDict[str, tuple[Subject, Verdict]] = field(
         default_factory=collections.OrderedDict, init=False, repr=False
@@ -83,10 +83,12 @@ class Security:
         A broken policy file raises :class:`~passepartout.errors.ConfigError`: the gate
         then fails, and a failing gate denies.
         """
-        stamp = (_mtime(self.places.policy_file), _mtime(self.places.approvals_file))
+        stamp = (_mtime(self.places.policy_file), _mtime(self.places.approvals_file),
+                 _mtime(self.book.trust.policy_record))  # accepted from the terminal
         with self._lock:
             if self._policy is None or stamp != self._stamp:
-                self._policy = load_policy(self.places.policy_file, self.book.grant_rules())
+                self._policy = load_policy(self.places.policy_file, self.book.grant_rules(),
+                                           trust=self.book.policy_trust)
                 self._stamp = stamp
                 self._subjects.clear()
                 self._derived.clear()

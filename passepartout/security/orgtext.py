@@ -1,28 +1,95 @@
-"""Small pieces of org syntax for the files the security layer writes (the audit log,
-the approvals file): text from a model must never become a heading or end a block."""
+"""Text into org files: one escaping function, so that no input string (a model's tool
+argument, a command's output, a note) becomes a heading, a drawer, a keyword or a
+property line in a file the agent writes (the audit log, events, approvals, notes,
+schedules).
+
+:func:`org_escape` is that function; every writer goes through it, directly or through
+the helpers below.  It neutralises every line break Python or Emacs recognise (``\\r``,
+``\\n`` where one line is expected, ``\\v``, ``\\f``, ``\\x1c``-``\\x1e``, U+0085,
+U+2028, U+2029: Python's ``splitlines`` splits at all of them, Emacs only at ``\\n``,
+so a writer that let one through would see one line where org sees two, or the other
+way round), shows other control characters as ``\\xNN``, and puts org's escaping comma
+before a body line that org would read as structure.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
+from typing import Any, Literal
 
-_NEEDS_COMMA = re.compile(r"^(\s*)(,*(?:\*|#\+))", re.MULTILINE)
-_UNESCAPE = re.compile(r"^(\s*),(,*(?:\*|#\+))", re.MULTILINE)
+Where = Literal["line", "body", "block"]
+
+# Every character Python's str.splitlines() breaks at, \r\n first (one break, not two).
+_BREAK = re.compile("\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+# Other controls (tab stays), and lone surrogates, which no UTF-8 file can hold.
+_CONTROL = re.compile("[\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f\ud800-\udfff]")
+# A line org reads as structure, after org's indentation (spaces and tabs only):
+# a heading or any line starting with "*", a "#+" keyword or block line, a drawer or
+# property line (":NAME:", ":END:", ":KEY: value"), a planning line right after a
+# heading, or a "%%(" diary sexp (which the agenda evaluates).  Leading commas count,
+# as in org's own escaping, so that escaping is undone by removing one comma.
+_BODY_STRUCTURE = re.compile(
+    r"^([ \t]*)(,*(?:\*|#\+|:[^\s:]*:|(?:SCHEDULED|DEADLINE|CLOSED):|%%))", re.MULTILINE
+)
+# Inside a block org itself reads only "*" and "#+" lines (its comma rule).
+_BLOCK_STRUCTURE = re.compile(r"^([ \t]*)(,*(?:\*|#\+))", re.MULTILINE)
+_UNESCAPE = re.compile(r"^([ \t]*),(,*(?:\*|#\+))", re.MULTILINE)
+_PROPERTY_NAME = re.compile(r"[A-Za-z0-9_-]+")
+# What JSON leaves raw with ensure_ascii=False but this module would change.
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
+def _visible(match: re.Match[str]) -> str:
+    return f"\\x{ord(match.group()):02x}" if ord(match.group()) < 0x100 else "\ufffd"
+
+
+def org_escape(text: Any, where: Where = "body") -> str:
+    """``text`` safe to write into an org file at ``where``.
+
+    ``line``: one line (a headline's text, a property value, a list item): every line
+    break becomes a space and runs of white space one space.  ``body``: lines of body
+    text under a heading: breaks become ``\\n`` and each line that org would read as a
+    heading, keyword, drawer, property, planning line or diary sexp gets a leading
+    comma.  ``block``: the contents of a ``#+begin_src`` block: breaks become ``\\n``
+    and ``*`` and ``#+`` lines get org's comma (which :func:`unescape_block` and org
+    itself remove when reading the block)."""
+    flat = _CONTROL.sub(_visible, str(text))
+    if where == "line":
+        return " ".join(_BREAK.sub(" ", flat).split())
+    lines = _BREAK.sub("\n", flat)
+    pattern = _BLOCK_STRUCTURE if where == "block" else _BODY_STRUCTURE
+    return pattern.sub(r"\1,\2", lines)
+
+
+def one_line(text: Any, limit: int = 100) -> str:
+    """``text`` fit for a headline or a property value: one line, bounded."""
+    flat = org_escape(text, "line")
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def body(text: Any, indent: str = "") -> str:
+    """Body lines (no trailing newline) under a heading; nothing in them is structure."""
+    escaped = org_escape(str(text).strip("\n"), "body")
+    return "\n".join(indent + line if line else line for line in escaped.split("\n"))
 
 
 def escape_block(text: str) -> str:
     """Org's own escaping for block contents: a comma before ``*`` and ``#+`` lines."""
-    return _NEEDS_COMMA.sub(r"\1,\2", text)
+    return org_escape(text, "block")
 
 
 def unescape_block(text: str) -> str:
+    """Undo :func:`escape_block`: one comma less before ``*`` and ``#+`` lines."""
     return _UNESCAPE.sub(r"\1\2", text)
 
 
-def one_line(text: str, limit: int = 100) -> str:
-    """``text`` fit for a headline or a property value: one line, bounded."""
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+def org_json(value: Any, indent: int | None = 2) -> str:
+    """JSON for a src block that :func:`org_escape` leaves exactly as it is (characters
+    it would change are written as JSON escapes), so the block reads back the same."""
+    text = json.dumps(value, indent=indent, ensure_ascii=False, sort_keys=True, default=str)
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def timestamp(moment: dt.datetime | None = None) -> str:
@@ -32,12 +99,23 @@ def timestamp(moment: dt.datetime | None = None) -> str:
 
 
 def src_block(text: str, language: str = "json", indent: str = "") -> str:
-    body = "\n".join(indent + line for line in escape_block(text).splitlines())
-    return f"{indent}#+begin_src {language}\n{body}\n{indent}#+end_src\n"
+    """A ``#+begin_src`` block holding ``text`` exactly (escaped as org escapes it)."""
+    lines = org_escape(text, "block").rstrip("\n").split("\n")
+    inner = "\n".join(indent + line for line in lines)
+    return f"{indent}#+begin_src {one_line(language, 40)}\n{inner}\n{indent}#+end_src\n"
 
 
 def drawer(properties: dict[str, str], indent: str = "") -> str:
+    """A property drawer; names must be org property names, values become one line."""
+    for key in properties:
+        if not _PROPERTY_NAME.fullmatch(key):
+            raise ValueError(f"not an org property name: {key!r}")
     lines = [f"{indent}:PROPERTIES:"]
-    lines += [f"{indent}:{key}: {one_line(value, 400)}" for key, value in properties.items()]
+    lines += [f"{indent}:{key}: {property_value(value)}" for key, value in properties.items()]
     lines.append(f"{indent}:END:")
     return "\n".join(lines) + "\n"
+
+
+def property_value(value: Any) -> str:
+    """A property value as :func:`drawer` writes it (and a reader gets it back)."""
+    return one_line(value, 400)

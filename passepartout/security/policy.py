@@ -37,12 +37,15 @@ import logging
 import os
 import tomllib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from passepartout.errors import ConfigError
 from passepartout.security.bashparse import parse
+
+if TYPE_CHECKING:
+    from passepartout.security.policytrust import PolicyTrust
 
 log = logging.getLogger(__name__)
 
@@ -256,18 +259,59 @@ def _strings(table: Mapping[str, Any], key: str, origin: str) -> tuple[str, ...]
     return tuple(value)
 
 
-def load_policy(path: Path, extra_rules: Iterable[Rule] = ()) -> Policy:
-    """The policy in ``path`` (a missing file is the built-in defaults)."""
-    rules = list(extra_rules)
-    if not path.is_file():
-        return Policy(rules)
+def load_policy(
+    path: Path, extra_rules: Iterable[Rule] = (), *, trust: PolicyTrust | None = None
+) -> Policy:
+    """The policy in ``path`` (a missing file is the built-in defaults), after
+    ``extra_rules`` (the sealed grants).
+
+    With ``trust`` the file counts only as the person accepted it (see
+    :mod:`passepartout.security.policytrust`): a changed file leaves the last accepted
+    policy in force, with the changed file's stricter parts added, and is reported.
+    """
+    current = _read(path)
+    if trust is None:
+        policy = parse_policy(current, path)
+    elif trust.trust.first_start:
+        policy = parse_policy(current, path)  # a broken file fails here, as it always did
+        trust.accept(current, how="first start")
+        trust.report_first_start(current)
+    else:
+        accepted = trust.accepted()
+        if accepted.valid and accepted.text == current:
+            policy = parse_policy(current, path)
+        else:
+            policy = parse_policy(accepted.text, path) if accepted.valid else Policy()
+            try:
+                policy = with_stricter(policy, parse_policy(current, path))
+                trust.report_pending(current)
+            except ConfigError as err:
+                trust.report_pending(current, err.message)
+    policy.rules[:0] = list(extra_rules)
+    return policy
+
+
+def _read(path: Path) -> str | None:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        return path.read_text(encoding="utf-8") if path.is_file() else None
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"{path}: {err}", origin=str(path)) from None
+    except OSError as err:
+        raise ConfigError(f"{path}: {err.strerror}", origin=str(path)) from None
+
+
+def parse_policy(text: str | None, path: Path) -> Policy:
+    """The rules and settings of a policy file's text (None: the built-in defaults)."""
+    if text is None:
+        return Policy()
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{path}: {err}", origin=str(path)) from None
     entries = data.get("rule", [])
     if not isinstance(entries, list):
         raise ConfigError(f"{path}: [[rule]] must be an array of tables", origin=str(path))
+    rules: list[Rule] = []
     for i, entry in enumerate(entries, 1):
         if not isinstance(entry, Mapping):
             raise ConfigError(f"{path}: rule {i} is not a table", origin=str(path))
@@ -279,4 +323,21 @@ def load_policy(path: Path, extra_rules: Iterable[Rule] = ()) -> Policy:
         secret=_strings(data.get("files", {}), "secret", f"{name} [files]"),
         always_ask=_strings(data.get("dispatcher", {}), "ask", f"{name} [dispatcher]"),
     )
+    return Policy(rules, settings)
+
+
+# Settings that only take permissions away: an unaccepted file's values apply at once.
+_STRICTER_SETTINGS = ("protect", "secret", "always_ask")
+
+
+def with_stricter(accepted: Policy, changed: Policy) -> Policy:
+    """``accepted`` plus what in ``changed`` can only make it stricter: its deny and
+    ask rules and the places and tools it adds to protect, keep secret or always ask
+    about.  Its allow rules and any other setting wait for the person's acceptance."""
+    rules = [*accepted.rules, *(r for r in changed.rules if r.decision != "allow")]
+    settings = replace(accepted.settings, **{
+        name: tuple(dict.fromkeys([*getattr(accepted.settings, name),
+                                   *getattr(changed.settings, name)]))
+        for name in _STRICTER_SETTINGS
+    })
     return Policy(rules, settings)
