@@ -11,7 +11,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export HF_HUB_OFFLINE := 1
 
-.PHONY: all demo doctor install deps venv test test-py test-attacks-user test-el lint lint-py compile lint-el bench clean
+.PHONY: all demo doctor install deps venv test test-py test-attacks-user test-el lint lint-py compile lint-el bench pin-skills clean
 
 all: test
 
@@ -95,6 +95,10 @@ lint-el: deps
 # ERT in emacs --batch, against the real server process and the fake model.
 test-el: install
 	$(EMACS) -Q --batch -L elisp -L elisp/test -l elisp/test/run-tests.el
+
+# After changing a shipped skill: record its new sha256 (the shipped set is pinned).
+pin-skills: install
+	$(PY) -c 'from passepartout.engine.pinned import main; main()'
 
 bench: install
 	for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

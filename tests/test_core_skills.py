@@ -13,6 +13,7 @@ from passepartout.engine.discovery import discover, topological_order
 from passepartout.errors import BootError
 from passepartout.loop import Loop
 from passepartout.signals import Keyword, Signal
+from passepartout.testing.skilltrust import trust_skills
 
 
 def write(directory: Path, name: str, text: str) -> Path:
@@ -37,8 +38,10 @@ def user_input(text: str = "hello") -> Signal:
 
 
 def load(directory: Path, **kwargs: object) -> tuple[Registry, SkillLoader]:
+    """Load ``directory``'s skills, each trusted by the person as it is now."""
+    store = trust_skills(directory.parent / f"{directory.name}-state", directory)
     registry = Registry()
-    loader = SkillLoader(registry, [directory], **kwargs)  # type: ignore[arg-type]
+    loader = SkillLoader(registry, [directory], trust=store, **kwargs)  # type: ignore[arg-type]
     loader.load_all()
     return registry, loader
 
@@ -123,15 +126,15 @@ def test_tangle_no_blocks_are_skipped(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("code", "reason"),
     [
-        ("import subprocess\nsubprocess.run(['true'])", "restricted module 'subprocess'"),
-        ("import os\nos.system('true')", "os.system"),
-        ("from os import system", "os.system"),
-        ("eval('1')", "eval()"),
-        ("import importlib", "importlib"),
-        ("import ctypes", "ctypes"),
-        ("import socket", "socket"),
-        ("getattr(__import__('os'), 'sys' + 'tem')", "computed attribute"),
-        ("x = ().__class__.__subclasses__()", "__subclasses__"),
+        ("import subprocess\nsubprocess.run(['true'])", "line 1: import of subprocess is not"),
+        ("import os\nos.system('true')", "import of os is not allowed"),
+        ("from os import system", "import of os is not allowed"),
+        ("eval('1')", "line 1: eval is not allowed"),
+        ("import importlib", "import of importlib is not allowed"),
+        ("import ctypes", "import of ctypes is not allowed"),
+        ("import socket", "import of socket is not allowed"),
+        ("getattr(__import__('os'), 'sys' + 'tem')", "getattr is not allowed"),
+        ("x = ().__class__.__subclasses__()", "access to .__subclasses__ is not allowed"),
     ],
 )
 def test_vetting_blocks_restricted_calls_with_the_reason(
@@ -197,13 +200,18 @@ def test_hot_reload_changes_behaviour_and_a_broken_version_leaves_the_old(tmp_pa
 
     loop.process(user_input())
     path.write_text(py_skill("greet", reply="bonjour"), encoding="utf-8")
+    changed = loader.reload("greet")  # changed content waits for the person: old one serves
+    assert changed.status is Status.READY
+    assert "waiting for your approval" in (changed.error or "")
+    loop.process(user_input())
+    trust_skills(tmp_path.parent / f"{tmp_path.name}-state", path)
     assert loader.reload("greet").status is Status.READY
     loop.process(user_input())
     path.write_text("def greet_answer(:\n", encoding="utf-8")
     entry = loader.reload("greet")
     loop.process(user_input())
 
-    assert replies == ["hello", "bonjour", "bonjour"]
+    assert replies == ["hello", "hello", "bonjour", "bonjour"]
     assert entry.status is Status.READY
     assert "previous version still serving" in (entry.error or "")
 

@@ -1,9 +1,14 @@
 """Loading skills: one path for the skills that ship and the person's own.
 
-Each skill file runs in its own module, ``passepartout.skills.<name>``, after the
-vetting scan; it exports only the names that start with ``<name>_``.  Loading has a
-timeout; a skill's failure is recorded in the catalog and the others load.  Hot reload
-builds the new version beside the old one and swaps only when it loaded cleanly.
+Each skill file runs in its own module, ``passepartout.skills.<name>``; it exports only
+the names that start with ``<name>_``.  A shipped skill is recognised by its pinned
+hash (:mod:`~passepartout.engine.pinned`) and runs as the project's own code.  Any
+other skill must pass the vetting allowlist, and runs only once the person trusted its
+exact sha256 (:mod:`~passepartout.engine.trust`); it then runs with confined builtins
+and gets a :class:`~passepartout.engine.skillhost.SkillHost`, not the agent.  Until
+then the catalog says it is waiting, and why.  Loading has a timeout; a skill's failure
+is recorded in the catalog and the others load.  Hot reload builds the new version
+beside the old one and swaps only when it loaded cleanly (and, changed, was trusted).
 """
 
 from __future__ import annotations
@@ -15,20 +20,25 @@ import sys
 import threading
 import time
 import types
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import passepartout.skills as skills_package
 from passepartout.engine import discovery, literate, vetting
+from passepartout.engine.asking import SkillAsker
+from passepartout.engine.confine import skill_builtins
+from passepartout.engine.pinned import SHIPPED, SHIPPED_SKILLS_DIR, is_pinned, sha256_of
 from passepartout.engine.registry import Registry
 from passepartout.engine.skill import Skill, _collector, _host
+from passepartout.engine.skillhost import for_agent
+from passepartout.engine.trust import TrustStore
 from passepartout.errors import BootError, SkillError
 
 log = logging.getLogger(__name__)
 
-SHIPPED_SKILLS_DIR = Path(__file__).resolve().parents[2] / "skills"
+__all__ = ["SHIPPED_SKILLS_DIR", "CatalogEntry", "SkillLoader", "Status", "require"]
 
 
 class Status(enum.StrEnum):
@@ -37,6 +47,7 @@ class Status(enum.StrEnum):
     READY = "ready"
     FAILED = "failed"
     BLOCKED = "blocked"
+    WAITING = "waiting"  # for the person to trust this exact content
 
 
 @dataclass
@@ -51,8 +62,12 @@ class CatalogEntry:
     load_seconds: float = 0.0
     skills: list[str] = field(default_factory=list)
     reloads: int = 0
+    sha256: str = ""
+    pinned: bool = False
 
     def describe(self) -> str:
+        if self.status is Status.WAITING and self.error:
+            return f"{self.name}: {self.error}"
         text = f"{self.name}: {self.status}"
         return f"{text} ({self.error})" if self.error else text
 
@@ -62,6 +77,8 @@ class _Loaded:
     module: types.ModuleType
     skills: list[Skill]
     exports: dict[str, Any]
+    sha256: str = ""
+    pinned: bool = False
 
 
 class SkillLoader:
@@ -75,7 +92,10 @@ class SkillLoader:
         mandatory: Iterable[str] = (),
         timeout: float = 5.0,
         host: Any = None,
+        trust: TrustStore | None = None,
     ) -> None:
+        """``trust``: the person's trusted skills (default: the host's state directory;
+        without host or trust, only the shipped skills load)."""
         self.registry = registry
         self.host = host
         self.dirs = [Path(d) for d in dirs]
@@ -83,6 +103,14 @@ class SkillLoader:
         self.timeout = timeout
         self.catalog: dict[str, CatalogEntry] = {}
         self._lock = threading.RLock()
+        config = getattr(host, "config", None)
+        if trust is None and config is not None:
+            trust = TrustStore(Path(config.home))
+        self.trust = trust
+        self.skill_host = for_agent(host) if host is not None else None
+        # Told when a skill waits for the person (the engine's asking, see asking.py).
+        self.on_waiting: Callable[[CatalogEntry], None] | None = None
+        self.asker: SkillAsker | None = SkillAsker(host, self) if host is not None else None
 
     def load_all(self) -> dict[str, CatalogEntry]:
         """Load every skill in dependency order; a broken mandatory skill stops the boot."""
@@ -98,6 +126,8 @@ class SkillLoader:
         for entry in order:
             self._load_into_registry(entry.path, self.catalog[entry.name])
         self._check_mandatory()
+        if self.asker is not None:
+            self.asker.attach()
         return self.catalog
 
     def _check_mandatory(self) -> None:
@@ -128,6 +158,7 @@ class SkillLoader:
                 else:
                     self._set(entry, _status_for(err), err.message)
                 log.warning("skill %s: %s", name, entry.error)
+                self._note_waiting(entry, err)
                 return entry
             self._install(entry, loaded)
             return entry
@@ -140,9 +171,27 @@ class SkillLoader:
         except SkillError as err:
             self._set(entry, _status_for(err), err.message)
             log.error("skill %s %s: %s", entry.name, entry.status, err.message)
+            self._note_waiting(entry, err)
             return
         entry.load_seconds = time.perf_counter() - started
         self._install(entry, loaded)
+
+    def _note_waiting(self, entry: CatalogEntry, err: SkillError) -> None:
+        if err.fields.get("stage") != "trust":
+            return
+        entry.sha256 = str(err.fields.get("sha256", ""))
+        if self.on_waiting is not None:
+            try:
+                self.on_waiting(entry)
+            except Exception:  # asking must never break loading
+                log.exception("asking the person about skill %s failed", entry.name)
+
+    def waiting(self) -> list[CatalogEntry]:
+        """The skills whose current file waits for the person's trust."""
+        return [
+            e for e in self.report()
+            if e.status is Status.WAITING or "waiting for your approval" in (e.error or "")
+        ]
 
     def _install(self, entry: CatalogEntry, loaded: _Loaded) -> None:
         for old in entry.skills:
@@ -152,42 +201,56 @@ class SkillLoader:
             self.registry.add(skill)
         self.registry.set_exports(entry.name, loaded.exports)
         entry.skills = [s.name for s in loaded.skills]
+        entry.sha256, entry.pinned = loaded.sha256, loaded.pinned
         sys.modules[loaded.module.__name__] = loaded.module
         setattr(skills_package, entry.name, loaded.module)
         self._set(entry, Status.READY, None)
 
     def load_module(self, path: Path, name: str) -> _Loaded:
-        source = _read_source(path, name)
+        raw = _read_bytes(path, name)  # read once: what is hashed is what runs
+        digest = sha256_of(raw)
+        pinned = is_pinned(path.name, digest)
+        source = _source(raw, path, name)
         try:
             code = compile(source, str(path), "exec", dont_inherit=True)
-            findings = vetting.vet(source, str(path))
+            findings = [] if pinned else vetting.vet(source, str(path))
         except SyntaxError as err:
             raise SkillError(
                 f"syntax error at line {err.lineno}: {err.msg}", skill=name, stage="syntax"
             ) from None
-        if findings:
+        if not pinned and _is_shipped_place(path):
             raise SkillError(
-                "blocked by the vetting scan: " + "; ".join(map(str, findings)),
+                f"{path.name} changed since it shipped (sha256 {digest[:16]}...): restore it, "
+                "or run `make pin-skills` after changing it on purpose",
                 skill=name,
                 stage="vetting",
             )
+        if findings:
+            raise SkillError("; ".join(map(str, findings)), skill=name, stage="vetting")
+        if not pinned and (self.trust is None or not self.trust.is_trusted(name, digest)):
+            raise SkillError(
+                waiting_text(name, digest), skill=name, stage="trust", sha256=digest
+            )
         module = types.ModuleType(f"passepartout.skills.{name}")
         module.__file__ = str(path)
-        collected = self._run_with_timeout(code, module, name)
+        if not pinned:
+            module.__dict__["__builtins__"] = skill_builtins()
+        host = self.host if pinned else self.skill_host
+        collected = self._run_with_timeout(code, module, name, host)
         prefix = f"{name}_"
         exports = {k: v for k, v in vars(module).items() if k.startswith(prefix)}
         module.__all__ = sorted(exports)  # type: ignore[attr-defined]
-        return _Loaded(module, collected, exports)
+        return _Loaded(module, collected, exports, digest, pinned)
 
     def _run_with_timeout(
-        self, code: types.CodeType, module: types.ModuleType, name: str
+        self, code: types.CodeType, module: types.ModuleType, name: str, host: Any
     ) -> list[Skill]:
         collected: list[Skill] = []
         failure: list[BaseException] = []
 
         def run() -> None:
             _collector.set(collected)
-            _host.set(self.host)
+            _host.set(host)
             try:
                 exec(code, module.__dict__)
             except BaseException as err:  # anything a skill raises is its own failure
@@ -218,13 +281,35 @@ class SkillLoader:
 
 
 def _status_for(err: SkillError) -> Status:
-    return Status.BLOCKED if err.fields.get("stage") == "vetting" else Status.FAILED
+    stage = err.fields.get("stage")
+    return {"vetting": Status.BLOCKED, "trust": Status.WAITING}.get(str(stage), Status.FAILED)
 
 
-def _read_source(path: Path, name: str) -> str:
+def waiting_text(name: str, digest: str) -> str:
+    return (
+        f"waiting for your approval (sha256 {digest[:16]}...): "
+        f"run `passepartout skills trust {name}` or answer in Emacs"
+    )
+
+
+def _is_shipped_place(path: Path) -> bool:
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
+        return path.name in SHIPPED and path.resolve().parent == SHIPPED_SKILLS_DIR
+    except OSError:
+        return False
+
+
+def _read_bytes(path: Path, name: str) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as err:
+        raise SkillError(f"cannot read {path}: {err}", skill=name, stage="read") from None
+
+
+def _source(raw: bytes, path: Path, name: str) -> str:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
         raise SkillError(f"cannot read {path}: {err}", skill=name, stage="read") from None
     if path.suffix == ".org":
         try:
