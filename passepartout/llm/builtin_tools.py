@@ -14,7 +14,6 @@ import contextlib
 import io
 import logging
 import os
-import re
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -31,14 +30,14 @@ READ_LIMIT = 200_000
 GREP_MATCHES = 200
 GREP_FILE_LIMIT = 2_000_000
 SCHEDULE_FILE = "schedule.org"
-_SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv"})
 
 
 def builtin_tools(agent: Any) -> list[Tool]:
     """The built-in tools bound to ``agent`` (its workspace, memory and Emacs)."""
 
     def grep_search(pattern: str, dir: str = ".") -> str:
-        """Search the text files under a directory for a regular expression.
+        """Search the text files under a directory for a regular expression (at most a
+        few seconds and 200 matching lines; secret places are left out).
 
         Args:
             pattern: a Python regular expression (plain text works too)
@@ -63,6 +62,7 @@ def builtin_tools(agent: Any) -> list[Tool]:
 
     def schedule(name: str, timestamp: str, prompt: str) -> str:
         """Schedule a recurring or one-off job as an org heading with a :CRON: drawer.
+        The person is asked (a Flight Plan) before the job first runs.
 
         Args:
             name: the job's heading text
@@ -72,7 +72,14 @@ def builtin_tools(agent: Any) -> list[Tool]:
         memex = Path(agent.config.memex_dir).expanduser()
         scan = list(agent.config.memex_scan_dirs)
         folder = "system" if "system" in scan or not scan else scan[0]
-        return schedule_job(memex / folder / SCHEDULE_FILE, name, timestamp, prompt)
+        jobs = agent.services.get("model-jobs")
+        if jobs is None:
+            from passepartout.security.modeljobs import ModelJobs
+            from passepartout.security.trust import Trust
+
+            jobs = ModelJobs(Trust.in_state(Path(agent.config.home)))
+        return schedule_job(memex / folder / SCHEDULE_FILE, name, timestamp, prompt,
+                            made_by_model=jobs.record)
 
     def eval_python(code: str) -> str:
         """Evaluate Python code inside the agent and return its output and last value.
@@ -115,6 +122,8 @@ def _workspace(agent: Any) -> Path:
 
 
 def _resolve(agent: Any, raw: str) -> Path:
+    if not isinstance(raw, str):
+        raise PipelineError("dir must be a path")
     if "\x00" in raw:
         raise PipelineError("a path may not contain a NUL byte")
     path = Path(os.path.expanduser(raw or "."))
@@ -122,56 +131,48 @@ def _resolve(agent: Any, raw: str) -> Path:
 
 
 def _secret_filter(agent: Any) -> Callable[[Path], bool]:
-    """What the search must not open: the places the security layer keeps secret."""
-    sec = agent.services.get("security")
-    if sec is None:
-        return lambda path: False
-    from passepartout.security.paths import denial
+    """What the search must not open (it is given real paths): the places the security
+    layer keeps secret, or without one the credential list and the agent's own config
+    and state."""
+    from passepartout.security.paths import PathRules, secret_place
 
-    rules = sec.path_rules()
-    return lambda path: denial(str(path), rules, writing=False)[1] is not None
+    sec = agent.services.get("security")
+    if sec is not None:
+        rules = sec.path_rules()
+    else:
+        config = agent.config
+        rules = PathRules.build(secret=[config.config_dir, config.home])
+    return lambda path: secret_place(path, rules) is not None
 
 
 def grep(pattern: str, root: Path, limit: int = GREP_MATCHES,
          skip: Callable[[Path], bool] = lambda path: False) -> str:
     """``path:line: text`` for each line under ``root`` that matches ``pattern``
     (hidden and version-control directories, binary and huge files, and whatever
-    ``skip`` names are left out)."""
-    try:
-        regex = re.compile(pattern)
-    except re.error:
-        regex = re.compile(re.escape(pattern))
-    if not root.is_dir():
-        raise PipelineError(f"no such directory: {root}")
-    found: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith(".")
-                             and not skip(Path(dirpath) / d))
-        for name in sorted(filenames):
-            path = Path(dirpath) / name
-            if skip(path):
-                continue
-            try:
-                if path.stat().st_size > GREP_FILE_LIMIT:
-                    continue
-                data = path.read_bytes()
-            except OSError:
-                continue
-            if b"\x00" in data[:8192]:
-                continue
-            for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
-                if regex.search(line):
-                    found.append(f"{path.relative_to(root)}:{number}: {line.strip()[:300]}")
-                    if len(found) >= limit:
-                        return "\n".join(found) + f"\n[stopped at {limit} matches]"
-    return "\n".join(found) if found else "no matches"
+    ``skip`` names are left out), within the time and output limits of
+    :mod:`passepartout.security.search`."""
+    from passepartout.security.search import Limits, search
+
+    limits = Limits(matches=limit, file_bytes=GREP_FILE_LIMIT)
+    return search(
+        pattern, root, limits=limits,
+        refused=lambda path: f"{path} holds secrets or the agent's state" if skip(path) else None,
+    )
 
 
-def schedule_job(path: Path, name: str, timestamp: str, prompt: str) -> str:
-    """Append a heading with a :CRON: drawer to ``path`` (atomically); returns a summary."""
+def schedule_job(path: Path, name: str, timestamp: str, prompt: str, *,
+                 made_by_model: Callable[[str, str], None] | None = None) -> str:
+    """Append a heading with a :CRON: drawer to ``path`` (atomically); returns a summary.
+
+    The drawer holds only what the typed arguments say (the timestamp, a new id, and
+    ``:ORIGIN: model`` when ``made_by_model`` is given, which then records the job's
+    id and timestamp where the model cannot change them): the name is one line and the
+    prompt is body text, escaped so that nothing in them is a heading, drawer,
+    property or keyword."""
     from passepartout.events.timestamps import parse_timestamp
+    from passepartout.security.orgtext import body, drawer, one_line
 
-    title = " ".join(name.split())
+    title = one_line(name, 200)
     if not title:
         raise PipelineError("a scheduled job needs a name")
     raw = timestamp.strip()
@@ -185,15 +186,20 @@ def schedule_job(path: Path, name: str, timestamp: str, prompt: str) -> str:
             "<2026-05-02 Sat 09:00 +1w>") from None
     if not stamp.active:
         raise PipelineError("a schedule needs an active timestamp <...>, not [...]")
-    body = "\n".join(line for line in prompt.strip().splitlines() if not line.startswith("*"))
     node_id = uuid.uuid4().hex
-    entry = (f"* {title}\n:PROPERTIES:\n:CRON: {stamp.format()}\n:ID: {node_id}\n:END:\n"
-             f"{body}\n")
+    props = {"CRON": stamp.format(), "ID": node_id}
+    if made_by_model is not None:
+        props["ORIGIN"] = "model"
+    text = body(prompt.strip())
+    entry = f"* {title}\n{drawer(props)}" + (f"{text}\n" if text else "")
     old = path.read_text(encoding="utf-8") if path.is_file() else "#+TITLE: Scheduled jobs\n\n"
     if old and not old.endswith("\n"):
         old += "\n"
+    if made_by_model is not None:
+        made_by_model(node_id, stamp.format())  # before the file: no unmarked moment
     atomic_write(path, old + entry)
-    return f"scheduled {title!r} at {stamp.format()} in {path} (id {node_id})"
+    note = " (it asks the person before its first run)" if made_by_model is not None else ""
+    return f"scheduled {title!r} at {stamp.format()} in {path} (id {node_id}){note}"
 
 
 def run_python(code: str) -> str:

@@ -7,17 +7,21 @@ its parent) and ``/proc/self/root`` or ``/proc/<pid>/cwd`` all collapse to the r
 place, and the rules are applied to that.  The protected places hold for a file that
 does not exist yet: creating ``~/.bashrc`` or a hook in ``.git/hooks`` is refused like
 changing one.
+
+A credential place is refused to reading too, and so is its home-relative part
+wherever it appears (``/home/other/.npmrc``, a second ``~`` when ``HOME`` was changed):
+the person's credentials do not move when ``HOME`` does.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from passepartout.errors import PassepartoutError
-from passepartout.security.sensitive import SHELL_RC
+from passepartout.security.sensitive import CREDENTIALS, SHELL_RC
 from passepartout.security.shell import DEFAULT_PROTECTED, DEFAULT_SECRETS
 
 # Kernel views of processes and devices: no file tool reads or writes there.
@@ -36,8 +40,18 @@ class PathRules:
     protected: tuple[Path, ...] = ()
     secret: tuple[Path, ...] = ()
     protected_parts: tuple[tuple[str, ...], ...] = ()
+    secret_parts: tuple[tuple[str, ...], ...] = ()
     protected_names: frozenset[str] = SHELL_RC
     workspace: Path | None = None
+    # Look-up forms of ``secret`` and ``secret_parts``, made once (a tree walk asks a lot).
+    _secret_roots: frozenset[str] = field(init=False, repr=False, compare=False)
+    _secret_index: dict[str, tuple[tuple[str, ...], ...]] = field(
+        init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_secret_roots", frozenset(str(r) for r in self.secret))
+        object.__setattr__(self, "_secret_index", _parts_index(self.secret_parts))
 
     @classmethod
     def build(
@@ -58,8 +72,16 @@ class PathRules:
             protected=_real_roots(absolute),
             secret=_real_roots([p for p in sec if _is_absolute_entry(p)]),
             protected_parts=parts,
+            secret_parts=CREDENTIAL_PARTS if defaults else (),
             workspace=Path(os.path.realpath(workspace)) if workspace else None,
         )
+
+
+# The home-relative part of each credential place (``.config/gcloud``), refused wherever
+# it appears in a path.
+CREDENTIAL_PARTS: tuple[tuple[str, ...], ...] = tuple(
+    dict.fromkeys(tuple(Path(e[2:]).parts) for e in CREDENTIALS if e.startswith("~/"))
+)
 
 
 @dataclass(frozen=True)
@@ -132,9 +154,9 @@ def _judge(path: Path, rules: PathRules, *, writing: bool) -> str | None:
     for root in SYSTEM_ROOTS:
         if _inside(path, root):
             return f"{path} is inside {root}, which file tools do not touch"
-    for root in rules.secret:
-        if _inside(path, root):
-            return f"{path} holds secrets ({root})"
+    reason = secret_place(path, rules)
+    if reason is not None:
+        return reason
     if not writing:
         return None
     if path.name in rules.protected_names:
@@ -146,3 +168,37 @@ def _judge(path: Path, rules: PathRules, *, writing: bool) -> str | None:
         if _inside(path, root):
             return f"{path} is inside a protected place ({root})"
     return None
+
+
+def secret_place(path: Path, rules: PathRules) -> str | None:
+    """Why the real path ``path`` holds secrets no tool reads (``None``: it does not).
+
+    No file system access and a few set look-ups per path component: a tree walk that
+    does not follow symlinks asks it for each entry it meets.
+    """
+    roots = rules._secret_roots
+    text = str(path)
+    while True:
+        if text in roots:
+            return f"{path} holds secrets ({text})"
+        parent = text.rpartition("/")[0] or "/"
+        if parent == text:
+            break
+        text = parent
+    segs = path.parts
+    index = rules._secret_index
+    for i, seg in enumerate(segs):
+        for parts in index.get(seg, ()):
+            if segs[i : i + len(parts)] == parts:
+                return f"{path} holds secrets ({'/'.join(parts)})"
+    return None
+
+
+def _parts_index(
+    entries: tuple[tuple[str, ...], ...],
+) -> dict[str, tuple[tuple[str, ...], ...]]:
+    index: dict[str, list[tuple[str, ...]]] = {}
+    for parts in entries:
+        if parts:
+            index.setdefault(parts[0], []).append(parts)
+    return {first: tuple(found) for first, found in index.items()}
