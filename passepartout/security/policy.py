@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from passepartout.errors import ConfigError
 from passepartout.security.bashparse import parse
+from passepartout.security.shell_words import decode_word
 
 if TYPE_CHECKING:
     from passepartout.security.policytrust import PolicyTrust
@@ -182,8 +183,10 @@ _PLAIN_OPERATORS = frozenset({"&&", "||", ";", "\n", "|"})
 
 def plain_commands(cmd: str) -> tuple[tuple[tuple[str, ...], ...], bool]:
     """The argv of each simple command of ``cmd``, and whether the line is plain: literal
-    words joined by ``&&``, ``||``, ``;`` or ``|``; no redirect, substitution, expansion,
-    assignment, background job or compound command."""
+    words joined by ``&&``, ``||``, ``;`` or ``|``; no redirect, substitution, expansion
+    (brace, glob and tilde included: a word is plain only when the shell analysis's
+    decoder proves it literal, and bashlex reads it the same), assignment, background
+    job or compound command."""
     try:
         trees = parse(cmd)
     except Exception:  # bashlex raises many types, all mean "not understood"
@@ -206,6 +209,8 @@ def plain_commands(cmd: str) -> tuple[tuple[tuple[str, ...], ...], bool]:
                 if getattr(part, "kind", "") != "word" or getattr(part, "parts", None):
                     plain = False
                     continue
+                info = decode_word(cmd[part.pos[0] : part.pos[1]])
+                plain = plain and info.literal and info.value == part.word
                 argv.append(part.word)
             if argv:
                 commands.append(tuple(argv))

@@ -1,9 +1,12 @@
 """Shell policy: decide whether a proposed bash command may run, must be asked, or is refused.
 
 The command is parsed with bashlex and every node is visited; only plain commands whose
-argv[0] is on the allowlist, with literal arguments, joined by ``&&``, ``||``, ``;``,
-newline or ``|``, are allowed. Anything the analysis does not fully understand asks; a
-parse error never allows. Deny beats ask beats allow across all subcommands.
+argv[0] is on the allowlist, whose every word the analysis reduces to exactly the
+argument bash passes (``shell_words``: literal words, a leading ``~``, and simple globs
+for tools whose every option is harmless, expanded here as bash would), with declared
+options only (``shell_allowlist``), joined by ``&&``, ``||``, ``;``, newline or ``|``,
+are allowed. Anything the analysis does not fully understand asks; a parse error never
+allows. Deny beats ask beats allow across all subcommands.
 """
 
 from __future__ import annotations
@@ -18,10 +21,15 @@ from typing import Any, Literal
 
 import bashlex
 
+from passepartout.security import shell_glob
 from passepartout.security import shell_rules as rules
 from passepartout.security.bashparse import parse
+from passepartout.security.git_hardening import repository_risks
 from passepartout.security.sensitive import CREDENTIALS, PROTECTED
+from passepartout.security.shell_allowlist import check_options
+from passepartout.security.shell_git import NETWORK as GIT_NETWORK
 from passepartout.security.shell_words import (
+    WordInfo,
     decode_word,
     has_non_ascii,
     suspicious_characters,
@@ -80,6 +88,9 @@ class _Collector:
         self.reasons: list[str] = []
         self.commands: list[list[str]] = []
         self.network = False
+        start = policy.workspace if policy.workspace is not None else Path.cwd()
+        # Where commands may run: the workspace, and every place a `cd` may have gone.
+        self.cwds: list[str] = [os.path.normpath(os.path.abspath(start))]
 
     def add(self, level: Decision, reason: str, *, network: bool = False) -> None:
         order = {"allow": 0, "ask": 1, "deny": 2}
@@ -238,11 +249,14 @@ def _visit_pipeline(node: Any, col: _Collector) -> None:
 
 def _visit_command(node: Any, col: _Collector, *, piped_into: bool) -> None:
     argv: list[str] = []
-    literal = True
+    exact: list[str] | None = []
     for part in node.parts:
         if part.kind == "word":
-            info_ok = _visit_word(part, col, position=len(argv), argv0=argv[0] if argv else "")
-            literal = literal and info_ok
+            words = _visit_word(part, col, position=len(argv), argv0=argv[0] if argv else "")
+            if words is None or exact is None:
+                exact = None
+            else:
+                exact.extend(words)
             argv.append(part.word)
         elif part.kind == "assignment":
             col.add("ask", f"variable assignment {part.word.split('=', 1)[0]}=...")
@@ -253,8 +267,9 @@ def _visit_command(node: Any, col: _Collector, *, piped_into: bool) -> None:
             _visit(part, col)
     if not argv:
         return
-    col.commands.append(argv)
-    _check_program(argv, col, piped_into=piped_into, literal=literal)
+    known = exact if exact is not None else argv
+    col.commands.append(known)
+    _check_program(known, col, piped_into=piped_into, exact=exact is not None)
 
 
 def _visit_nested(node: Any, col: _Collector) -> None:
@@ -266,8 +281,8 @@ def _visit_nested(node: Any, col: _Collector) -> None:
             col.add("ask", "IFS expansion (changes how words split)")
 
 
-def _visit_word(word: Any, col: _Collector, *, position: int, argv0: str) -> bool:
-    """Check one word; return True when it is literal (its value is exactly its argument)."""
+def _visit_word(word: Any, col: _Collector, *, position: int, argv0: str) -> list[str] | None:
+    """Check one word; return the exact arguments bash makes of it, or None if not known."""
     raw = col.cmd[word.pos[0] : word.pos[1]]
     info = decode_word(raw)
     for part in getattr(word, "parts", []) or []:
@@ -279,21 +294,63 @@ def _visit_word(word: Any, col: _Collector, *, position: int, argv0: str) -> boo
         col.add("ask", "unbalanced quote")
     if info.continuation:
         col.add("ask", "line continuation (backslash-newline)")
+    if info.brace:
+        col.add("ask", f"brace expansion {raw!r} (bash makes several words of it)")
     _visit_nested(word, col)
-    if info.literal and info.value != word.word:
+    if not _same_as_parser(raw, info, word.word):
         col.add("ask", f"the parser and bash may read the word {raw!r} differently")
-        return False
-    if position == 0:
-        if info.glob or info.brace:
-            col.add("ask", f"glob or brace expansion in the command name {raw!r}")
-        if info.tilde:
-            col.add("ask", "tilde in the command name")
-    elif (info.glob or info.brace) and os.path.basename(argv0) not in rules.GLOB_SAFE:
+        return None
+    if position == 0 and info.glob:
+        col.add("ask", f"glob or brace expansion in the command name {raw!r}")
+        return None
+    if position == 0 and info.tilde:
+        col.add("ask", f"tilde in the command name {raw!r}")
+        return None
+    if info.known:
+        _check_secret(col, info.value)
+        return [info.value]
+    if info.glob:
+        return _expand_glob(raw, info, col, argv0)
+    return None
+
+
+def _same_as_parser(raw: str, info: WordInfo, parsed: str) -> bool:
+    """Whether bashlex's value of the word is the decoder's (before ~ is expanded)."""
+    if info.literal:
+        return info.value == parsed
+    if info.known:  # ~ or ~/...: compare the unexpanded text
+        return decode_word(raw, home="~").value == parsed
+    if info.simple_glob:
+        return raw == parsed
+    return True  # not literal: the analysis asks anyway
+
+
+def _expand_glob(raw: str, info: WordInfo, col: _Collector, argv0: str) -> list[str] | None:
+    """The words a simple glob becomes, when the tool and the places make it safe."""
+    tool = os.path.basename(argv0)
+    if not info.simple_glob:
+        col.add("ask", f"glob {raw!r} (only * and ? in a plain last path component are known)")
+        return None
+    if tool not in rules.GLOB_SAFE:
         # A file called "-exec" or "--pre=sh" would become an option of the tool.
-        col.add("ask", f"glob or brace expansion {raw!r} passed to {argv0 or 'a command'}")
-    if info.tilde or info.literal:
-        _check_secret(col, os.path.expanduser(info.value) if info.tilde else info.value)
-    return info.literal
+        col.add("ask", f"glob {raw!r} passed to {tool or 'a command'}")
+        return None
+    if len(col.cwds) > 1:
+        col.add("ask", f"glob {raw!r} after cd (where it expands is not known)")
+        return None
+    cwd = col.cwds[0]
+    for place in col.policy.secret_paths:
+        expanded = os.path.expanduser(place)
+        if shell_glob.may_reach(raw, cwd, expanded):
+            col.add("ask", f"glob {raw!r} could name a secret place ({place})")
+            return None
+    words = shell_glob.expand(raw, cwd)
+    if words is None:
+        col.add("ask", f"glob {raw!r}: what it matches here is not certain")
+        return None
+    for value in words:
+        _check_secret(col, value)
+    return words
 
 
 def _visit_redirect(node: Any, col: _Collector) -> None:
@@ -334,18 +391,16 @@ def _expand_known(raw: str, info: Any) -> str | None:
             text = home + text.split(form, 1)[1].lstrip('"')
             info = decode_word(text)
             break
-    if info.tilde:
-        return os.path.expanduser(info.value)
-    return info.value if info.literal else None
+    return info.value if info.known else None
 
 
 def _is_protected(path: str, entries: tuple[str, ...], col: _Collector) -> bool:
-    workspace = col.policy.workspace
-    if not os.path.isabs(path) and workspace is not None:
-        path = os.path.join(workspace, path)
-    candidates = {os.path.normpath(path)}
-    if os.path.isabs(path):
-        candidates.add(os.path.realpath(path))
+    """Whether ``path`` (relative to any place the command may run in) is an entry or
+    lies inside one."""
+    candidates: set[str] = set()
+    for cwd in col.cwds if not os.path.isabs(path) else ["/"]:
+        full = os.path.normpath(os.path.join(cwd, path))
+        candidates |= {full, os.path.realpath(full)}
     for entry in entries:
         expanded = os.path.expanduser(entry)
         for cand in candidates:
@@ -359,17 +414,18 @@ def _is_protected(path: str, entries: tuple[str, ...], col: _Collector) -> bool:
 
 
 def _check_secret(col: _Collector, value: str) -> None:
-    for candidate in (value, value.split("=", 1)[-1]):
-        if (
-            candidate
-            and ("/" in candidate or candidate.startswith("."))
-            and _is_protected(candidate, col.policy.secret_paths, col)
-        ):
+    """Ask when a word names a secret place: as a path, an option's ``=value`` or an
+    attached short option's value (``-f/path``)."""
+    candidates = {value, value.split("=", 1)[-1]}
+    if value.startswith("-") and not value.startswith("--") and len(value) > 2:
+        candidates.add(value[2:])
+    for candidate in candidates:
+        if candidate and _is_protected(candidate, col.policy.secret_paths, col):
             col.add("ask", f"reads a secret path ({candidate})")
             return
 
 
-def _check_program(argv: list[str], col: _Collector, *, piped_into: bool, literal: bool) -> None:
+def _check_program(argv: list[str], col: _Collector, *, piped_into: bool, exact: bool) -> None:
     name = argv[0]
     base = os.path.basename(name)
     if has_non_ascii(name):
@@ -388,7 +444,7 @@ def _check_program(argv: list[str], col: _Collector, *, piped_into: bool, litera
         flags = [a for a in argv[1:] if a in rules.ONE_LINER_FLAGS]
         what = f"interpreter one-liner {base} {flags[0]}" if flags else f"interpreter {base}"
         col.add("ask", what)
-    if base in rules.NETWORK:
+    if base in rules.NETWORK or (base == "git" and _git_network(argv)):
         col.add("ask", f"network tool {base}", network=True)
     for target in rules.write_targets(argv):
         if _is_protected(os.path.expanduser(target), col.policy.protected_paths, col):
@@ -399,3 +455,30 @@ def _check_program(argv: list[str], col: _Collector, *, piped_into: bool, litera
             col.add(finding.level, finding.reason, network=finding.network)
     if name not in col.policy.allowlist:
         col.add("ask", f"{name} is not on the allowlist")
+        return
+    if not exact:
+        return  # a word is not known: already asked, options cannot be read
+    before = col.level
+    for reason in check_options(argv) or []:
+        col.add("ask", reason)
+    if name == "cd":
+        _follow_cd(argv, col)
+    if name == "git" and before == col.level == "allow":
+        for cwd in col.cwds:
+            for reason in repository_risks(cwd):
+                col.add("ask", reason)
+
+
+def _git_network(argv: list[str]) -> bool:
+    words = [a for a in argv[1:] if not a.startswith("-")]
+    return bool(words) and words[0] in GIT_NETWORK
+
+
+def _follow_cd(argv: list[str], col: _Collector) -> None:
+    """Remember where ``cd`` may take the commands after it (subshell or not)."""
+    operands = [a for a in argv[1:] if a != "--"]
+    target = operands[0] if operands else os.path.expanduser("~")
+    for cwd in list(col.cwds):
+        place = os.path.normpath(os.path.join(cwd, target))
+        if place not in col.cwds:
+            col.cwds.append(place)

@@ -1,8 +1,10 @@
-"""Which programs are risky, and which arguments turn a harmless tool into a risky one.
+"""Which programs are risky, which write where, and which sed scripts only read.
 
-Each check takes a literal argv and returns findings; the analysis in ``shell.py`` combines
-them. GNU tools and git accept any unique prefix of a long option (``--out`` is
-``--output``), so long options are matched by prefix.
+The allowlisted commands' options are declared in ``shell_allowlist``; this module
+names the programs that always ask (shells, wrappers, interpreters, network tools),
+the writers whose targets are checked against the protected places, and the few
+checks of programs off the allowlist. GNU tools accept any unique prefix of a long
+option (``--out`` is ``--output``), so long options are matched by prefix.
 """
 
 from __future__ import annotations
@@ -51,21 +53,11 @@ NETWORK = names(
     nslookup host whois aria2c lynx links w3m openssl http https xh mosh
     """
 )
-GIT_NETWORK = frozenset(
-    {"clone", "fetch", "pull", "push", "ls-remote", "submodule", "send-email", "request-pull"}
-)
-GIT_READ_ONLY = names(
-    """
-    status log diff show rev-parse ls-files ls-tree blame shortlog describe cat-file grep
-    rev-list whatchanged diff-tree diff-files diff-index name-rev merge-base show-ref
-    count-objects version
-    """
-)
 # Tools whose every option is harmless, so a glob that expands to "-something" cannot hurt.
 GLOB_SAFE = names(
     """
-    ls cat wc head tail echo printf grep du stat nl tac rev realpath basename dirname diff
-    cmp comm pwd true false
+    ls cat wc head tail echo grep du stat nl tac rev realpath basename dirname cmp comm
+    pwd true false
     """
 )
 
@@ -106,61 +98,6 @@ def _options(argv: list[str]) -> list[str]:
     """Arguments before ``--`` (where an option can still be recognised)."""
     rest = argv[1:]
     return rest[: rest.index("--")] if "--" in rest else rest
-
-
-def _find(argv: list[str]) -> list[Finding]:
-    risky = names("-exec -execdir -ok -okdir -delete -fprint -fprint0 -fprintf -fls")
-    return [
-        Finding("ask", f"find {a} runs a program, deletes or writes files")
-        for a in argv[1:]
-        if a in risky
-    ]
-
-
-def _rg(argv: list[str]) -> list[Finding]:
-    out: list[Finding] = []
-    for a in _options(argv):
-        name = long_matches(a, ("pre", "search-zip", "hostname-bin"))
-        if name or short_cluster(a, "z", "ABCefgjmMtTErd"):
-            out.append(Finding("ask", f"rg {a} runs a preprocessor or helper program"))
-    return out
-
-
-def _sort(argv: list[str]) -> list[Finding]:
-    out: list[Finding] = []
-    for a in _options(argv):
-        if long_matches(a, ("output", "compress-program")) or short_cluster(a, "o", "ktTS"):
-            out.append(Finding("ask", f"sort {a} writes a file or runs a program"))
-    return out
-
-
-def _date(argv: list[str]) -> list[Finding]:
-    return [
-        Finding("ask", f"date {a} sets the clock")
-        for a in _options(argv)
-        if long_matches(a, ("set",)) or short_cluster(a, "s", "dfrI")
-    ]
-
-
-def _uniq(argv: list[str]) -> list[Finding]:
-    positional, skip = [], False
-    for a in argv[1:]:
-        if skip:
-            skip = False
-        elif a in ("-f", "-s", "-w"):
-            skip = True
-        elif not a.startswith("-") or a == "-":
-            positional.append(a)
-    if len(positional) > 1:
-        return [Finding("ask", "uniq writes its output to its second file argument")]
-    return []
-
-
-def _printf(argv: list[str]) -> list[Finding]:
-    # `printf -v PATH .` assigns a shell variable, which can change what later commands run.
-    if any(a == "-v" or (a.startswith("-v") and len(a) > 2) for a in argv[1:2]):
-        return [Finding("ask", "printf -v assigns a shell variable")]
-    return []
 
 
 def _tar(argv: list[str]) -> list[Finding]:
@@ -240,145 +177,9 @@ def _sed_s(script: str, i: int, *, flags_ok: bool) -> int:
     return j
 
 
-def _sed(argv: list[str]) -> list[Finding]:
-    scripts: list[str] = []
-    positional: list[str] = []
-    args = argv[1:]
-    k = 0
-    while k < len(args):
-        a = args[k]
-        if a == "--":
-            positional.extend(args[k + 1 :])
-            break
-        if long_matches(a, ("in-place",)):
-            return [Finding("ask", f"sed {a} edits files in place")]
-        if long_matches(a, ("file",)) or short_cluster(a, "f", "el"):
-            return [Finding("ask", "sed -f reads a script that was not shown")]
-        if long_matches(a, ("expression",)):
-            if "=" in a:
-                scripts.append(a.split("=", 1)[1])
-            elif k + 1 < len(args):
-                scripts.append(args[k + 1])
-                k += 1
-        elif a.startswith("-") and not a.startswith("--") and len(a) > 1:
-            for pos, ch in enumerate(a[1:], start=1):
-                if ch == "i":
-                    return [Finding("ask", f"sed {a} edits files in place")]
-                if ch in "el":
-                    value = a[pos + 1 :]
-                    if not value and k + 1 < len(args):
-                        value = args[k + 1]
-                        k += 1
-                    if ch == "e":
-                        scripts.append(value)
-                    break
-                if ch not in "nErzsu":
-                    return [Finding("ask", f"sed option {a} is not one the analysis knows")]
-        elif not a.startswith("-"):
-            positional.append(a)
-        k += 1
-    if not scripts and positional:
-        scripts.append(positional[0])
-    for script in scripts:
-        if not sed_script_safe(script):
-            return [
-                Finding(
-                    "ask",
-                    "sed script uses e, w, r or another command beyond "
-                    "s, y, p, d, q (it could run programs or write files)",
-                )
-            ]
-    return []
-
-
-_GIT_GLOBAL_OK = frozenset(
-    {"--no-pager", "-P", "--no-optional-locks", "--literal-pathspecs", "--no-replace-objects"}
-)
-_BRANCH_LIST_OPTS = names(
-    """
-    -a --all -r --remotes -v -vv --verbose --list -l --show-current --no-color --color
-    --column --no-column -i --ignore-case
-    """
-)
-
-
-def _git(argv: list[str]) -> list[Finding]:
-    k = 1
-    while k < len(argv) and argv[k].startswith("-"):
-        a = argv[k]
-        if a not in _GIT_GLOBAL_OK:
-            what = (
-                "can set programs git runs (core.pager, core.sshCommand, ...)"
-                if a.startswith("-c") or a.startswith("--config")
-                else "changes what git runs"
-            )
-            return [Finding("ask", f"git option {a} before the subcommand {what}")]
-        k += 1
-    if k >= len(argv):
-        return []
-    sub, rest = argv[k], argv[k + 1 :]
-    if sub in GIT_NETWORK:
-        return [Finding("ask", f"git {sub} talks to the network", network=True)]
-    opts = rest[: rest.index("--")] if "--" in rest else rest
-    if sub == "branch":
-        listing = "--list" in opts or "-l" in opts
-        if all(
-            o in _BRANCH_LIST_OPTS
-            or o.startswith(("--sort=", "--format="))
-            or (listing and not o.startswith("-"))
-            for o in opts
-        ):
-            return []
-        return [Finding("ask", "git branch with these arguments changes branches")]
-    if sub == "tag":
-        if not opts or (
-            opts[0] in ("-l", "--list")
-            and not any(o in ("-d", "-a", "-s", "-f", "-m") for o in opts)
-        ):
-            return []
-        return [Finding("ask", "git tag with these arguments changes tags")]
-    if sub == "remote" and all(o in ("-v", "--verbose") for o in opts):
-        return []
-    if sub == "stash" and opts[:1] in (["list"], ["show"]):
-        return []
-    if sub not in GIT_READ_ONLY:
-        return [
-            Finding(
-                "ask",
-                f"git {sub} is not a read-only git command (it may write, run hooks or programs)",
-            )
-        ]
-    out = []
-    for a in opts:
-        name = long_matches(
-            a,
-            (
-                "output",
-                "ext-diff",
-                "open-files-in-pager",
-                "upload-pack",
-                "exec",
-                "receive-pack",
-                "textconv",
-                "filters",
-            ),
-        )
-        if name or (sub == "grep" and (a == "-O" or a.startswith("-O"))):
-            out.append(Finding("ask", f"git {sub} {a} writes a file or runs a program"))
-    return out
-
-
-ARG_CHECKS: dict[str, Callable[[list[str]], list[Finding]]] = {
-    "find": _find,
-    "rg": _rg,
-    "sort": _sort,
-    "date": _date,
-    "uniq": _uniq,
-    "tar": _tar,
-    "sed": _sed,
-    "git": _git,
-    "printf": _printf,
-}
+# Checks of programs off the allowlist that a person may add to it (the allowlisted
+# ones declare their options in shell_allowlist).
+ARG_CHECKS: dict[str, Callable[[list[str]], list[Finding]]] = {"tar": _tar}
 
 # Programs that write to a path given as an argument: (name, which arguments are targets).
 WRITERS: dict[str, Literal["all", "last", "of="]] = {
