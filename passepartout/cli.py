@@ -1,4 +1,5 @@
-"""``passepartout``: the command line (``serve``, ``chat``, ``doctor``, ``cost``, ``memory``).
+"""``passepartout``: the command line (``serve``, ``chat``, ``doctor``, ``cost``, ``memory``,
+``policy``, ``grant``).
 
 Subcommands import what they need when they run, so ``serve`` prints its port fast.
 """
@@ -24,6 +25,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "print what the models cost, by session, provider, origin and heading",
     ),
     "memory": ("passepartout.memory.cli", "inspect memory: stats, snapshots, rollback N, verify"),
+    "policy": ("passepartout.security.policy_cli", "show or accept a changed policy.toml"),
+    "grant": ("passepartout.security.grant_cli", "list, add or accept standing grants"),
 }
 
 

@@ -6,7 +6,7 @@ SHIPPED: dict[str, str] = {
     'events.py': '09f73beab332e25d2eff0538d0ad26a5669febbb6a8b9b1c0c785ff8af3ae00f',
     'files.py': '00e92a5564e98123bcbf1b355e8d92e418d09e4b4f8fe17f736799d9bc097182',
     'flightplans.py': 'e76599c485e14843ab1cc3690f7e40e4790a36f4b9a48215349a3c7151ef5e51',
-    'memory.py': 'a3d9e595b452f9b41f43603d013ae810748d0c64169dbf8d32b53d389d7746f1',
+    'memory.py': 'c9e682dec1eba8a15ed38a08173649e5154f456dcb8275cd6287ae203430018f',
     'policy.py': 'fea4ae96ca7ab38dc4b522c93e66a4220436d7345a1ac2f6ae61722f0d59f008',
     'reflexes.org': '3a61ab36c578991725279f4bccc449a76d25cab8e174d3eded3227ab0ed26e42',
     'shell.py': '7788713c8bfd7ceb730f0645ef88e708a246ba895c8db1679e3fa281b399d218',

@@ -11,24 +11,31 @@ rendered file gives back the same nodes.
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from passepartout.fsutil import atomic_write
 from passepartout.memory.nodes import MemoryNode
 from passepartout.memory.orgimport import DERIVED_PREFIX, FILE_PREFIX
+from passepartout.security.orgtext import no_headings, org_escape
 
 if TYPE_CHECKING:
     from passepartout.memory.store import MemoryStore
 
 log = logging.getLogger(__name__)
 
+_PROPERTY_NAME = re.compile(r"[^\s:]+")
+
 
 def render_node(node: MemoryNode, level: int) -> list[str]:
     """The org lines of one heading (without its children)."""
-    head = "*" * level + " " + " ".join(p for p in (node.todo, node.title) if p)
+    # Through orgtext: a title or property holding a line break of any kind must not
+    # add a line (a heading, a drawer) of its own.
+    head = "*" * level + " " + org_escape(" ".join(p for p in (node.todo, node.title) if p),
+                                          "line")
     if node.tags:
-        head += " :" + ":".join(node.tags) + ":"
+        head += " :" + org_escape(":".join(node.tags), "line") + ":"
     lines = [head]
     if node.planning:
         lines += node.planning.split("\n")
@@ -38,10 +45,11 @@ def render_node(node: MemoryNode, level: int) -> list[str]:
         props = {"ID": node.id, **props}
     if props:
         lines.append(":PROPERTIES:")
-        lines += [f":{k}: {v}".rstrip() for k, v in props.items()]
+        lines += [f":{k}: {org_escape(v, 'line')}".rstrip() for k, v in props.items()
+                  if _PROPERTY_NAME.fullmatch(k)]
         lines.append(":END:")
     if node.body:
-        lines += node.body.split("\n")
+        lines += no_headings(node.body).split("\n")
     return lines
 
 

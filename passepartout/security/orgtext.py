@@ -33,6 +33,7 @@ _CONTROL = re.compile("[\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f\ud800-\udfff]")
 _BODY_STRUCTURE = re.compile(
     r"^([ \t]*)(,*(?:\*|#\+|:[^\s:]*:|(?:SCHEDULED|DEADLINE|CLOSED):|%%))", re.MULTILINE
 )
+_HEADING_LINE = re.compile(r"^(?=\*)", re.MULTILINE)
 # Inside a block org itself reads only "*" and "#+" lines (its comma rule).
 _BLOCK_STRUCTURE = re.compile(r"^([ \t]*)(,*(?:\*|#\+))", re.MULTILINE)
 _UNESCAPE = re.compile(r"^([ \t]*),(,*(?:\*|#\+))", re.MULTILINE)
@@ -49,7 +50,7 @@ def org_escape(text: Any, where: Where = "body") -> str:
     """``text`` safe to write into an org file at ``where``.
 
     ``line``: one line (a headline's text, a property value, a list item): every line
-    break becomes a space and runs of white space one space.  ``body``: lines of body
+    break becomes a space.  ``body``: lines of body
     text under a heading: breaks become ``\\n`` and each line that org would read as a
     heading, keyword, drawer, property, planning line or diary sexp gets a leading
     comma.  ``block``: the contents of a ``#+begin_src`` block: breaks become ``\\n``
@@ -57,15 +58,16 @@ def org_escape(text: Any, where: Where = "body") -> str:
     itself remove when reading the block)."""
     flat = _CONTROL.sub(_visible, str(text))
     if where == "line":
-        return " ".join(_BREAK.sub(" ", flat).split())
+        return _BREAK.sub(" ", flat)
     lines = _BREAK.sub("\n", flat)
     pattern = _BLOCK_STRUCTURE if where == "block" else _BODY_STRUCTURE
     return pattern.sub(r"\1,\2", lines)
 
 
 def one_line(text: Any, limit: int = 100) -> str:
-    """``text`` fit for a headline or a property value: one line, bounded."""
-    flat = org_escape(text, "line")
+    """``text`` fit for a headline or a property value: one line, white space runs made
+    one space, bounded."""
+    flat = " ".join(org_escape(text, "line").split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
@@ -73,6 +75,12 @@ def body(text: Any, indent: str = "") -> str:
     """Body lines (no trailing newline) under a heading; nothing in them is structure."""
     escaped = org_escape(str(text).strip("\n"), "body")
     return "\n".join(indent + line if line else line for line in escaped.split("\n"))
+
+
+def no_headings(text: str) -> str:
+    """Org text kept as it is (a person's own body, read from their file and written
+    back), except that a line starting with ``*`` cannot become a heading there."""
+    return _HEADING_LINE.sub(",", text)
 
 
 def escape_block(text: str) -> str:
