@@ -105,6 +105,12 @@ def _prime(lit: ModuleType) -> None:
     log.info("litellm primed in %.1f s", time.perf_counter() - started)
 
 
+def is_local(model: str) -> bool:
+    """Whether ``model`` runs in this process (the ``local`` provider), so nothing sent
+    to it leaves the machine."""
+    return model.split("/", 1)[0] == "local" and "/" in model
+
+
 def provider_of(model: str) -> str:
     """The provider litellm would route ``model`` to (``openai``, ``anthropic``, ...)."""
     if "/" in model:
@@ -244,10 +250,17 @@ class Provider:
 
         from passepartout.security.vault import mask_value
 
+        masked = mask_value(messages)
+        if not is_local(model):
+            # Text of a private subtree never leaves for a remote provider, whichever
+            # tool or path brought it (the in-process local model may see it).
+            from passepartout.security.privateindex import withhold_value
+
+            masked = withhold_value(masked)
         kwargs: dict[str, Any] = {
             "model": model,
             # A secret the person pasted, or one in memory, never leaves for a provider.
-            "messages": mask_value(messages),
+            "messages": masked,
             "timeout": httpx.Timeout(self.read_timeout, connect=self.connect_timeout),
             "max_retries": 0,  # the cascade is ours; the SDK would retry twice with backoff
             # A provider without stream_options etc. still answers.  Per call, not

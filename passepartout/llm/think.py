@@ -13,6 +13,7 @@ import collections
 import datetime as dt
 import logging
 import threading
+from pathlib import Path
 from typing import Any
 
 from passepartout.config import Config
@@ -89,12 +90,15 @@ class ModelLayer:
         self.budgets = Budgets(self.ledger, cfg.budget_usd,
                                lambda: self.agent.services.get("memory"))
         self.failures: collections.deque[str] = collections.deque(maxlen=20)
+        self._privacy_watch = _watch_private_text(cfg)
         self._pending: dict[str, list[Action]] = {}
         self._flushed: dict[str, int] = {}
         self._counts: dict[int, tuple[Message, str, int]] = {}
         self._lock = threading.Lock()
 
     def close(self) -> None:
+        if self._privacy_watch is not None:
+            self._privacy_watch.stop()
         self.sessions.close()
         self.ledger.close()
 
@@ -279,6 +283,23 @@ class ModelLayer:
             self._flushed[key] = len(dropped)
         except Exception as err:  # losing the flush must not lose the turn
             log.warning("could not flush trimmed turns of %s to memory: %s", key, err)
+
+
+def _watch_private_text(config: Config) -> Any:
+    """Scan the memex for private text in the background (a request waits for it at
+    the provider) and follow its changes; the watcher, to stop at close."""
+    from passepartout.security.privacy import DEFAULT_TAG
+    from passepartout.security.privateindex import current
+
+    tag = str(config.extra.get("PASSEPARTOUT_PRIVATE_TAG") or DEFAULT_TAG)
+    memex = Path(config.memex_dir).expanduser()
+    index = current()
+    index.scan_in_background([memex], tag)
+    try:
+        return index.watch([memex], tag)
+    except Exception as err:  # no watcher: changes are learned when files are read
+        log.warning("privacy: cannot watch %s: %s", memex, err)
+        return None
 
 
 def session_of(signal: Signal) -> tuple[str, bool]:

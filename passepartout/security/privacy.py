@@ -1,60 +1,69 @@
-"""Privacy: org subtrees tagged ``@personal`` (configurable) never go to a model.
+"""Privacy: org subtrees tagged ``@personal`` (configurable) never go to a remote model.
 
-:func:`redact_private` removes each heading that carries the tag, with its whole
-subtree, and a whole file whose ``#+FILETAGS:`` carry it.  The context assembly calls
-it on every org text bound for a model.
+Which lines are private is decided by one reader, :mod:`passepartout.security.orgprivacy`
+(checked against org-mode itself).  Tools call :func:`redact_file_text` on what they
+read; every file read that way, and every org file of the memex, teaches the private
+text index (:mod:`passepartout.security.privateindex`), whose filter every request to
+a remote model passes at the provider: a tool's courtesy is not the guarantee.
 """
 
 from __future__ import annotations
 
-import re
+import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
-DEFAULT_TAG = "@personal"
-_HEADING = re.compile(r"^(\*+)\s")
-_TAGS = re.compile(r"\s:([\w@#%:]+):\s*$")
-_FILETAGS = re.compile(r"^#\+FILETAGS:\s*(.*)$", re.IGNORECASE | re.MULTILINE)
-_BLOCK = re.compile(r"^\s*#\+(begin|end)_", re.IGNORECASE)
+from passepartout.security import orgprivacy, privateindex
+from passepartout.security.orgprivacy import DEFAULT_TAG, MARKER
+
+__all__ = [
+    "DEFAULT_TAG",
+    "MARKER",
+    "file_is_private",
+    "heading_tags",
+    "is_private",
+    "node_is_private",
+    "private_tag",
+    "redact_file_text",
+    "redact_private",
+]
 
 
 def heading_tags(line: str) -> set[str]:
     """The tags at the end of an org headline (``* Title :a:b:`` -> ``{"a", "b"}``)."""
-    match = _TAGS.search(line)
-    return {t for t in match.group(1).split(":") if t} if match else set()
+    return set(orgprivacy.heading_tags(line))
 
 
 def file_is_private(org_text: str, tag: str = DEFAULT_TAG) -> bool:
-    for match in _FILETAGS.finditer(org_text):
-        value = match.group(1)
-        if tag in {t for t in re.split(r"[:\s]+", value) if t}:
-            return True
-    return False
+    """Whether the text's ``#+FILETAGS:`` carry ``tag`` (the whole file is private)."""
+    return tag in orgprivacy.filetags(org_text)
 
 
 def redact_private(org_text: str, tag: str = DEFAULT_TAG) -> str:
-    """``org_text`` without the subtrees tagged ``tag`` (nor the file, if it is tagged)."""
-    if tag not in org_text:
-        return org_text
-    if file_is_private(org_text, tag):
-        return ""
-    kept: list[str] = []
-    skip_level: int | None = None
-    in_block = False
-    for line in org_text.splitlines(keepends=True):
-        block = _BLOCK.match(line)
-        if block is not None:
-            in_block = block.group(1).lower() == "begin"
-        heading = None if in_block and block is None else _HEADING.match(line)
-        if heading is not None:
-            level = len(heading.group(1))
-            if skip_level is not None and level <= skip_level:
-                skip_level = None
-            if skip_level is None and tag in heading_tags(line):
-                skip_level = level
-        if skip_level is None:
-            kept.append(line)
-    return "".join(kept)
+    """``org_text`` with each private run of lines replaced by ``[private: withheld]``."""
+    return orgprivacy.redact(org_text, tag)
+
+
+def redact_file_text(path: str | Path, text: str, tag: str = DEFAULT_TAG) -> str:
+    """What a tool that read ``path`` may return of its ``text``.
+
+    Judged on the content, not on the path string: any text that holds ``tag`` is read
+    as org (org's own rules, ``.org``, ``.org_archive`` or a mode line, only widen
+    what the index scans), its private lines are learned by the index (keyed on the
+    real file) and replaced by the marker.
+    """
+    if tag not in text:
+        return text
+    reading = orgprivacy.read_private(text, tag)
+    if not reading.any_private():
+        return text
+    try:
+        source = os.path.realpath(path)
+    except (OSError, ValueError):
+        source = str(path)
+    privateindex.current().add(source, reading.private_text(), tag)
+    return orgprivacy.redact(text, tag)
 
 
 def is_private(tags: set[str] | list[str] | tuple[str, ...], tag: str = DEFAULT_TAG) -> bool:
@@ -69,11 +78,17 @@ def private_tag(services: Mapping[str, Any]) -> str:
 
 
 def node_is_private(store: Any, node_id: str, tag: str = DEFAULT_TAG) -> bool:
-    """Whether a memory node is inside a subtree tagged ``tag`` (its own tags, or any
-    ancestor's: a file's ``#+FILETAGS`` live on the file node)."""
+    """Whether a memory node is private: inside a subtree tagged ``tag`` (its own tags,
+    or any ancestor's: a file's ``#+FILETAGS`` live on the file node), or holding text
+    the private index knows (memory's outline parser may cut a subtree where org does
+    not, e.g. at a ``*``-and-tab line)."""
     node = store.get(node_id)
     if node is None:
         return False
     if is_private(node.tags, tag):
         return True
-    return any(is_private(a.tags, tag) for a in store.ancestors(node_id))
+    if any(is_private(a.tags, tag) for a in store.ancestors(node_id)):
+        return True
+    index = privateindex.current()
+    return index.contains_private(str(node.title)) or index.contains_private(
+        str(getattr(node, "body", "") or ""))
