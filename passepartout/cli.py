@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "memory": ("passepartout.memory.cli", "inspect memory: stats, snapshots, rollback N, verify"),
     "policy": ("passepartout.security.policy_cli", "show or accept a changed policy.toml"),
     "grant": ("passepartout.security.grant_cli", "list, add or accept standing grants"),
+    "skills": ("passepartout.engine.trust_cli", "list the skills; review and trust one"),
 }
 
 

@@ -16,6 +16,7 @@ from passepartout.config import Config
 from passepartout.engine.loader import SHIPPED_SKILLS_DIR
 from passepartout.loop.actions import Action, ApprovalRequest, Thought
 from passepartout.signals import Keyword, Signal
+from passepartout.testing.skilltrust import trust_skills
 
 SECURITY_SKILLS = ("policy.py", "dispatcher.py", "files.py", "shell.py", "flightplans.py")
 SCRIPTED_SKILL = '''
@@ -82,6 +83,7 @@ def make_agent(tmp_path: Path, script: Script, **extra: str) -> tuple[Agent, Cha
     for name in SECURITY_SKILLS:
         shutil.copy(SHIPPED_SKILLS_DIR / name, skills / name)
     (skills / "scripted.py").write_text(SCRIPTED_SKILL)
+    trust_skills(env["PASSEPARTOUT_HOME"], skills / "scripted.py")  # as the person would
     config = Config.from_mapping(env, config_dir=tmp_path / "config")
     agent = Agent(config, think=script, skill_dirs=[skills])
     agent.boot(start_threads=False)

@@ -16,6 +16,7 @@ from passepartout.agent import Agent
 from passepartout.config import Config
 from passepartout.engine.loader import SHIPPED_SKILLS_DIR
 from passepartout.signals import Keyword, Signal
+from passepartout.testing.skilltrust import trust_skills
 
 JOBS = """* Nightly check
 :PROPERTIES:
@@ -153,7 +154,7 @@ def watcher_reflex(signal):
 
 
 if AGENT is not None:
-    AGENT.services["orchestrator"].register_hook(
+    AGENT.register_hook(
         "notify-me", lambda event: watcher_SEEN.append((event.node_id, event.change)))
 defskill("watcher", priority=1, depends_on=DEPENDS_ON, trigger=lambda s: False,
          reflex=watcher_reflex)
@@ -172,6 +173,7 @@ def test_a_hook_node_edited_while_down_fires_once_the_skills_are_loaded(
     (memex / "projects" / "guarded.org").write_text(GUARDED.replace("intact", "whole"))
     (tmp_path / "two" / "skills").mkdir(parents=True)
     (tmp_path / "two" / "skills" / "watcher.py").write_text(WATCHER_SKILL, encoding="utf-8")
+    trust_skills(env["PASSEPARTOUT_HOME"], tmp_path / "two" / "skills")  # as the person would
     second = make_agent(tmp_path / "two", env, "")
     try:
         seen = second.registry.exports("watcher").watcher_SEEN

@@ -14,6 +14,7 @@ import pytest
 from wire_client import ServerProcess, WireClient, start_server
 
 from passepartout.signals import Keyword, Symbol
+from passepartout.testing.skilltrust import trust_skills
 
 HERE = Path(__file__).parent
 CHUNK, DONE = "passepartout--on-chunk", "passepartout--on-done"
@@ -23,8 +24,9 @@ APPROVAL, NOTIFY = "passepartout--on-approval", "passepartout--on-notify"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    srv = start_server(tmp_path_factory.mktemp("chat"),
-                       script=str(HERE / "wire_scripted_server.py"),
+    tmp = tmp_path_factory.mktemp("chat")
+    trust_skills(tmp / "home", HERE / "wire_skills")  # as the person would
+    srv = start_server(tmp, script=str(HERE / "wire_scripted_server.py"),
                        SKILLS_DIR=str(HERE / "wire_skills"))
     yield srv
     assert srv.stop() == 0, srv.log()

@@ -184,6 +184,9 @@ class SkillAsker:
             genuine = store.seal.verify(
                 str(known.get("skill_seal", "")), PLAN_PURPOSE, plan.id, digest
             )
+            forgery = getattr(book, "forgery", None)  # the book's own seal check
+            if callable(forgery) and forgery(plan, known) is not None:
+                genuine = False
             if action is None or action.digest() != digest or not genuine:
                 why = "this skill approval was edited or not written by the agent; not trusted"
                 book.set_ledger(plan.id, state="cancelled")
