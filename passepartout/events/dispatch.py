@@ -71,6 +71,9 @@ class Dispatcher:
         self.events = events
         self.finish = finish
         self.inject = inject
+        # Whether a node lies in a private subtree: its prompt then never goes to a
+        # remote model (the model layer runs it locally or refuses it).
+        self.is_private: Callable[[str], bool] = lambda node_id: False
         self._runs: dict[str, _Run] = {}  # turn id -> run in flight
         self._lock = threading.Lock()
 
@@ -110,12 +113,15 @@ class Dispatcher:
                    file: str | None = None) -> bool:
         """Inject ``prompt`` for ``tier``'s model, tagged with its origin and heading."""
         turn = f"{origin}-{uuid.uuid4().hex[:10]}"
-        signal = Signal(
-            payload={"sensor": Keyword("user-input"), "text": prompt},
-            meta={"source": Keyword(origin), "origin": Keyword(origin), "heading": node_id,
-                  "tier": Keyword(tier.value), "session-id": f"{origin}:{node_id}",
-                  "turn-id": turn},
-        )
+        meta: dict[str, Any] = {
+            "source": Keyword(origin), "origin": Keyword(origin), "heading": node_id,
+            "tier": Keyword(tier.value), "session-id": f"{origin}:{node_id}", "turn-id": turn}
+        if self.is_private(node_id):
+            meta["private"] = True
+            self.events.record(Entry(origin, f"{node_id} is in a private subtree",
+                                     "its prompt goes to the local model only "
+                                     "(PASSEPARTOUT_PRIVATE_JOBS)", "info", node_id, file))
+        signal = Signal(payload={"sensor": Keyword("user-input"), "text": prompt}, meta=meta)
         with self._lock:
             self._runs[turn] = _Run(node_id, origin, [])
         if self.inject is None or not self.inject(signal):

@@ -30,6 +30,7 @@ from passepartout.events.registry import NodeChange, NodeRegistry, diff_nodes
 from passepartout.events.scan import clean_title, is_org_file, org_files, scan_file, scan_text
 from passepartout.events.seen import SeenNodes
 from passepartout.events.watcher import MemexWatcher
+from passepartout.security.privacy import DEFAULT_TAG, org_node_private
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +69,8 @@ class Orchestrator:
         self.reflexes = Reflexes()
         self.dispatcher = Dispatcher(self.reflexes, self.events, self.scheduler.finish, inject)
         self.channel = BackgroundChannel(self.dispatcher)
+        self.private_tag = DEFAULT_TAG
+        self.dispatcher.is_private = self.is_private
         self.classifier: Classifier | None = None
         self.ready = threading.Event()
         self.bootstrap_report: BootstrapReport | None = None
@@ -86,6 +89,14 @@ class Orchestrator:
 
     def job(self, job_id: str) -> Job | None:
         return self.scheduler.job(job_id)
+
+    def is_private(self, node_id: str, tag: str | None = None) -> bool:
+        """Whether the CRON/HOOK node ``node_id`` lies in a private subtree (org's
+        reading of its file on disk, tags inherited and #+FILETAGS)."""
+        node = self.registry.node(node_id)
+        if node is None:
+            return False
+        return org_node_private(node.file, node.text, tag or self.private_tag)
 
     def problems(self) -> list[str]:
         found = [*self.registry.problems(), *self._job_problems.values()]

@@ -115,6 +115,8 @@ class ModelLayer:
         chosen = thought.signal.meta.get("model")  # Emacs's passepartout-model, per turn
         route = models.route(self.config, thought.prompt.tier,
                              preferred=chosen if isinstance(chosen, str) and chosen else None)
+        if self._private_run(thought.signal):
+            route = private_route(self.config, route)
         key, persistent = session_of(thought.signal)
         self._record_input(thought, key, persistent)
         for _ in range(BAD_ARGUMENT_RETRIES + 1):
@@ -164,6 +166,19 @@ class ModelLayer:
         self.sessions.append(key, {"role": "assistant", "content": text},
                              persistent=persistent)
         return Action("chat", text=text, args={"streamed": result.streamed and bool(reply.text)})
+
+    def _private_run(self, signal: Signal) -> bool:
+        """A cron or hook run of a node in a private subtree (marked by the dispatcher,
+        and checked again here with this agent's tag)."""
+        if signal.meta.get("private"):
+            return True
+        if origin_of(signal) not in ("cron", "hook") or not signal.meta.get("heading"):
+            return False
+        orchestrator = self.agent.services.get("orchestrator")
+        check = getattr(orchestrator, "is_private", None)
+        if check is None:
+            return False
+        return bool(check(str(signal.meta["heading"]), private_tag(self.agent.services)))
 
     # -- one call ----------------------------------------------------------------------
 
@@ -283,6 +298,36 @@ class ModelLayer:
             self._flushed[key] = len(dropped)
         except Exception as err:  # losing the flush must not lose the turn
             log.warning("could not flush trimmed turns of %s to memory: %s", key, err)
+
+
+PRIVATE_JOBS = ("refuse", "local")
+
+
+def private_route(config: Config, route: models.Route) -> models.Route:
+    """The models a private job may use: local ones only.
+
+    PASSEPARTOUT_PRIVATE_JOBS=refuse (the default) runs it when its tier's model is the
+    local one and refuses it otherwise; ``local`` runs it on the local model whatever
+    the tier's model is.  A refusal is a clear error, noted in events.org."""
+    from passepartout.errors import ConfigError, PipelineError
+    from passepartout.llm.provider import is_local
+
+    mode = str(config.extra.get("PASSEPARTOUT_PRIVATE_JOBS") or "refuse").strip().lower()
+    if mode not in PRIVATE_JOBS:
+        raise ConfigError(f"PASSEPARTOUT_PRIVATE_JOBS must be refuse or local, not {mode!r}",
+                          variable="PASSEPARTOUT_PRIVATE_JOBS")
+    local = tuple(m for m in route.models if is_local(m))
+    if mode == "refuse" and not is_local(route.primary):
+        raise PipelineError(
+            f"refused: this job is in a private subtree and its model {route.primary} is "
+            "remote (set PASSEPARTOUT_PRIVATE_JOBS=local to run such jobs on the local "
+            "model)")
+    if mode == "local" and not local:
+        if not models.local_installed():
+            raise PipelineError("refused: this job is in a private subtree and the local "
+                                "model is not installed")
+        local = (models.LOCAL_MODEL,)
+    return models.Route(route.tier, local)
 
 
 def _watch_private_text(config: Config) -> Any:

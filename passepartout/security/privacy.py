@@ -92,3 +92,22 @@ def node_is_private(store: Any, node_id: str, tag: str = DEFAULT_TAG) -> bool:
     index = privateindex.current()
     return index.contains_private(str(node.title)) or index.contains_private(
         str(getattr(node, "body", "") or ""))
+
+
+def org_node_private(file: str | Path | None, node_text: str, tag: str = DEFAULT_TAG) -> bool:
+    """Whether the heading whose text (heading line through body) is ``node_text`` lies
+    in a private subtree of ``file`` as it is on disk.  When the file cannot be read or
+    no longer holds that text, the node's own tags and the private index decide."""
+    heading = node_text.split("\n", 1)[0]
+    if file:
+        try:
+            text = Path(file).read_bytes().decode("utf-8", "replace")
+        except (OSError, ValueError):
+            text = ""
+        at = text.find(node_text) if node_text else -1
+        if at >= 0:
+            line = text.count("\n", 0, at)
+            return orgprivacy.read_private(text, tag).private[line]
+    if orgprivacy.read_private(node_text, tag).private[:1] == [True]:
+        return True
+    return privateindex.current().contains_private(heading)
