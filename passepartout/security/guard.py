@@ -6,6 +6,13 @@ touch the machine, and the wiring (audit hook, approver, masking) into the loop.
 gate judges what an action touches (paths, the parsed shell line, the rules); the
 dispatcher gate judges its impact (code evaluation and writes need a person's yes
 unless a rule or grant allows them).
+
+What the policy gate itself decides about paths and secrets: the agent's config and
+state directories (wherever they are configured) and the credential places are
+refused to the file tools; a path outside the workspace and the memex asks; a call
+that carries ``{{secret:NAME}}`` asks, showing the placeholder (never the value),
+unless a rule or grant names that secret for this very command (``secret = "NAME"``,
+see :mod:`passepartout.security.policy`); a name the vault does not hold is refused.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ from passepartout.security.paths import PathRules, denial
 from passepartout.security.policy import Policy, Subject, load_policy, plain_commands
 from passepartout.security.privacy import DEFAULT_TAG
 from passepartout.security.shell import DEFAULT_ALLOWLIST, ShellPolicy, analyze
-from passepartout.security.vault import Vault
+from passepartout.security.vault import Vault, secret_names
 from passepartout.signals import Signal
 
 log = logging.getLogger(__name__)
@@ -54,6 +61,16 @@ class Places:
     @property
     def policy_file(self) -> Path:
         return self.config_dir / "policy.toml"
+
+    @property
+    def state_dir(self) -> Path:
+        """The agent's state (``PASSEPARTOUT_HOME``): memory, sessions, ledger, audit, keys."""
+        return self.home
+
+    def within_reach(self, path: Path) -> bool:
+        """Whether the real path ``path`` is inside the workspace or the memex."""
+        return any(_inside(path, Path(os.path.realpath(root)))
+                   for root in (self.workspace, self.memex_dir))
 
 
 @dataclass
@@ -107,7 +124,7 @@ class Security:
             return cached
         self._derived["paths"] = rules = PathRules.build(
             protected=[*self.protected_places(), *settings.protect],
-            secret=[self.places.config_dir, *settings.secret],
+            secret=[self.places.config_dir, self.places.state_dir, *settings.secret],
             workspace=self.places.workspace,
         )
         return rules
@@ -123,7 +140,8 @@ class Security:
             base,
             allowlist=DEFAULT_ALLOWLIST | frozenset(settings.shell_allow),
             protected_paths=(*base.protected_paths, *own, *settings.protect),
-            secret_paths=(*base.secret_paths, str(self.places.config_dir), *settings.secret),
+            secret_paths=(*base.secret_paths, str(self.places.config_dir),
+                          str(self.places.state_dir), *settings.secret),
             workspace=self.places.workspace,
         )
         return policy
@@ -152,6 +170,14 @@ class Security:
         extra = sorted(set(args) - declared) if tool is not None else []
         if extra:
             return Subject(name, args), Verdict.deny(f"unexpected arguments {extra} for {name}")
+        used = secret_names(args)
+        unknown = [n for n in used if not self.vault.knows(n)]
+        if unknown:
+            held = ", ".join(self.vault.names()) or "none"
+            return Subject(name, args), Verdict.deny(
+                f"there is no secret named {unknown[0]!r} in the vault (declared in the "
+                f"config .env: {held})"
+            )
         if name == "shell":
             cmd = args.get("cmd")
             if not isinstance(cmd, str):
@@ -159,7 +185,8 @@ class Security:
             verdict = analyze(cmd, self.shell_policy())
             plain, simple = plain_commands(cmd)
             commands = tuple(dict.fromkeys([*plain, *(tuple(c) for c in verdict.commands)]))
-            subject = Subject(name, args, commands, simple, cwd=self.places.workspace)
+            subject = Subject(name, args, commands, simple, cwd=self.places.workspace,
+                              secrets=used)
             why = "; ".join(verdict.reasons) or "plain allowlisted commands"
             return subject, Verdict(verdict.decision, why)
         rules = self.path_rules()
@@ -172,7 +199,13 @@ class Security:
             if reason is not None or resolved is None:
                 return Subject(name, args), Verdict.deny(reason or "an unusable path")
             paths.append(resolved.path)
-        subject = Subject(name, args, paths=tuple(paths), cwd=self.places.workspace)
+        subject = Subject(name, args, paths=tuple(paths), cwd=self.places.workspace,
+                          secrets=used)
+        outside = [path for path in paths if not self.places.within_reach(path)]
+        if outside:
+            return subject, Verdict.ask(
+                f"{name} reaches {outside[0]}, outside the workspace and the memex"
+            )
         return subject, Verdict.allow("no built-in check objects")
 
     # -- the two mandatory gates ------------------------------------------------------------
@@ -187,12 +220,23 @@ class Security:
         subject, built_in = self.examine(action)
         if built_in.decision == "deny":
             return built_in
-        match = self.policy().decide(subject)
+        policy = self.policy()
+        match = policy.decide(subject)
         if match is None:
-            return built_in
-        if match.decision == "allow" and built_in.decision == "ask":
-            return Verdict.allow(f"{match.reason()} (instead of asking: {built_in.reason})")
-        return Verdict(match.decision, match.reason())
+            verdict = built_in
+        elif match.decision == "allow" and built_in.decision == "ask":
+            verdict = Verdict.allow(f"{match.reason()} (instead of asking: {built_in.reason})")
+        else:
+            verdict = Verdict(match.decision, match.reason())
+        if verdict.decision == "deny" or not subject.secrets:
+            return verdict
+        # A secret is used with the person's yes, or a grant of it for this very command.
+        ungranted = [n for n in subject.secrets if policy.secret_grant(subject, n) is None]
+        if not ungranted:
+            return verdict
+        shown = ", ".join(f"{{{{secret:{n}}}}}" for n in ungranted)
+        why = f"{action.name} uses {shown}; no grant covers it for this call"
+        return Verdict.ask(f"{why}; {verdict.reason}" if verdict.decision == "ask" else why)
 
     def dispatcher_verdict(self, action: Action, signal: Signal) -> Verdict:
         if action.target != "tool":
@@ -223,6 +267,10 @@ def default_approvals_file(memex_dir: Path, home: Path, override: str | None) ->
         return Path(os.path.expanduser(override))
     system = memex_dir / "system"
     return system / "approvals.org" if system.is_dir() else home / "approvals.org"
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
 
 
 def _mtime(path: Path) -> float:

@@ -15,6 +15,12 @@ Rules live in ``<config_dir>/policy.toml`` (and scoped grants in the approvals f
     [[rule]]
     decision = "ask"
     args = { url = "http://*" } # glob on an argument's value
+    [[rule]]
+    decision = "allow"          # a secret used in exactly this command, without asking
+    tool = "shell"
+    secret = "GITHUB_TOKEN"     # the call carries {{secret:GITHUB_TOKEN}}
+    command = "curl -H *{{secret:GITHUB_TOKEN}}* https://api.github.com/*"
+    host = "api.github.com"     # every URL of the call is on this host (a glob)
 
     [shell]
     allow = ["make"]            # more programs that run without asking
@@ -28,6 +34,15 @@ A rule matches parsed arguments: a shell rule sees each simple command's argv as
 shell would run it, so ``git status; rm -rf ~`` is two commands and an allow rule for
 ``git status`` does not cover it.  An allow rule lifts an "ask" of the built-in checks;
 it never lifts one of their refusals.
+
+A call that carries ``{{secret:NAME}}`` asks unless an allow rule naming that secret
+(``secret = "NAME"``) matches it (:meth:`Policy.secret_grant`).  For a shell line the
+rule needs a ``command``; the line must be plain, and each command that carries the
+placeholder must start with the rule's words, carry the placeholder only within them,
+add no option after them, and name no URL or host-like word (``evil.example``) off the
+hosts the rule's command names (and off ``host``, when given).  For another tool the
+rule matches as usual (``host``: every URL in its arguments).  A rule naming a secret
+matches only calls that use it, so it grants nothing else.
 """
 
 from __future__ import annotations
@@ -35,7 +50,9 @@ from __future__ import annotations
 import fnmatch
 import logging
 import os
+import re
 import tomllib
+import urllib.parse
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -52,7 +69,12 @@ log = logging.getLogger(__name__)
 
 Decision = Literal["allow", "ask", "deny"]
 RANK: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
-_RULE_KEYS = frozenset({"decision", "tool", "command", "path", "scope", "args", "why"})
+_RULE_KEYS = frozenset(
+    {"decision", "tool", "command", "path", "scope", "args", "why", "secret", "host"}
+)
+_SECRET_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_URL = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^\s\"'<>]+")
+_BARE_HOST = re.compile(r"(?i)((?:[a-z0-9_-]+\.)+[a-z0-9_-]+)(?::[^/\s]*)?(?:/\S*)?$")
 
 
 @dataclass(frozen=True)
@@ -66,11 +88,17 @@ class Rule:
     scope: Path | None = None
     args: tuple[tuple[str, str], ...] = ()
     origin: str = ""
+    secret: str | None = None  # the rule matches only calls that use this secret
+    host: str | None = None  # every URL of the call is on a host matching this glob
 
     def describe(self) -> str:
         parts = [f"{self.decision} {self.tool}"]
+        if self.secret:
+            parts.append(f"with {{{{secret:{self.secret}}}}}")
         if self.command:
             parts.append(f"`{' '.join(self.command)}`")
+        if self.host:
+            parts.append(f"on host {self.host}")
         if self.path:
             parts.append(f"path {self.path}")
         if self.scope:
@@ -90,6 +118,7 @@ class Subject:
     simple: bool = True
     paths: tuple[Path, ...] = ()
     cwd: Path | None = None
+    secrets: tuple[str, ...] = ()  # the names of the {{secret:NAME}} the call carries
 
 
 @dataclass(frozen=True)
@@ -139,9 +168,45 @@ class Policy:
         hits = tuple(r for r in allows if _matches(r, subject))
         return Match("allow", hits) if hits else None
 
+    def secret_grant(self, subject: Subject, name: str) -> Rule | None:
+        """The allow rule that lets ``subject`` use the secret ``name`` without asking.
+
+        For a shell line: a plain line, and each command that carries the placeholder
+        matches the rule (its prefix, its host); for another tool: the rule matches.
+        """
+        grants = [r for r in self.rules if r.decision == "allow" and r.secret == name]
+        if not grants or name not in subject.secrets:
+            return None
+        if not subject.commands:
+            return next((r for r in grants if _matches(r, subject)), None)
+        if not subject.simple:
+            return None
+        placeholder = f"{{{{secret:{name}}}}}"
+        carriers = [argv for argv in subject.commands if any(placeholder in w for w in argv)]
+        if not carriers:  # the placeholder is not in a plain word the rules can see
+            return None
+        for rule in grants:
+            if rule.command and all(
+                _only_as_granted(rule, argv, placeholder) and _matches(rule, subject, only=argv)
+                for argv in carriers
+            ):
+                return rule
+        return None
+
+
+def _only_as_granted(rule: Rule, argv: tuple[str, ...], placeholder: str) -> bool:
+    """Past the granted words, no placeholder and no option (``-k``, ``--resolve``)."""
+    rest = argv[len(rule.command):]
+    return not any(placeholder in w or w.startswith("-") for w in rest)
+
 
 def _matches(rule: Rule, subject: Subject, *, only: tuple[str, ...] | None = None) -> bool:
     if not fnmatch.fnmatchcase(subject.tool, rule.tool):
+        return False
+    if rule.secret is not None and rule.secret not in subject.secrets:
+        return False
+    pinned = rule.host is not None or (rule.secret is not None and bool(rule.command))
+    if pinned and not _hosts_match(rule, subject, only):
         return False
     for name, pattern in rule.args:
         if name not in subject.args or not fnmatch.fnmatchcase(str(subject.args[name]), pattern):
@@ -159,6 +224,38 @@ def _matches(rule: Rule, subject: Subject, *, only: tuple[str, ...] | None = Non
         if not places or not all(p == rule.scope or rule.scope in p.parents for p in places):
             return False
     return True
+
+
+def _hosts_match(rule: Rule, subject: Subject, only: tuple[str, ...] | None) -> bool:
+    """The URLs of the call (of ``only``, one command of a shell line) are on the rule's
+    ``host``; and for a rule naming a secret, on the hosts its command names (an extra
+    URL appended after a granted prefix would carry the secret elsewhere)."""
+    if only is not None or subject.commands:
+        argvs = [only] if only is not None else list(subject.commands)
+        hosts = [h for argv in argvs for word in argv[1:] for h in _hosts_in(word, bare=True)]
+    else:
+        hosts = [h for v in subject.args.values() for h in _hosts_in(str(v), bare=False)]
+    if rule.host is not None:
+        pattern = rule.host.lower()
+        if not hosts or not all(fnmatch.fnmatchcase(h, pattern) for h in hosts):
+            return False
+    pinned = {h for word in rule.command for h in _hosts_in(word, bare=False)}
+    pinned = {h for h in pinned if h and not any(c in h for c in "*?[")}
+    return not pinned or all(h in pinned for h in hosts)
+
+
+def _hosts_in(word: str, *, bare: bool) -> list[str]:
+    """The hosts of the URLs in ``word``; with ``bare``, also a word that is itself a
+    host (``evil.example:8080/x``: curl and wget take it for a URL)."""
+    hosts = []
+    for url in _URL.findall(word):
+        try:
+            hosts.append((urllib.parse.urlsplit(url).hostname or "").lower())
+        except ValueError:
+            hosts.append("")  # an unreadable URL matches no host
+    if not hosts and bare and (m := _BARE_HOST.match(word)) is not None:
+        hosts.append(m.group(1).lower())
+    return hosts
 
 
 def _argv_matches(pattern: tuple[str, ...], argv: tuple[str, ...]) -> bool:
@@ -246,6 +343,14 @@ def rule_from_mapping(entry: Mapping[str, Any], origin: str) -> Rule:
     if not isinstance(args, Mapping) or not isinstance(command, list | tuple):
         raise ConfigError(f"{origin}: args must be a table and command a string", origin=origin)
     scope = entry.get("scope")
+    secret = str(entry["secret"]).strip() if entry.get("secret") else None
+    if secret is not None and not _SECRET_NAME.fullmatch(secret):
+        raise ConfigError(f"{origin}: secret must be a variable name, not {secret!r}",
+                          origin=origin)
+    if secret is not None and decision == "allow" and not (command or args or entry.get("host")):
+        raise ConfigError(
+            f"{origin}: a rule that allows a secret needs a command, a host or args to "
+            "say where it may be used", origin=origin)
     return Rule(
         decision=decision,  # type: ignore[arg-type]
         tool=str(entry.get("tool", "*")),
@@ -254,6 +359,8 @@ def rule_from_mapping(entry: Mapping[str, Any], origin: str) -> Rule:
         scope=Path(os.path.realpath(os.path.expanduser(str(scope)))) if scope else None,
         args=tuple(sorted((str(k), str(v)) for k, v in args.items())),
         origin=origin,
+        secret=secret,
+        host=str(entry["host"]).strip().lower() if entry.get("host") else None,
     )
 
 

@@ -1,38 +1,41 @@
 """The vault: secrets by name, injected only at execution, masked everywhere else.
 
-Secrets come from the config directory's ``.env`` (and the process environment): every
-variable whose name looks like a credential (``*_API_KEY``, ``*_TOKEN``, ``*PASSWORD*``
-...) plus the names listed in ``PASSEPARTOUT_SECRETS``; optionally the system keyring
-(``PASSEPARTOUT_KEYRING_SERVICE``) when the ``keyring`` package is installed.
+The secrets a tool may use are the ones the person declared in the config directory's
+``.env``: its variables whose names look like a credential (``*_API_KEY``, ``*_TOKEN``,
+``*PASSWORD*`` ...) or are listed in ``PASSEPARTOUT_SECRETS``; and, when
+``PASSEPARTOUT_KEYRING_SERVICE`` names a service (and the ``keyring`` package is
+installed), the system keyring's entries of that service.  The process environment is
+never a source: the provider's own API key there cannot be asked for by name.  Its
+credential-looking variables (and those ``PASSEPARTOUT_SECRETS`` lists) are only
+*masked*, like the declared secrets.
 
 A model only ever sees a secret's *name*: a tool argument may carry the placeholder
 ``{{secret:NAME}}``, which the tool resolves with :meth:`Vault.inject` right before it
-runs.  Everything that leaves the process (logs, the audit, error and EPC replies,
-requests to a model) goes through :func:`mask`, which replaces a secret's raw, base64
-(standard and URL-safe, at any byte alignment), hex and URL-encoded forms.
+runs (the gates ask the person first, see :mod:`passepartout.security.guard`).
+Everything that leaves the process (logs, the audit, error and EPC replies, requests to
+a model) goes through :func:`mask`, which replaces every form
+:mod:`passepartout.security.secret_forms` knows (any case and separators, reversed,
+rot13, hex and escapes, base64, base32, halves).
 """
 
 from __future__ import annotations
 
-import base64
 import logging
 import re
 import threading
-import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from passepartout.errors import PassepartoutError
+from passepartout.security.secret_forms import SecretMatcher
 
 log = logging.getLogger(__name__)
 
 SECRET_NAME = re.compile(r"(?i)(?:API_?KEY|TOKEN|SECRET|PASSW(?:OR)?D|PASSPHRASE|CREDENTIAL|_AUTH)")
 PLACEHOLDER = re.compile(r"\{\{secret:([A-Za-z_][A-Za-z0-9_]*)\}\}")
 MIN_SECRET_LENGTH = 6  # shorter values would mask ordinary words
-_MIN_FORM_LENGTH = 6
-_LONG_TEXT = 4096
 _VAULT_SETTINGS = frozenset({"PASSEPARTOUT_SECRETS", "PASSEPARTOUT_KEYRING_SERVICE"})
 
 
@@ -40,38 +43,34 @@ class VaultError(PassepartoutError):
     """A secret that is not in the vault, or a vault that cannot be read."""
 
 
-def _b64_cores(raw: bytes) -> list[str]:
-    """The base64 characters that depend on ``raw`` alone, for each of 3 byte alignments."""
-    forms: list[str] = []
-    for offset in range(3):
-        padded = b"\0" * offset + raw
-        skip = {0: 0, 1: 2, 2: 3}[offset]
-        end = (len(padded) * 8) // 6
-        for encode in (base64.b64encode, base64.urlsafe_b64encode):
-            core = encode(padded).decode("ascii")[skip:end]
-            if len(core) >= _MIN_FORM_LENGTH:
-                forms.append(core)
-    return forms
+def secret_names(value: Any) -> tuple[str, ...]:
+    """The names of the ``{{secret:NAME}}`` placeholders in the strings of ``value``."""
+    found: dict[str, None] = {}
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            found.update(dict.fromkeys(PLACEHOLDER.findall(item)))
+        elif isinstance(item, Mapping):
+            stack += [*item.keys(), *item.values()]
+        elif isinstance(item, list | tuple):
+            stack += list(item)
+    return tuple(sorted(found))
 
 
-def encoded_forms(value: str) -> list[str]:
-    """Every form of ``value`` that :meth:`Vault.mask` hides."""
-    raw = value.encode("utf-8")
-    forms = [value, raw.hex(), raw.hex().upper(), *_b64_cores(raw)]
-    quoted = urllib.parse.quote(value, safe="")
-    if quoted != value:
-        forms.append(quoted)
-    return [f for f in forms if len(f) >= _MIN_FORM_LENGTH]
+def _is_secret(name: str, listed: set[str]) -> bool:
+    return name not in _VAULT_SETTINGS and (name in listed or bool(SECRET_NAME.search(name)))
 
 
 @dataclass
 class Vault:
-    """Named secrets and the masks derived from them."""
+    """Named secrets (``secrets``: a tool may use them) and values that are only masked
+    (``masked``: the process environment's credentials)."""
 
     secrets: dict[str, str] = field(default_factory=dict)
     keyring_service: str | None = None
-    _pattern: re.Pattern[str] | None = field(default=None, init=False, repr=False)
-    _owner: dict[str, str] = field(default_factory=dict, init=False, repr=False)
+    masked: dict[str, str] = field(default_factory=dict)
+    _matcher: SecretMatcher = field(default_factory=SecretMatcher, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -81,30 +80,45 @@ class Vault:
     def from_env(
         cls, env: Mapping[str, str], *, extra_names: tuple[str, ...] = ()
     ) -> Vault:
-        """The secrets of ``env``: credential-like names and ``PASSEPARTOUT_SECRETS``."""
+        """A vault whose secrets are the credential-like and listed names of ``env``
+        (a declared set, such as a ``.env`` file's)."""
         listed = {n.strip() for n in env.get("PASSEPARTOUT_SECRETS", "").split(",") if n.strip()}
         listed.update(extra_names)
-        chosen = {
-            name: value
-            for name, value in env.items()
-            if value
-            and name not in _VAULT_SETTINGS
-            and (name in listed or SECRET_NAME.search(name))
-        }
+        chosen = {name: value for name, value in env.items() if value and _is_secret(name, listed)}
         return cls(chosen, keyring_service=env.get("PASSEPARTOUT_KEYRING_SERVICE") or None)
 
     @classmethod
     def from_config_dir(cls, config_dir: Path, environ: Mapping[str, str]) -> Vault:
-        """The vault of a config directory's ``.env`` merged under the process environment."""
+        """The secrets declared in ``config_dir/.env``; ``environ``'s credentials are
+        masked, never resolved (its settings still apply: the keyring service and the
+        names ``PASSEPARTOUT_SECRETS`` lists)."""
         from passepartout.config import read_dotenv
 
-        return cls.from_env({**read_dotenv(Path(config_dir) / ".env"), **environ})
+        declared = read_dotenv(Path(config_dir) / ".env")
+        settings = {**declared, **environ}
+        listed = {
+            n.strip() for n in settings.get("PASSEPARTOUT_SECRETS", "").split(",") if n.strip()
+        }
+        vault = cls.from_env(declared, extra_names=tuple(listed))
+        vault.keyring_service = settings.get("PASSEPARTOUT_KEYRING_SERVICE") or None
+        vault.masked = {
+            name: value for name, value in environ.items()
+            if value and _is_secret(name, listed) and declared.get(name) != value
+        }
+        vault._rebuild()
+        return vault
 
     # -- names and values -------------------------------------------------------------
 
     def names(self) -> list[str]:
+        """The secrets a tool may use (the keyring's are added once looked up)."""
         with self._lock:
             return sorted(self.secrets)
+
+    def knows(self, name: str) -> bool:
+        """Whether ``{{secret:name}}`` may resolve (a keyring is asked only at use)."""
+        with self._lock:
+            return name in self.secrets or self.keyring_service is not None
 
     def add(self, name: str, value: str) -> None:
         with self._lock:
@@ -140,30 +154,20 @@ class Vault:
     # -- masking ------------------------------------------------------------------------
 
     def _rebuild(self) -> None:
-        owner: dict[str, str] = {}
-        for name, value in sorted(self.secrets.items()):
-            if value is None or len(value) < MIN_SECRET_LENGTH:
-                continue
-            for form in encoded_forms(value):
-                owner.setdefault(form, name)
-        pattern = (
-            re.compile("|".join(re.escape(f) for f in sorted(owner, key=len, reverse=True)))
-            if owner
-            else None
-        )
         with self._lock:
-            self._owner, self._pattern = owner, pattern
+            named = [*self.secrets.items(), *self.masked.items()]
+        matcher = SecretMatcher.of(named, min_length=MIN_SECRET_LENGTH)
+        with self._lock:
+            self._matcher = matcher
+
+    @property
+    def masking(self) -> bool:
+        """Whether there is anything to mask."""
+        return bool(self._matcher)
 
     def mask(self, text: str) -> str:
         """``text`` with every known form of every secret replaced by ``[secret:NAME]``."""
-        pattern, owner = self._pattern, self._owner
-        if pattern is None or not text:
-            return text
-        # A long text (a file, a buffer) rarely holds a secret: substring searches say
-        # so in a tenth of the time the alternation takes to scan it (3 ms per MB).
-        if len(text) > _LONG_TEXT and not any(form in text for form in owner):
-            return text
-        return pattern.sub(lambda m: f"[secret:{owner[m.group(0)]}]", text)
+        return self._matcher.mask(text)
 
     def mask_value(self, value: Any) -> Any:
         """:meth:`mask` through a structure (dicts, lists, tuples); other values unchanged."""
@@ -229,7 +233,7 @@ class MaskingFilter(logging.Filter):
 
 
 def _mask_record(record: logging.LogRecord) -> None:
-    if _current._pattern is None:
+    if not _current.masking:
         return
     try:
         message = record.getMessage()
