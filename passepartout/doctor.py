@@ -147,6 +147,13 @@ def check_optional(name: str, module: str, function: str) -> list[Check]:
     return [Check(name, bool(ok), detail, detail if not ok else "")]
 
 
+def check_sandbox() -> list[Check]:
+    """The sandbox every shell command runs in, probed: a failure means nothing is contained."""
+    from passepartout.security.sandbox_probe import probe
+
+    return [Check(f.name, f.ok, f.detail, f.fix) for f in probe()]
+
+
 def check_skills(config: Config) -> list[Check]:
     from passepartout.agent import Agent
 
@@ -188,7 +195,7 @@ def run_checks(config: Config) -> list[Check]:
         lambda: check_dirs(config),
         lambda: check_model(config),
         lambda: check_optional("local model", "passepartout.llm.local", "local_model_available"),
-        lambda: check_optional("sandbox", "passepartout.security.sandbox", "sandbox_check"),
+        check_sandbox,
         lambda: check_skills(config),
     ]
     return [check for group in groups for check in group()]

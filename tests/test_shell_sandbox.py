@@ -11,12 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from passepartout.security.git_hardening import GIT_ENV
 from passepartout.security.sandbox import (
+    MINIMAL_PATH,
     SandboxUnavailable,
     build_argv,
     run_sandboxed,
-    sandbox_check,
 )
+from passepartout.security.sandbox_probe import sandbox_check
 
 
 @pytest.fixture
@@ -153,13 +155,28 @@ def test_background_children_die_with_the_command(ws: Path) -> None:
     assert not (ws / "late").exists()
 
 
-def test_environment_is_clean(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_environment_is_minimal_plus_git_hardening(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PASSEPARTOUT_TEST_SECRET", "s3cret")
-    result = run_sandboxed("env", ws, timeout=10, env={"EXTRA": "yes"})
-    names = {line.split("=", 1)[0] for line in result.stdout.splitlines()}
-    assert "PASSEPARTOUT_TEST_SECRET" not in names
-    assert {"PATH", "HOME", "LANG", "EXTRA"} <= names
-    assert names <= {"PATH", "HOME", "LANG", "EXTRA", "PWD", "SHLVL", "_"}
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-real")
+    monkeypatch.setenv("SSH_AUTH_SOCK", "/run/user/0/ssh")
+    result = run_sandboxed("env -0", ws, timeout=10, env={"EXTRA": "yes"})
+    env = dict(item.split("=", 1) for item in result.stdout.split("\0") if item)
+    assert "s3cret" not in result.stdout and "sk-test" not in result.stdout
+    assert {k: env[k] for k in GIT_ENV} == GIT_ENV
+    assert (env["PATH"], env["LANG"], env["EXTRA"]) == (MINIMAL_PATH, "C.UTF-8", "yes")
+    assert set(env) <= {"PATH", "HOME", "LANG", "EXTRA", "PWD", "SHLVL", "_", *GIT_ENV}
+
+
+@pytest.mark.parametrize(
+    "name", ["OPENAI_API_KEY", "GITHUB_TOKEN", "SSH_AUTH_SOCK", "AWS_PROFILE", "EMACS_SOCKET_NAME",
+             "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR", "GIT_SSH_COMMAND", "GIT_CONFIG_COUNT"]
+)
+def test_credential_and_service_variables_are_refused(ws: Path, name: str) -> None:
+    with pytest.raises(ValueError, match=name):
+        run_sandboxed("touch ran", ws, timeout=10, env={name: "x"})
+    assert not (ws / "ran").exists()
 
 
 @pytest.mark.parametrize("name", ["BASH_ENV", "ENV", "LD_PRELOAD", "BASH_FUNC_ls%%"])

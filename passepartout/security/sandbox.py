@@ -1,26 +1,35 @@
 """Run a shell command inside bubblewrap: workspace writable, everything else read-only.
 
 The command reaches bash as one argv element (``bwrap ... -- timeout N bash -c CMD``), so
-it is never re-quoted. Without bwrap nothing runs: :class:`SandboxUnavailable` says why.
+it is never re-quoted. It runs with no capability (root too), in its own user namespace
+where the machine gives one (and may not make another), without the host's sockets,
+credentials or writable protected places (:mod:`.sandbox_mounts`), with a minimal
+environment plus git's hardening. Without bwrap nothing runs: :class:`SandboxUnavailable`
+says why.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import os
+import re
 import selectors
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from passepartout.errors import PassepartoutError
+from passepartout.security.git_hardening import GIT_ENV
+from passepartout.security.sandbox_find import listening_sockets, other_homes
+from passepartout.security.sandbox_mounts import mount_args
+from passepartout.security.sensitive import CREDENTIALS, PROTECTED
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +37,13 @@ MINIMAL_PATH = "/usr/local/bin:/usr/bin:/bin"
 FIX_HINT = "install bubblewrap (Debian/Ubuntu: sudo apt-get install bubblewrap)"
 # Variables that make bash or the dynamic loader run code before the command itself.
 _FORBIDDEN_ENV = ("BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PROMPT_COMMAND", "PS4")
-_FORBIDDEN_ENV_PREFIXES = ("LD_", "BASH_FUNC_")
+_FORBIDDEN_ENV_PREFIXES = ("LD_", "BASH_FUNC_", "GIT_")
+# Names that carry a credential or lead to a host service: never passed in.
+_CREDENTIAL_ENV = re.compile(
+    r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION|SOCK|DBUS|DISPLAY|RUNTIME_DIR"
+    r"|^EMACS|^SSH_|^GPG|^AWS_|^AZURE_|^GOOGLE_|^KUBE|^DOCKER_|^VAULT_",
+    re.IGNORECASE,
+)
 _KILL_GRACE = 2.0
 
 
@@ -66,16 +81,37 @@ def find_bwrap(bwrap: str | None = None) -> str:
     return found
 
 
-def _mask_args(hidden: Sequence[Path | str]) -> list[str]:
-    """Cover secret paths: an empty tmpfs over a directory, /dev/null over a file."""
-    args: list[str] = []
-    for entry in hidden:
-        path = os.path.realpath(os.path.expanduser(str(entry)))
-        if os.path.isdir(path):
-            args += ["--tmpfs", path]
-        elif os.path.exists(path):
-            args += ["--ro-bind", "/dev/null", path]
-    return args
+@dataclass(frozen=True)
+class Support:
+    """What this machine's bubblewrap can do, found once per binary."""
+
+    bwrap: str
+    version: str
+    userns: bool  # a user namespace of its own for each sandbox
+    no_nested_userns: bool  # and no further one inside it (bubblewrap 0.8+)
+
+
+@functools.cache
+def support(bwrap: str) -> Support:
+    """Try bwrap's user namespace options once; the sandbox uses the strongest that works."""
+    version = _bwrap_version(bwrap)
+    for flags in (["--unshare-user", "--disable-userns"], ["--unshare-user"]):
+        probe = [bwrap, *flags, "--ro-bind", "/", "/", "--cap-drop", "ALL", "--", "true"]
+        try:
+            done = subprocess.run(probe, capture_output=True, timeout=10, env=_clean_env(None))
+        except (OSError, subprocess.SubprocessError):
+            break
+        if done.returncode == 0:
+            return Support(bwrap, version, True, "--disable-userns" in flags)
+    return Support(bwrap, version, False, False)
+
+
+def _bwrap_version(bwrap: str) -> str:
+    try:
+        out = subprocess.run([bwrap, "--version"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return out.stdout.strip().removeprefix("bubblewrap ") or "unknown"
 
 
 def build_argv(
@@ -86,16 +122,41 @@ def build_argv(
     timeout: float,
     allow_network: bool,
     hidden: Sequence[Path | str] = (),
+    protected: Sequence[Path | str] = (),
     status_fd: int | None = None,
+    home: Path | None = None,
+    sockets: Sequence[Path] = (),
+    runtime_dir: str | None = None,
+    userns: Support | None = None,
 ) -> list[str]:
-    """The full argument list; ``cmd`` is a single element, never re-quoted."""
+    """The full argument list; ``cmd`` is a single element, never re-quoted.
+
+    Every credential place of :data:`CREDENTIALS` (in every home directory this process
+    can enter) is hidden and every protected one of :data:`PROTECTED` read-only, with
+    ``hidden`` and ``protected`` added to them.
+    """
     ws = str(workspace)
-    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-    argv += _mask_args(hidden)
-    argv += ["--bind", ws, ws, "--chdir", ws]
+    home = home or Path(os.path.expanduser("~"))
+    theirs = [f"{other}{entry[1:]}" for other in other_homes(home) for entry in CREDENTIALS
+              if entry.startswith("~/")]
+    argv = [bwrap]
+    argv += mount_args(
+        workspace,
+        home=home,
+        hidden=[*CREDENTIALS, *theirs, *hidden],
+        protected=[*PROTECTED, *protected],
+        sockets=sockets,
+        runtime_dir=runtime_dir,
+    )
+    argv += ["--chdir", ws]
+    if userns is None or userns.userns:
+        argv.append("--unshare-user")
+    if userns is None or userns.no_nested_userns:
+        argv.append("--disable-userns")
+    argv += ["--cap-drop", "ALL"]
     argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     if not allow_network:
-        argv.append("--unshare-net")
+        argv.append("--unshare-net")  # also cuts the host's abstract Unix sockets
     argv += ["--die-with-parent", "--new-session"]
     if status_fd is not None:
         argv += ["--json-status-fd", str(status_fd)]
@@ -105,13 +166,18 @@ def build_argv(
 
 
 def _clean_env(env: Mapping[str, str] | None) -> dict[str, str]:
+    """PATH, HOME, LANG, git's hardening and ``env``; nothing of the agent's own."""
     extra = dict(env or {})
     for key in extra:
         if key in _FORBIDDEN_ENV or key.startswith(_FORBIDDEN_ENV_PREFIXES):
             raise ValueError(f"environment variable {key} is not allowed in the sandbox")
+        if _CREDENTIAL_ENV.search(key):
+            raise ValueError(
+                f"environment variable {key} looks like a credential or a host service; "
+                "it is not passed into the sandbox"
+            )
     base = {"PATH": MINIMAL_PATH, "HOME": os.path.expanduser("~"), "LANG": "C.UTF-8"}
-    base.update(extra)
-    return base
+    return {**base, **extra, **GIT_ENV}
 
 
 def run_sandboxed(
@@ -123,32 +189,48 @@ def run_sandboxed(
     env: Mapping[str, str] | None = None,
     output_cap: int = 100_000,
     hidden: Sequence[Path | str] = (),
+    protected: Sequence[Path | str] = (),
     bwrap: str | None = None,
 ) -> RunResult:
-    """Run ``cmd`` with ``bash -c`` in a bubblewrap sandbox rooted at ``workspace``."""
+    """Run ``cmd`` with ``bash -c`` in a bubblewrap sandbox rooted at ``workspace``.
+
+    ``hidden`` and ``protected``: the caller's own places (the agent's config, state and
+    skills) on top of :data:`CREDENTIALS` and :data:`PROTECTED`. A workspace that cannot
+    be confined raises ``ValueError`` (:class:`WorkspaceRefused`); nothing runs.
+    """
     if "\x00" in cmd:
         raise ValueError("the command contains a NUL byte")
     workspace = Path(workspace).resolve()
     if not workspace.is_dir():
         raise ValueError(f"workspace {workspace} is not a directory")
     exe = find_bwrap(bwrap)
+    run_env = _clean_env(env)
     status_r, status_w = os.pipe()
-    argv = build_argv(
-        exe,
-        cmd,
-        workspace,
-        timeout=timeout,
-        allow_network=allow_network,
-        hidden=hidden,
-        status_fd=status_w,
-    )
+    try:
+        argv = build_argv(
+            exe,
+            cmd,
+            workspace,
+            timeout=timeout,
+            allow_network=allow_network,
+            hidden=hidden,
+            protected=protected,
+            status_fd=status_w,
+            sockets=listening_sockets(),
+            runtime_dir=os.environ.get("XDG_RUNTIME_DIR"),
+            userns=support(exe),
+        )
+    except BaseException:
+        os.close(status_r)
+        os.close(status_w)
+        raise
     try:
         proc = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env=_clean_env(env),
+            env=run_env,
             cwd=workspace,
             pass_fds=(status_w,),
             start_new_session=True,
@@ -242,17 +324,3 @@ def _collect(
         except subprocess.TimeoutExpired:
             log.warning("sandboxed process %d did not exit after SIGKILL", proc.pid)
     return bytes(bufs[out_fd]), bytes(bufs[err_fd]), truncated, killed
-
-
-def sandbox_check(bwrap: str | None = None) -> tuple[bool, str]:
-    """For ``passepartout doctor``: can a command run in the sandbox here?"""
-    try:
-        with tempfile.TemporaryDirectory(prefix="passepartout-probe-") as tmp:
-            result = run_sandboxed("true", Path(tmp), timeout=10, bwrap=bwrap)
-    except SandboxUnavailable as exc:
-        return False, exc.message
-    except (OSError, ValueError) as exc:
-        return False, f"the sandbox probe failed: {exc}"
-    if result.exit_code != 0:
-        return False, f"the sandbox probe exited with {result.exit_code}: {result.stderr.strip()}"
-    return True, f"bubblewrap works ({find_bwrap(bwrap)})"

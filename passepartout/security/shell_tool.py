@@ -2,14 +2,17 @@
 
 Deny runs nothing. Ask runs only when the approval function returns exactly ``True`` (an
 exception or any other answer is a refusal). The network is opened only when the request
-that was approved said the command needs it.
+that was approved said the command needs it.  The sandbox hides the policy's secret
+places and the caller's ``hidden`` ones (the agent's config and state), and keeps the
+policy's protected places and the caller's ``protected`` ones (the agent's own files)
+read-only, even inside the workspace; git's hardening is in every command's environment.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -21,18 +24,6 @@ log = logging.getLogger(__name__)
 
 Status = Literal["ran", "denied", "declined", "unavailable", "failed"]
 DEFAULT_TIMEOUT = 60.0
-
-# Settings that stop a repository's own config from running programs during read-only git
-# commands (core.fsmonitor runs on `git status`), and keep pagers out of the way.
-GIT_HARDENING: Mapping[str, str] = {
-    "GIT_PAGER": "cat",
-    "PAGER": "cat",
-    "GIT_TERMINAL_PROMPT": "0",
-    "GIT_CONFIG_COUNT": "1",
-    "GIT_CONFIG_KEY_0": "core.fsmonitor",
-    "GIT_CONFIG_VALUE_0": "false",
-}
-
 
 @dataclass(frozen=True)
 class ShellApprovalRequest:
@@ -78,6 +69,8 @@ def execute_shell(
     env: Mapping[str, str] | None = None,
     output_cap: int = 100_000,
     bwrap: str | None = None,
+    hidden: Sequence[Path | str] = (),
+    protected: Sequence[Path | str] = (),
 ) -> ShellOutcome:
     """Analyse ``cmd``, ask when the policy says so, and run it in the sandbox."""
     if policy.workspace is None:
@@ -110,16 +103,16 @@ def execute_shell(
         if answer is not True:
             return outcome("declined", f"not approved; not run ({why})", asked=True)
         network = verdict.network
-    run_env = {**GIT_HARDENING, **(env or {})}
     try:
         result = run_sandboxed(
             cmd,
             Path(workspace),
             timeout=timeout,
             allow_network=network,
-            env=run_env,
+            env=env,
             output_cap=output_cap,
-            hidden=policy.secret_paths,
+            hidden=(*policy.secret_paths, *hidden),
+            protected=(*policy.protected_paths, *protected),
             bwrap=bwrap,
         )
     except SandboxUnavailable as exc:

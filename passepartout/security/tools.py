@@ -55,6 +55,8 @@ def shell_tool(sec: Security) -> Tool:
             workspace=sec.places.workspace,
             approve=approve,
             timeout=timeout,
+            hidden=(sec.places.config_dir, sec.places.home),
+            protected=(*sec.protected_places(), sec.places.policy_file),
         )
         if not outcome.ran or outcome.result is None:
             raise PipelineError(sec.vault.mask(f"not run: {outcome.message}"))

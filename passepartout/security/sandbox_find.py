@@ -1,0 +1,193 @@
+"""What the sandbox must cover that only a look at the machine finds.
+
+Two searches, both bounded: the git directories under the workspace (their hooks and
+config run programs when the person later uses git there), and the host's listening
+Unix sockets (a socket stays connectable on a read-only mount, so each is covered
+with ``/dev/null``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+MAX_DIRS = 3_000
+MAX_SOCKETS = 1_000
+# Trees that hold packages and caches, never the person's repositories: not searched.
+_NOT_SEARCHED = frozenset(
+    {"node_modules", "__pycache__", ".venv", "site-packages", ".tox", ".mypy_cache",
+     ".ruff_cache", ".pytest_cache", ".cache"}
+)
+# Inside a git directory: what runs programs or says what is trusted.
+GIT_PROTECTED = ("hooks", "config", "config.worktree", "info")
+_UNIX_TABLE = "/proc/net/unix"
+
+
+class WorkspaceTooLarge(Exception):
+    """The search passed its bound: what it did not see cannot be protected."""
+
+
+@dataclass(frozen=True)
+class Found:
+    """The git directories of the workspace, and files matching a relative entry."""
+
+    git_dirs: tuple[Path, ...]
+    named: tuple[Path, ...]
+
+
+@dataclass(frozen=True)
+class _Listing:
+    """One directory as last read: trusted again while its mtime has not moved."""
+
+    mtime_ns: int
+    read_at_ns: int
+    names: frozenset[str]
+    subdirs: tuple[str, ...]
+
+
+_listings: dict[str, _Listing] = {}
+_listings_lock = threading.Lock()
+# A change within the clock's tick keeps the mtime: a listing read that soon after its
+# directory's last change is read again next time (git's "racily clean" rule).
+_RACY_NS = 1_000_000_000
+
+
+def _listing(path: str) -> _Listing | None:
+    try:
+        stat = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return None
+    with _listings_lock:
+        cached = _listings.get(path)
+    if (
+        cached is not None
+        and cached.mtime_ns == stat.st_mtime_ns
+        and cached.read_at_ns - cached.mtime_ns > _RACY_NS
+    ):
+        return cached
+    try:
+        entries = list(os.scandir(path))
+    except OSError:
+        return None
+    listing = _Listing(
+        stat.st_mtime_ns,
+        time.time_ns(),
+        frozenset(e.name for e in entries),
+        tuple(e.name for e in entries if e.is_dir(follow_symlinks=False)),
+    )
+    with _listings_lock:
+        if len(_listings) > 4 * MAX_DIRS:
+            _listings.clear()
+        _listings[path] = listing
+    return listing
+
+
+def find_in_workspace(
+    workspace: Path, names: Iterable[str], skip: Iterable[Path] = ()
+) -> Found:
+    """Git directories (``.git`` and bare repositories) and entries called one of ``names``.
+
+    ``skip``: directories already covered whole (not searched). Raises
+    :class:`WorkspaceTooLarge` past :data:`MAX_DIRS` directories. A directory whose
+    mtime has not changed since the last search is not read again.
+    """
+    wanted = frozenset(names)
+    skipped = {str(p) for p in skip}
+    git_dirs: list[Path] = []
+    named: list[Path] = []
+    stack = [str(workspace)]
+    seen = 0
+    while stack:
+        top = stack.pop()
+        seen += 1
+        if seen > MAX_DIRS:
+            raise WorkspaceTooLarge(
+                f"the workspace {workspace} has more than {MAX_DIRS} directories to search "
+                "for git hooks and configs"
+            )
+        listing = _listing(top)
+        if listing is None:
+            continue
+        if _is_bare_repository(listing.names):
+            git_dirs.append(Path(top))
+            continue
+        named += [Path(top, name) for name in wanted & listing.names]
+        for name in listing.subdirs:
+            path = os.path.join(top, name)
+            if name == ".git":
+                git_dirs += _with_submodules(Path(path))
+            elif name not in _NOT_SEARCHED and path not in skipped:
+                stack.append(path)
+    return Found(tuple(git_dirs), tuple(named))
+
+
+def _is_bare_repository(names: frozenset[str]) -> bool:
+    return {"HEAD", "objects", "refs", "config"} <= names
+
+
+def _with_submodules(git_dir: Path) -> list[Path]:
+    """A ``.git`` directory and the git directories of its submodules (``modules/...``)."""
+    found = [git_dir]
+    stack = [git_dir / "modules"]
+    while stack and len(found) < 200:
+        top = stack.pop()
+        try:
+            entries = [e for e in os.scandir(top) if e.is_dir(follow_symlinks=False)]
+        except OSError:
+            continue
+        for entry in entries:
+            path = Path(entry.path)
+            if (path / "HEAD").exists():
+                found.append(path)
+                stack.append(path / "modules")
+            else:  # a submodule named with slashes: modules/a/b
+                stack.append(path)
+    return found
+
+
+def listening_sockets(table: str = _UNIX_TABLE) -> list[Path]:
+    """Paths of the host's bound Unix sockets (abstract and unnamed ones have none)."""
+    try:
+        with open(table, encoding="utf-8", errors="replace") as handle:
+            lines = handle.read().splitlines()[1:]
+    except OSError as exc:
+        log.warning("cannot read %s (%s): only the socket directories are masked", table, exc)
+        return []
+    paths = list(_socket_paths(lines))
+    if len(paths) > MAX_SOCKETS:
+        log.warning("%d host sockets; masking the first %d", len(paths), MAX_SOCKETS)
+    return paths[:MAX_SOCKETS]
+
+
+def _socket_paths(lines: Iterable[str]) -> Iterator[Path]:
+    seen: set[str] = set()
+    for line in lines:
+        fields = line.split(maxsplit=7)
+        if len(fields) < 8 or not fields[7].startswith("/"):
+            continue
+        path = fields[7]
+        if path not in seen:
+            seen.add(path)
+            yield Path(path)
+
+
+def other_homes(own: Path, limit: int = 64) -> list[Path]:
+    """The other users' home directories this process can enter (their credentials too)."""
+    found: list[Path] = []
+    candidates = [Path("/root")]
+    with contextlib.suppress(OSError):
+        candidates += sorted(Path("/home").iterdir())
+    for home in candidates:
+        if len(found) >= limit:
+            break
+        if home != own and home.is_dir() and os.access(home, os.X_OK):
+            found.append(home)
+    return found

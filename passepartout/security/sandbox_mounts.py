@@ -1,0 +1,298 @@
+"""What a sandboxed command sees: bubblewrap's mounts, in the order that makes them hold.
+
+bubblewrap applies its mounts in argument order, each over the ones before, so the
+layers are, in order:
+
+1. the host read-only, a fresh ``/dev``, ``/proc`` (its ``sys`` read-only: root owns
+   those files and would write them even with no capability), ``/tmp`` empty, and the
+   socket directories that hold the workspace (``/run`` when the workspace is there);
+2. the workspace, writable;
+3. *splits*: a directory inside the workspace where a protected or secret place does
+   not exist yet is made read-only and its existing entries bound back writable, so
+   the missing place cannot be created (the home directory as workspace: no new
+   top-level file, everything below stays writable);
+4. protected places read-only (shell start-up files, every git directory's hooks and
+   config, the agent's own places), even inside the workspace;
+5. credential places and socket directories hidden: an empty read-only tmpfs over a
+   directory, ``/dev/null`` over a file;
+6. every listening host Unix socket still visible covered by ``/dev/null`` (a socket
+   stays connectable on a read-only mount).
+
+Nothing the workspace bind exposes can uncover a later layer.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from passepartout.security.sandbox_find import (
+    GIT_PROTECTED,
+    WorkspaceTooLarge,
+    find_in_workspace,
+)
+
+log = logging.getLogger(__name__)
+
+# Where host services put their sockets; hidden whole (``/tmp`` is a fresh tmpfs).
+SOCKET_DIRS = ("/run", "/var/run")
+# /proc entries root could write with no capability (sysctls, the SysRq trigger).
+_PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger")
+_MAX_SPLIT_ENTRIES = 1_000
+# Created empty inside a git directory when missing (an empty one changes nothing).
+_GIT_PLACEHOLDER_DIRS = frozenset({"hooks", "info"})
+_GIT_PLACEHOLDER_FILES = frozenset({"config"})
+_GIT_PLACEHOLDERS = _GIT_PLACEHOLDER_DIRS | _GIT_PLACEHOLDER_FILES
+
+
+class WorkspaceRefused(ValueError):
+    """The workspace cannot be confined (the root directory, or inside a hidden place)."""
+
+
+@dataclass(frozen=True)
+class Layers:
+    """The places of each layer, absolute, as the host names them."""
+
+    splits: tuple[str, ...]
+    protected: tuple[str, ...]
+    hidden: tuple[str, ...]
+    socket_dirs: tuple[str, ...]
+    sockets: tuple[str, ...]
+
+
+def mount_args(
+    workspace: Path,
+    *,
+    home: Path,
+    hidden: Sequence[Path | str] = (),
+    protected: Sequence[Path | str] = (),
+    sockets: Sequence[Path | str] = (),
+    runtime_dir: str | None = None,
+) -> list[str]:
+    """bubblewrap's mount arguments for ``workspace`` (resolved), in layer order."""
+    ws = str(workspace)
+    socket_dirs = _socket_dirs(runtime_dir)
+    around_ws = [d for d in socket_dirs if _inside(ws, d)]
+    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    for entry in _PROC_READ_ONLY:
+        args += ["--ro-bind-try", entry, entry]
+    args += ["--tmpfs", "/tmp"]
+    for directory in around_ws:
+        args += ["--tmpfs", directory]
+    args += _resolver_args(around_ws)
+    args += ["--bind", ws, ws]
+    layers = plan_layers(
+        ws,
+        home=str(home),
+        hidden=hidden,
+        protected=protected,
+        socket_dirs=[d for d in socket_dirs if d not in around_ws],
+        sockets=sockets,
+        masked=["/tmp", *around_ws],
+    )
+    for split in layers.splits:
+        args += _split_args(split, skip={*layers.protected, *layers.hidden})
+    for path in layers.protected:
+        args += ["--ro-bind", path, path]
+    for path in layers.hidden:
+        if os.path.isdir(path):
+            args += ["--tmpfs", path, "--remount-ro", path]
+        else:
+            args += ["--ro-bind", "/dev/null", path]
+    for directory in layers.socket_dirs:
+        args += ["--tmpfs", directory]
+    args += _resolver_args(layers.socket_dirs)
+    for path in layers.sockets:
+        args += ["--ro-bind", "/dev/null", path]
+    return args
+
+
+def plan_layers(
+    ws: str,
+    *,
+    home: str,
+    hidden: Iterable[Path | str],
+    protected: Iterable[Path | str],
+    socket_dirs: Sequence[str] = (),
+    sockets: Iterable[Path | str] = (),
+    masked: Sequence[str] = (),
+) -> Layers:
+    """Which places each layer covers; see the module's docstring for the order."""
+    if ws == "/":
+        raise WorkspaceRefused("the root directory cannot be the workspace")
+    hidden_places = _places(hidden, home)
+    protected_places = _places(protected, home)
+    for place in hidden_places:
+        if _inside(ws, place) and os.path.exists(place):
+            raise WorkspaceRefused(f"the workspace {ws} lies inside the hidden place {place}")
+    try:
+        protected_places += _relative_places(ws, protected, skip=hidden_places)
+    except WorkspaceTooLarge as exc:
+        log.warning("%s: the whole workspace is read-only", exc)
+        protected_places.append(ws)
+
+    def seen(path: str) -> bool:  # visible in the sandbox before the masks
+        return _inside(path, ws) or not any(_inside(path, m) for m in masked)
+
+    hide = _outermost(
+        os.path.realpath(p) for p in hidden_places if os.path.lexists(p) and seen(p)
+    )
+    keep = [
+        p
+        for p in _outermost(
+            os.path.realpath(p)
+            for p in protected_places
+            if (_inside(p, ws) or _inside(ws, p)) and os.path.lexists(p)
+        )
+        if not any(_inside(p, h) for h in hide)
+    ]
+    covered = [*keep, *hide]
+    splits = _outermost_first(
+        {
+            parent
+            for place in (*hidden_places, *protected_places)
+            if (parent := _needs_split(place, ws, covered)) is not None
+        }
+    )
+    dirs = [d for d in socket_dirs if seen(d) and not any(_inside(d, h) for h in hide)]
+    open_sockets = [
+        str(s)
+        for s in sockets
+        if seen(str(s)) and not any(_inside(str(s), c) for c in (*hide, *dirs))
+        and os.path.exists(s)
+    ]
+    return Layers(tuple(splits), tuple(keep), tuple(hide), tuple(dirs), tuple(open_sockets))
+
+
+def _needs_split(place: str, ws: str, covered: Sequence[str]) -> str | None:
+    """The directory to split so ``place`` cannot be made, or None when nothing can.
+
+    A missing place, or a symlink (its link is replaced, not its target), inside the
+    writable workspace: its nearest existing directory becomes read-only at its level.
+    """
+    if place == ws or not _inside(place, ws):
+        return None
+    if os.path.lexists(place) and not os.path.islink(place):
+        return None
+    parent = os.path.dirname(place)
+    while not os.path.isdir(parent) and _inside(parent, ws):
+        parent = os.path.dirname(parent)
+    if not _inside(parent, ws) or any(_inside(parent, c) for c in covered):
+        return None
+    return parent
+
+
+def _split_args(directory: str, skip: set[str]) -> list[str]:
+    """``directory`` read-only, its existing entries (but links) bound back writable."""
+    try:
+        entries = [e for e in os.scandir(directory) if not e.is_symlink()]
+    except OSError as exc:
+        log.warning("cannot list %s (%s); it stays read-only", directory, exc)
+        entries = []
+    args = ["--ro-bind", directory, directory]
+    if len(entries) > _MAX_SPLIT_ENTRIES:
+        log.warning("%s has %d entries; it stays read-only", directory, len(entries))
+        return args
+    for entry in entries:
+        if entry.path not in skip and (entry.is_dir() or entry.is_file()):
+            args += ["--bind", entry.path, entry.path]
+    return args
+
+
+def _relative_places(ws: str, entries: Iterable[Path | str], skip: Sequence[str]) -> list[str]:
+    """Relative entries (``.git/hooks``, ``.gitmodules``) wherever they are in ``ws``.
+
+    Missing hooks, info or config of a git directory are made empty (the same to git as
+    missing), so they can be mounted read-only and not be created from inside. Raises
+    :class:`WorkspaceTooLarge` when the workspace is too large to search.
+    """
+    relative = [Path(str(e)).parts for e in entries if _relative(e)]
+    if not relative:
+        return []
+    firsts = {r[0] for r in relative if r[0] != ".git"}
+    found = find_in_workspace(Path(ws), firsts, skip=[Path(p) for p in skip])
+    inside_git = {r[1] for r in relative if r[0] == ".git" and len(r) > 1}
+    places: list[str] = []
+    for git_dir in found.git_dirs:
+        for name in sorted({*GIT_PROTECTED, *inside_git}):
+            place = git_dir / name
+            _placeholder(place)
+            # A missing config.worktree is read only if the (protected) config says so.
+            if os.path.lexists(place) or name in _GIT_PLACEHOLDERS:
+                places.append(str(place))
+    for match in found.named:
+        places += [os.path.join(match.parent, *r) for r in relative if r[0] == match.name]
+    return places
+
+
+def _placeholder(path: Path) -> None:
+    if os.path.lexists(path):
+        return
+    try:
+        if path.name in _GIT_PLACEHOLDER_DIRS:
+            path.mkdir()
+        elif path.name in _GIT_PLACEHOLDER_FILES:
+            path.touch()
+    except OSError as exc:  # then the git directory is split instead
+        log.warning("cannot create %s (%s)", path, exc)
+
+
+def _socket_dirs(runtime_dir: str | None) -> list[str]:
+    dirs = [d for d in SOCKET_DIRS if os.path.isdir(d) and not os.path.islink(d)]
+    if runtime_dir and os.path.isabs(runtime_dir) and os.path.isdir(runtime_dir):
+        real = os.path.realpath(runtime_dir)
+        if not any(_inside(real, d) for d in ("/tmp", *dirs)):
+            dirs.append(real)
+    return dirs
+
+
+def _resolver_args(socket_dirs: Sequence[str]) -> list[str]:
+    """``/etc/resolv.conf`` often lives under ``/run``: bound back so DNS still works."""
+    resolv = os.path.realpath("/etc/resolv.conf")
+    if any(_inside(resolv, d) for d in socket_dirs) and os.path.isfile(resolv):
+        return ["--ro-bind", resolv, resolv]
+    return []
+
+
+def _relative(entry: Path | str) -> bool:
+    return not str(entry).startswith(("/", "~"))
+
+
+def _places(entries: Iterable[Path | str], home: str) -> list[str]:
+    """Absolute, ``~`` expanded, parents resolved, the last component kept as named."""
+    places = []
+    parents: dict[str, str] = {}
+    for entry in entries:
+        text = str(entry)
+        if _relative(text):
+            continue
+        if text == "~" or text.startswith("~/"):
+            text = home + text[1:]
+        parent, name = os.path.split(text.rstrip("/") or "/")
+        if name in (".", ".."):  # the parent's realpath resolves the others
+            parent, name = os.path.split(os.path.normpath(text))
+        real = parents.get(parent)
+        if real is None:
+            real = parents[parent] = os.path.realpath(parent)
+        places.append(f"{real.rstrip('/')}/{name}" if name else real)
+    return places
+
+
+def _inside(path: str, top: str) -> bool:
+    return path == top or path.startswith(top.rstrip("/") + "/")
+
+
+def _outermost(paths: Iterable[str]) -> list[str]:
+    """Sorted shallow first, without the paths that lie inside another."""
+    kept: list[str] = []
+    for path in _outermost_first(set(paths)):
+        if not any(_inside(path, k) for k in kept):
+            kept.append(path)
+    return kept
+
+
+def _outermost_first(paths: Iterable[str]) -> list[str]:
+    return sorted(paths, key=lambda p: (p.count("/"), p))
