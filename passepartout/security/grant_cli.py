@@ -25,6 +25,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add.add_argument("--command", help="shell: the words the command starts with")
     add.add_argument("--path", help="a glob on the file's path or name")
     add.add_argument("--scope", help="a directory the file or working directory is inside")
+    add.add_argument("--secret", help="the {{secret:NAME}} this command may use unasked")
+    add.add_argument("--host", help="a glob every URL of the call must be on")
     sub.add_parser("accept", help="review the grants written by hand and seal them")
 
 

@@ -1,6 +1,6 @@
 """Standing grants: the children of ``* Grants`` in the approvals file, each a policy
 rule in its properties (``:DECISION:``, ``:TOOL:``, ``:COMMAND:``, ``:PATH:``,
-``:SCOPE:``), sealed by the agent when the person gave it.
+``:SCOPE:``, ``:SECRET:``, ``:HOST:``), sealed by the agent when the person gave it.
 
 A grant counts only with a valid ``:SEAL:`` (a MAC over its rule, made with the key only
 the agent process reads): one appended by anything else (a tool, a command in the
@@ -24,7 +24,7 @@ from passepartout.security.policy import Rule, rule_from_mapping
 from passepartout.security.seal import Seal
 
 PURPOSE = "grant"
-KEYS = ("decision", "tool", "command", "path", "scope")
+KEYS = ("decision", "tool", "command", "path", "scope", "secret", "host")
 _PROPERTY = re.compile(r"^\s*:([A-Za-z0-9_-]+):\s*(.*?)\s*$")
 _HEADING = re.compile(r"^\*\s+(.*?)\s*$")
 
@@ -118,6 +118,10 @@ def entry_lines(rule: Rule, title: str, seal: Seal) -> list[str]:
         props["PATH"] = rule.path
     if rule.scope:
         props["SCOPE"] = str(rule.scope)
+    if rule.secret:
+        props["SECRET"] = rule.secret
+    if rule.host:
+        props["HOST"] = rule.host
     props["SEAL"] = seal.sign(PURPOSE, canonical({k.lower(): v for k, v in props.items()}))
     return [f"** {one_line(title)}", *drawer(props, "   ").rstrip("\n").splitlines()]
 
