@@ -152,6 +152,9 @@ def peripheral_sections(
             seen.update(s.id for s in shown)
             lines = "\n".join(_headline(s, level) for s in shown)
             sections.append(Section("siblings", "Beside it:\n" + lines, RANK_SIBLINGS))
+    elif focus is not None and _focus_private(focus, private_tag):
+        sections.append(Section("focus", "The person is at a private heading (not shown).",
+                                RANK_FOCUS))
     elif focus is not None:
         where = f" (in {focus.file})" if focus.file else ""
         text = f"The heading the person is at{where}: {focus.heading or focus.id or ''}"
@@ -171,6 +174,20 @@ def peripheral_sections(
             sections.append(Section("related", "Related notes:\n" + "\n".join(found),
                                     RANK_RELATED))
     return sections
+
+
+def _focus_private(focus: Focus, tag: str) -> bool:
+    """A heading Emacs reported without an id that memory knows: checked against its
+    file with the org reader, and its titles against the private index."""
+    from passepartout.security.privacy import heading_private_in_file
+    from passepartout.security.privateindex import current
+
+    outline = tuple(part for part in (focus.outline or "").split(" / ") if part)
+    index = current()
+    if any(index.contains_private(t) for t in (focus.heading or "", *outline) if t):
+        return True
+    return bool(focus.file) and heading_private_in_file(
+        str(focus.file), focus.heading, outline, tag)
 
 
 _STOPWORDS = frozenset({

@@ -232,8 +232,10 @@ def read_private(text: str, tag: str = DEFAULT_TAG) -> Reading:
 MARKER = "[private: withheld]"
 
 
-def redact(text: str, tag: str = DEFAULT_TAG, marker: str = MARKER) -> str:
-    """``text`` with each run of private lines replaced by one ``marker`` line."""
+def redact(text: str, tag: str = DEFAULT_TAG, marker: str = MARKER, *,
+           per_line: bool = False) -> str:
+    """``text`` with each run of private lines replaced by one ``marker`` line (with
+    ``per_line``, each private line by one, so line numbers stay)."""
     if tag not in text:
         return text
     reading = read_private(text, tag)
@@ -243,7 +245,7 @@ def redact(text: str, tag: str = DEFAULT_TAG, marker: str = MARKER) -> str:
     for line, hidden in zip(reading.lines, reading.private, strict=True):
         if not hidden:
             kept.append(line)
-        elif not kept or kept[-1] != marker:
+        elif per_line or not kept or kept[-1] != marker:
             kept.append(marker)
     return "\n".join(kept)
 

@@ -45,7 +45,8 @@ def redact_private(org_text: str, tag: str = DEFAULT_TAG) -> str:
     return orgprivacy.redact(org_text, tag)
 
 
-def redact_file_text(path: str | Path, text: str, tag: str = DEFAULT_TAG) -> str:
+def redact_file_text(path: str | Path, text: str, tag: str = DEFAULT_TAG, *,
+                     per_line: bool = False) -> str:
     """What a tool that read ``path`` may return of its ``text``.
 
     Judged on the content, not on the path string: any text that holds ``tag`` is read
@@ -63,7 +64,7 @@ def redact_file_text(path: str | Path, text: str, tag: str = DEFAULT_TAG) -> str
     except (OSError, ValueError):
         source = str(path)
     privateindex.current().add(source, reading.private_text(), tag)
-    return orgprivacy.redact(text, tag)
+    return orgprivacy.redact(text, tag, per_line=per_line)
 
 
 def is_private(tags: set[str] | list[str] | tuple[str, ...], tag: str = DEFAULT_TAG) -> bool:
@@ -111,3 +112,27 @@ def org_node_private(file: str | Path | None, node_text: str, tag: str = DEFAULT
     if orgprivacy.read_private(node_text, tag).private[:1] == [True]:
         return True
     return privateindex.current().contains_private(heading)
+
+
+def heading_private_in_file(file: str | Path, heading: str | None,
+                            outline: tuple[str, ...] = (), tag: str = DEFAULT_TAG) -> bool:
+    """Whether a heading Emacs reported by title (and outline path) lies in a private
+    subtree of ``file``: any heading of that title, or of an ancestor's title, that
+    org reads as private.  A file that cannot be read counts as private."""
+    from passepartout.events.scan import clean_title, todo_keywords
+
+    try:
+        text = Path(file).read_bytes().decode("utf-8", "replace")
+    except (OSError, ValueError):
+        return True
+    if tag not in text:
+        return False
+    reading = orgprivacy.read_private(text, tag)
+    wanted = {t.strip() for t in (heading or "", *outline) if t and t.strip()}
+    keywords = todo_keywords(text)
+    for line, hidden in zip(reading.lines, reading.private, strict=True):
+        if hidden and orgprivacy.heading_level(line):
+            title = clean_title(line[orgprivacy.heading_level(line) + 1:], keywords)
+            if title in wanted:
+                return True
+    return False
