@@ -236,7 +236,17 @@ class SkillLoader:
         if not pinned:
             module.__dict__["__builtins__"] = skill_builtins()
         host = self.host if pinned else self.skill_host
-        collected = self._run_with_timeout(code, module, name, host)
+        # While it runs the module is importable by its name (dataclasses looks it up).
+        previous = sys.modules.get(module.__name__)
+        sys.modules[module.__name__] = module
+        try:
+            collected = self._run_with_timeout(code, module, name, host)
+        except SkillError:
+            if previous is not None:
+                sys.modules[module.__name__] = previous
+            else:
+                sys.modules.pop(module.__name__, None)
+            raise
         prefix = f"{name}_"
         exports = {k: v for k, v in vars(module).items() if k.startswith(prefix)}
         module.__all__ = sorted(exports)  # type: ignore[attr-defined]

@@ -181,7 +181,8 @@ class _Scanner(ast.NodeVisitor):
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
             if alias.name == API_MODULE:
-                self.flag(node, f"import {API_MODULE} with 'from {API_MODULE} import ...'")
+                self.flag(node, f"import {API_MODULE} is not allowed: "
+                                f"use 'from {API_MODULE} import name'")
             elif alias.name not in ALLOWED_MODULES:
                 self.flag(node, f"import of {alias.name} is not allowed")
             elif alias.asname:
@@ -271,8 +272,8 @@ class _Scanner(ast.NodeVisitor):
         elif _FRAME_ATTR.match(attr) or attr in DENIED_ATTRS:
             self.flag(node, f"access to .{attr} is not allowed")
         elif attr in ("format", "format_map") and not _constant_format(node.value):
-            self.flag(node, f".{attr} of a text that is not a constant without fields "
-                            "reaching attributes is not allowed")
+            self.flag(node, f"str.{attr} with a field that reaches attributes or items "
+                            "(or on a text that is not a constant) is not allowed")
         chain = _chain(node)
         if chain and chain[0] in self.modules:
             self._check_module_chain(node, chain)
