@@ -30,9 +30,13 @@ _CONTROL = re.compile("[\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f\ud800-\udfff]")
 # property line (":NAME:", ":END:", ":KEY: value"), a planning line right after a
 # heading, or a "%%(" diary sexp (which the agenda evaluates).  Leading commas count,
 # as in org's own escaping, so that escaping is undone by removing one comma.
+# Indentation here is any white space but \n: org counts only spaces and tabs, but
+# Python readers (orgparse's property lines) skip a no-break space too.
 _BODY_STRUCTURE = re.compile(
-    r"^([ \t]*)(,*(?:\*|#\+|:[^\s:]*:|(?:SCHEDULED|DEADLINE|CLOSED):|%%))", re.MULTILINE
+    r"^([^\S\n]*)(,*(?:\*|#\+|:[^\s:]*:|(?:SCHEDULED|DEADLINE|CLOSED):|%%))", re.MULTILINE
 )
+# orgparse ends a drawer at ":END:" anywhere in a line (org only at a line of its own).
+_DRAWER_WORD = re.compile(r":(END|PROPERTIES):", re.IGNORECASE)
 _HEADING_LINE = re.compile(r"^(?=\*)", re.MULTILINE)
 # Inside a block org itself reads only "*" and "#+" lines (its comma rule).
 _BLOCK_STRUCTURE = re.compile(r"^([ \t]*)(,*(?:\*|#\+))", re.MULTILINE)
@@ -125,5 +129,6 @@ def drawer(properties: dict[str, str], indent: str = "") -> str:
 
 
 def property_value(value: Any) -> str:
-    """A property value as :func:`drawer` writes it (and a reader gets it back)."""
-    return one_line(value, 400)
+    """A property value as :func:`drawer` writes it (and a reader gets it back): one
+    line, bounded, and no ``:END:`` in it that a looser reader would end the drawer at."""
+    return _DRAWER_WORD.sub(r": \1:", one_line(value, 400))
