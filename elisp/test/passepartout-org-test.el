@@ -41,7 +41,7 @@ def orgtest_gate(event):
     return Verdict.allow(\"clean\")
 
 
-AGENT.services[\"orchestrator\"].register_hook(\"check-me\", orgtest_gate, kind=\"gate\")
+AGENT.register_hook(\"check-me\", orgtest_gate, \"gate\")
 "
   "A skill that registers a gate for the hook check-me.")
 

@@ -89,6 +89,19 @@ Return (PROCESS . BASE-URL)."
         "LITELLM_LOCAL_MODEL_COST_MAP=True"
         "HEARTBEAT_INTERVAL=3600"))
 
+(defun passepartout-test-trust-skills (home)
+  "Trust the skills in SKILLS_DIR in the state directory HOME, as the person would.
+A skill outside the shipped set loads only once its exact content is trusted."
+  (let ((skills (getenv "SKILLS_DIR"))
+        (default-directory passepartout-test-root))
+    (when skills
+      (unless (zerop (call-process
+                      passepartout-test-python nil nil nil "-c"
+                      (concat "import sys; from passepartout.testing.skilltrust import "
+                              "trust_skills; trust_skills(sys.argv[1], sys.argv[2])")
+                      home skills))
+        (error "Could not trust the test skills in %s" skills)))))
+
 (defvar passepartout-test--shared-running nil
   "Non-nil while the running server is the shared one of the chat tests.")
 
@@ -111,6 +124,7 @@ BODY receives the state directory.  The server is stopped afterwards."
           (passepartout-test--server-environment directory (cdr fake)))
          (passepartout-chat-buffer-name "*passepartout-test*"))
     (make-directory (expand-file-name "config" directory) t)
+    (passepartout-test-trust-skills (expand-file-name "home" directory))
     (unwind-protect
         (progn
           (passepartout-test--start-server)
