@@ -1,6 +1,16 @@
-"""What a skill author imports: one place for the names a skill needs."""
+"""What a skill imports: the one module of the ``passepartout`` package a person's skill
+may use (besides the standard-library modules the vetting allows, see
+:mod:`passepartout.engine.vetting`).
+
+``defskill`` declares a skill; ``Prompt``, ``Action``, ``Verdict`` and ``Signal`` are
+what its trigger, prompt, reflex and gate take and return; ``make_tool``/``tool`` turn
+a typed function into a tool (every call of it passes the gates).  ``host()`` gives a
+person's skill a :class:`SkillHost` (status, the catalog, the tool names, hooks and
+reflexes of the memex), never the agent itself; the shipped skills get the agent.
+"""
 
 from passepartout.engine import defskill, host, require
+from passepartout.engine.skillhost import SkillHost
 from passepartout.loop import Action, ApprovalRequest, Prompt, Thought, Verdict
 from passepartout.signals import Keyword, Signal
 from passepartout.tools import Tool, make_tool, tool
@@ -11,6 +21,7 @@ __all__ = [
     "Keyword",
     "Prompt",
     "Signal",
+    "SkillHost",
     "Thought",
     "Tool",
     "Verdict",

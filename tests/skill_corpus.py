@@ -109,6 +109,10 @@ BYPASSES: dict[str, tuple[str, str]] = {
         "from passepartout.api import Verdict\nVerdict.deny = Verdict.allow\n",
         "line 2: setting attributes of Verdict is not allowed",
     ),
+    "monkeypatch_through_a_list": (
+        "from passepartout.api import Verdict\n[Verdict][0].deny = Verdict.allow\n",
+        "line 2: setting attributes of a computed object is not allowed",
+    ),
     "sys_modules": (
         "import sys\nsys.modules['os'].system('touch {marker}')\n",
         "line 1: import of sys is not allowed",

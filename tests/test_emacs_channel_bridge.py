@@ -24,6 +24,7 @@ from passepartout.context import Focus as ContextFocus
 from passepartout.emacs import BridgeServer
 from passepartout.engine.loader import SHIPPED_SKILLS_DIR
 from passepartout.signals import Keyword, Signal
+from passepartout.testing.skilltrust import trust_skills
 
 TOKEN = "in-process-token"
 
@@ -37,6 +38,7 @@ def skill_dir(tmp_path: Path) -> Path:
         (folder / name).write_text((SHIPPED_SKILLS_DIR / name).read_text())
     wirechat = Path(__file__).parent / "wire_skills" / "wirechat.py"
     (folder / "wirechat.py").write_text(wirechat.read_text())
+    trust_skills(tmp_path / "home", folder / "wirechat.py")  # as the person would
     return folder
 
 

@@ -278,10 +278,11 @@ class _Scanner(ast.NodeVisitor):
         if chain and chain[0] in self.modules:
             self._check_module_chain(node, chain)
         root = _root_name(node)
-        if not isinstance(node.ctx, ast.Load) and root is not None and (
-            root in self.modules or root in self.imported or root in _BUILTIN_NAMES
-        ):
-            self.flag(node, f"setting attributes of {root} is not allowed")
+        if not isinstance(node.ctx, ast.Load):
+            if root is None:
+                self.flag(node, "setting attributes of a computed object is not allowed")
+            elif root in self.modules or root in self.imported or root in _BUILTIN_NAMES:
+                self.flag(node, f"setting attributes of {root} is not allowed")
         self.generic_visit(node)
 
     def _check_module_chain(self, node: ast.Attribute, chain: list[str]) -> None:
