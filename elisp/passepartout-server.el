@@ -15,9 +15,11 @@
 
 ;;; Commentary:
 
-;; The server's life: `passepartout-start' runs the Python server with a
-;; fresh token in PASSEPARTOUT_TOKEN, reads its port from the first line
-;; of stdout, connects and says `hello' with the token; `passepartout-stop'
+;; The server's life: `passepartout-start' runs the Python server, writes
+;; a fresh token as the first line of its stdin (never in its environment,
+;; which /proc/PID/environ keeps readable for the process's life), reads
+;; its port from the first line of stdout, connects and says `hello' with
+;; the token; `passepartout-stop'
 ;; closes its stdin (it saves and exits) and `passepartout-restart' does
 ;; both.  The server's stderr goes to the *passepartout-log* buffer; a
 ;; server that fails to start gives a warning with the command, the
@@ -185,9 +187,10 @@ Return at once; the handshake completes in the background and
   "Launch the server process with a fresh token."
   (passepartout--cleanup)
   (let* ((token (passepartout--random-token))
+         ;; A stale PASSEPARTOUT_TOKEN (the old hand-over) would win over stdin: unset.
          (process-environment
-          (append (list (concat "PASSEPARTOUT_TOKEN=" token))
-                  passepartout-server-environment process-environment))
+          (append '("PASSEPARTOUT_TOKEN") passepartout-server-environment
+                  process-environment))
          (default-directory (file-name-as-directory
                              (expand-file-name (or passepartout-server-directory
                                                    (passepartout--source-root)
@@ -214,6 +217,8 @@ Return at once; the handshake completes in the background and
        (passepartout--fail (format "The server could not be started: %s"
                                    (error-message-string err)))))
     (when passepartout--process
+      ;; The token goes on stdin: a server that already died says why in its sentinel.
+      (ignore-errors (process-send-string passepartout--process (concat token "\n")))
       (set-process-query-on-exit-flag passepartout--process nil)
       (process-put passepartout--process 'passepartout-stderr stderr)
       (setq passepartout--start-timer

@@ -7,6 +7,10 @@ client list and the handler's life cycle; the handler's protocol parts are repla
   (`` 0x1f``, ``+0001``), has no maximum and raises a traceback on a short body;
   :meth:`Connection.handle` checks 6 hex digits, caps the frame size (64 KiB before the
   token, 8 MiB after) and gives a body 30 s to arrive, then closes the connection;
+- admission: ``ThreadingMixIn`` gives every connection a thread, token or not; here a
+  connection waits for its token under :mod:`passepartout.admission` (at most 16 at
+  once, each for a few seconds, whatever it sent), and its writer thread starts only
+  once it has presented the token;
 - dispatch: its ``_handle`` runs any registered function with no token check and sends
   ``repr(err)`` back; here only the table in :mod:`passepartout.bridge` answers, after
   ``hello``, and errors are ``(KIND MESSAGE)``;
@@ -28,6 +32,7 @@ client list and the handler's life cycle; the handler's protocol parts are repla
 from __future__ import annotations
 
 import contextlib
+import functools
 import hmac
 import itertools
 import logging
@@ -41,6 +46,7 @@ from typing import Any
 from epc.handler import EPCHandler
 from epc.server import EPCServer
 
+from passepartout.admission import Admission
 from passepartout.bridge import METHODS, Bridge, Method, Refusal
 from passepartout.channels.emacs import CALLBACKS
 from passepartout.errors import PassepartoutError, ProtocolError
@@ -120,12 +126,14 @@ class Connection(EPCHandler):
         self._write_lock = threading.Lock()
         self._uids = itertools.count(1)
         self._outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-        self._writer = threading.Thread(target=self._drain, name="epc-writer", daemon=True)
-        self._writer.start()
+        self._writer: threading.Thread | None = None  # started with the token: one thread
+        if not self.server.admission.attach(self.request, self.close):
+            self.close()  # turned away before this thread began
 
     def finish(self) -> None:
         self._closed.set()
         self._outbox.put(None)
+        self.server.admission.left(self.request)
         self.server.bridge.channel.peer_closed(self)
         with contextlib.suppress(OSError):  # the peer may already be gone
             super().finish()
@@ -190,7 +198,12 @@ class Connection(EPCHandler):
             try:
                 data = self._read_frame()
             except _FrameError as err:
-                log.warning("closing an Emacs connection: %s", err)
+                if self.closed:  # closed here on purpose (admission, stop): a short read
+                    return
+                if self.authenticated:
+                    log.warning("closing an Emacs connection: %s", err)
+                else:
+                    self.server.admission.refused(f"a bad frame: {err}", self.client_address)
                 self._error(None, "protocol-error", str(err), tag="epc-error")
                 return
             except (OSError, ValueError):
@@ -293,7 +306,7 @@ class Connection(EPCHandler):
             self._error(uid, "bad-arguments", "hello takes the token and a client plist")
             return True
         if not hmac.compare_digest(args[0].encode("utf-8"), self.server.token):
-            log.warning("refused an Emacs connection from %s: wrong token", self.client_address)
+            self.server.admission.refused("a wrong token", self.client_address)
             self._error(uid, "unauthorized", "wrong token")
             return False
         try:
@@ -306,6 +319,10 @@ class Connection(EPCHandler):
             self._approval_timeout = float(timeout)
         if not self.authenticated:
             self.authenticated = True
+            self.server.admission.passed(self.request)
+            self._writer = threading.Thread(target=self._drain, name="epc-writer",
+                                            daemon=True)
+            self._writer.start()
             self.server.bridge.channel.peer_opened(self)
             log.info("Emacs connected (%s)", client.get("emacs-version", "unknown version"))
         self._reply(uid, self.server.bridge.hello_info())
@@ -328,15 +345,20 @@ class Connection(EPCHandler):
 
 
 class BridgeServer(socketserver.ThreadingMixIn, EPCServer):
-    """An EPC server on 127.0.0.1, one thread per Emacs connection."""
+    """An EPC server on 127.0.0.1, one thread per Emacs connection.
+
+    ``admission`` bounds the connections still waiting for their token; servers on
+    several sockets share one, so that its cap is for them all."""
 
     daemon_threads = True
     block_on_close = False
 
     def __init__(self, bridge: Bridge, token: str, *,
-                 listener: socket.socket | None = None) -> None:
+                 listener: socket.socket | None = None,
+                 admission: Admission | None = None) -> None:
         self.bridge = bridge
         self.token = token.encode("utf-8")
+        self.admission = admission or Admission()
         # python-epc gives its logger a stream handler of its own: route it through ours.
         epc_logger = logging.getLogger("epc")
         epc_logger.handlers.clear()
@@ -352,6 +374,18 @@ class BridgeServer(socketserver.ThreadingMixIn, EPCServer):
     def port(self) -> int:
         return int(self.server_address[1])
 
+    def process_request(self, request: Any, client_address: Any) -> None:
+        # On the accepting thread, before the connection's thread exists: over the cap,
+        # the oldest waiting connection is closed, so waiting threads stay bounded.
+        if not self.admission.admit(request, functools.partial(_shut, request)):
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.admission.left(request)  # no thread will say so
+            raise
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         log.exception("error on the connection from %s", client_address)
 
@@ -364,6 +398,12 @@ class BridgeServer(socketserver.ThreadingMixIn, EPCServer):
         for conn in self.connections():
             conn.close()
         self.server_close()
+        self.admission.flush()
+
+
+def _shut(sock: socket.socket) -> None:
+    """End a socket's reads and writes; its own thread sees the end and closes it."""
+    sock.shutdown(socket.SHUT_RDWR)
 
 
 __all__ = ["BridgeServer", "Connection", "Refusal", "decode", "encode", "frame", "read_payload"]

@@ -1,5 +1,7 @@
 """``passepartout serve``: the EPC server that Emacs starts.
 
+Emacs writes a fresh token as the first line of stdin (:mod:`passepartout.servetoken`;
+``--token-file`` for a start by hand); every connection must present it.
 The port is the first and only line on stdout, printed before anything slow: the agent
 (skills, memory) boots after it on a thread, and the model layer that the chat skill
 installs imports litellm (seconds) in the background after that.  Logs go to stderr and
@@ -21,10 +23,13 @@ import stat
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from passepartout.admission import Admission
 from passepartout.config import Config
 from passepartout.errors import ConfigError, PassepartoutError
+from passepartout.servetoken import TokenError, receive_token
 
 if TYPE_CHECKING:
     from passepartout.bridge import Bridge
@@ -32,21 +37,20 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-TOKEN_VARIABLE = "PASSEPARTOUT_TOKEN"
 BOOT_JOIN_TIMEOUT = 10.0
 SHUTDOWN_TIMEOUT = 20.0
 
 
-def run_server(config: Config, *, think: Think | None = None) -> int:
+def run_server(config: Config, *, think: Think | None = None,
+               token_file: Path | None = None) -> int:
     """Serve Emacs until told to stop; the exit status (0 after a clean stop)."""
     started = time.perf_counter()
     setup_logging(config)
-    # Taken out of the environment so that no tool's subprocess inherits it.
-    token = os.environ.pop(TOKEN_VARIABLE, "")
-    if not token:
-        print(f"passepartout serve: {TOKEN_VARIABLE} is not set. Emacs sets it to a fresh "
-              "random token when it starts the server (M-x passepartout-start); the "
-              "server does not run without one.", file=sys.stderr, flush=True)
+    try:
+        admission = Admission.from_settings(config.extra)
+        token = receive_token(token_file, os.environ)
+    except (TokenError, ConfigError) as err:
+        print(f"passepartout serve: {err.message}", file=sys.stderr, flush=True)
         return 2
     stop = threading.Event()
     _on_stop_request(stop)
@@ -65,7 +69,7 @@ def run_server(config: Config, *, think: Think | None = None) -> int:
     from passepartout.emacs import BridgeServer
 
     bridge = Bridge(config)
-    server = BridgeServer(bridge, token, listener=listener)
+    server = BridgeServer(bridge, token, listener=listener, admission=admission)
     log.info("serving on 127.0.0.1:%d (port line after %.0f ms)", port, port_ms)
     threading.Thread(target=server.serve_forever, name="epc-accept", daemon=True).start()
     booter = threading.Thread(target=boot_agent, args=(config, bridge, think),
@@ -110,7 +114,9 @@ def listen() -> socket.socket:
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
         listener.bind(("127.0.0.1", 0))
-        listener.listen(16)
+        # A burst of connections waits in the kernel (no thread, no 1 s SYN retry) for
+        # the accepting thread, which closes what is over the admission's cap.
+        listener.listen(512)
     except OSError:
         listener.close()
         raise
@@ -190,7 +196,10 @@ def _wait_stdin_end(stop: threading.Event) -> None:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``passepartout serve`` takes no options: Emacs passes the token in the environment."""
+    """Emacs writes the token on stdin; by hand, a file can hold it instead."""
+    parser.add_argument("--token-file", type=Path, metavar="FILE",
+                        help="read the token from FILE (mode 600, yours), then delete it; "
+                             "without it, the token is the first line of stdin")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -199,12 +208,14 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as err:
         print(f"passepartout serve: {err.message}", file=sys.stderr, flush=True)
         return 2
-    exit_process(run_server(config))
+    exit_process(run_server(config, token_file=getattr(args, "token_file", None)))
     return 0  # not reached
 
 
-def main() -> int:
-    return run(argparse.Namespace())
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="passepartout serve")
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
 
 
 if __name__ == "__main__":

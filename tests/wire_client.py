@@ -159,7 +159,8 @@ class ServerProcess:
         return self.stderr_path.read_text(encoding="utf-8", errors="replace")
 
 
-def server_env(tmp: Path, token: str | None, **extra: str) -> dict[str, str]:
+def server_env(tmp: Path, token: str | None = None, **extra: str) -> dict[str, str]:
+    """The server's environment; ``token`` goes in the old variable only when given."""
     env = {k: v for k, v in os.environ.items()
            if k not in _SCRUBBED and not k.startswith("PASSEPARTOUT_")}
     env.update(PASSEPARTOUT_HOME=str(tmp / "home"), PASSEPARTOUT_CONFIG_DIR=str(tmp / "config"),
@@ -172,16 +173,22 @@ def server_env(tmp: Path, token: str | None, **extra: str) -> dict[str, str]:
 
 
 def start_server(tmp: Path, *, script: str | None = None, token: str | None = None,
-                 **extra: str) -> ServerProcess:
-    """Start ``python -m passepartout.serve`` (or a script) and read its port line."""
+                 handover: str = "stdin", **extra: str) -> ServerProcess:
+    """Start ``python -m passepartout.serve`` (or a script), hand it the token as Emacs
+    does (first line of stdin; ``handover="environment"``: the old variable) and read
+    its port line."""
     token = token or secrets.token_hex(16)
     (tmp / "config").mkdir(parents=True, exist_ok=True)
     stderr_path = tmp / "server.stderr"
     command = [PYTHON, script] if script else [PYTHON, "-m", "passepartout.serve"]
-    proc = subprocess.Popen(command, cwd=ROOT, env=server_env(tmp, token, **extra),
+    env = server_env(tmp, token if handover == "environment" else None, **extra)
+    proc = subprocess.Popen(command, cwd=ROOT, env=env,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=stderr_path.open("wb"))
-    assert proc.stdout is not None
+    assert proc.stdout is not None and proc.stdin is not None
+    if handover == "stdin":
+        proc.stdin.write(token.encode() + b"\n")
+        proc.stdin.flush()
     line = proc.stdout.readline()
     if not line.strip().isdigit():
         proc.kill()

@@ -4,8 +4,8 @@
 
 ;; A server that cannot start (it exits, prints garbage instead of its
 ;; port, or never prints anything) gives a warning with the command, the
-;; interpreter and its last lines; the token reaches it in the
-;; environment; and a stopped server leaves no process behind.
+;; interpreter and its last lines; the token reaches it on stdin, not in
+;; the environment; and a stopped server leaves no process behind.
 
 ;;; Code:
 
@@ -53,19 +53,20 @@
       (passepartout-test-wait (lambda () (eq (passepartout-state) 'error)) 10 "the timeout")
       (should (string-match-p "did not start within 0.5 seconds" (car warnings))))))
 
-(ert-deftest passepartout-process-test-token-in-environment ()
-  "The server gets a fresh 64-hex-digit token in PASSEPARTOUT_TOKEN."
-  (let ((file (make-temp-file "passepartout-token-")))
+(ert-deftest passepartout-process-test-token-on-stdin ()
+  "The server gets a fresh 64-hex-digit token on stdin, none in its environment."
+  (let ((file (make-temp-file "passepartout-token-"))
+        (process-environment (cons "PASSEPARTOUT_TOKEN=stale" process-environment)))
     (unwind-protect
         (passepartout-process-test-with-sh
-            (format "printf %%s \"$PASSEPARTOUT_TOKEN\" > %s; sleep 30"
-                    (shell-quote-argument file))
+            (concat "read -r t; printf '%s %s' \"$t\" \"${PASSEPARTOUT_TOKEN-unset}\""
+                    " > " (shell-quote-argument file) "; sleep 30")
           (let ((passepartout-start-timeout 30))
             (passepartout-start)
             (passepartout-test-wait
              (lambda () (> (file-attribute-size (file-attributes file)) 0)) 10 "the token")
             (let ((first (with-temp-buffer (insert-file-contents file) (buffer-string))))
-              (should (string-match-p "\\`[0-9a-f]\\{64\\}\\'" first))
+              (should (string-match-p "\\`[0-9a-f]\\{64\\} unset\\'" first))
               (passepartout-stop)
               (should (eq (passepartout-state) 'stopped))
               (write-region "" nil file)

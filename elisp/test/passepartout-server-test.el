@@ -29,6 +29,39 @@
       (should (string-match-p "\\`Passepartout: ready, \\(healthy\\|degraded\\|booting\\)"
                               (passepartout-status-text 'ready status))))))
 
+(defun passepartout-server-test--proc-file (pid name)
+  "Return the bytes of /proc/PID/NAME as a unibyte string."
+  (with-temp-buffer
+    (set-buffer-multibyte nil)
+    (let ((coding-system-for-read 'binary))
+      (insert-file-contents-literally (format "/proc/%d/%s" pid name)))
+    (buffer-string)))
+
+(ert-deftest passepartout-server-test-token-not-in-environment ()
+  "The server started as `passepartout-start' does keeps no token in its environ.
+The token goes on its stdin; /proc/PID/environ (the environment the
+process started with, readable for its whole life) and its command line
+hold none of it, and the server still accepts it."
+  (let* ((tokens nil)
+         (random-token (symbol-function 'passepartout--random-token))
+         (process-environment (cons "PASSEPARTOUT_TOKEN=stale-from-the-old-hand-over"
+                                    process-environment)))
+    (cl-letf (((symbol-function 'passepartout--random-token)
+               (lambda () (car (push (funcall random-token) tokens)))))
+      (passepartout-stop)               ; a fresh start, whose token is seen here
+      (passepartout-test-with-shared-server nil
+        (should (passepartout-live-p))
+        (should (= (length tokens) 1))
+        (let* ((pid (process-id passepartout--process))
+               (environ (passepartout-server-test--proc-file pid "environ"))
+               (cmdline (passepartout-server-test--proc-file pid "cmdline")))
+          (should (string-match-p "PASSEPARTOUT_HOME=" environ)) ; the right file, read
+          (should-not (string-search (car tokens) environ))
+          (should-not (string-search "PASSEPARTOUT_TOKEN" environ))
+          (should-not (string-search (car tokens) cmdline))
+          (should (eq (passepartout-epc-call-sync passepartout--connection 'ping nil)
+                      'pong)))))))
+
 (ert-deftest passepartout-server-test-chat-streams-reply ()
   "A prompt sent from the chat buffer gets its reply streamed into it."
   (passepartout-test-with-shared-server '(((text . "Hello from the fake model, streamed word by word.")))
