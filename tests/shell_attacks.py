@@ -2,7 +2,8 @@
 
 Each command aims at one observable effect, written with placeholders the tests fill in:
 ``{marker}`` (a file that must not appear in the workspace), ``{canary}`` (a workspace
-file that must not change), ``{protected}`` (a file outside the workspace) and ``{port}``
+file that must not change), ``{protected}`` (a file outside the workspace), ``{secret}``
+(a directory on the policy's list of secret places, holding ``key.txt``) and ``{port}``
 (a TCP listener on 127.0.0.1 that must see no connection). ``needs`` lists the programs
 the payload uses, so the liveness test (which approves the command and checks that the
 effect really happens) only runs payloads this machine can execute.
@@ -187,4 +188,54 @@ ATTACKS: list[Attack] = [
     Attack("ssh", "ssh -p {port} -o BatchMode=yes 127.0.0.1 true", "ask", "connect", ("ssh",)),
     Attack("secret-read", "cat ~/.ssh/id_rsa", "ask"),
     Attack("secret-grep", "grep -r . ~/.aws", "ask"),
+    # Words the parser reads as one literal and bash as several (nested braces).
+    Attack(
+        "nested-brace-find-exec",
+        "find . -name canary.txt {-exec,touch,{marker},{}} \\;",
+        "ask",
+        "marker",
+    ),
+    Attack("nested-brace-find-exec-inner", "find . -name x {-exec,{touch,{marker}}} \\;", "ask"),
+    Attack("nested-brace-sort-o", "sort {-o,{}} /dev/null", "ask"),
+    Attack("nested-brace-sort-compress", "sort /dev/null {--compress-program=sh,{x}y}", "ask"),
+    Attack("nested-brace-uniq-output", "uniq {{canary},{}}", "ask"),
+    Attack("nested-brace-sed-i", "sed {-i,s/canary/pwned/,{canary},{}}", "ask", "canary"),
+    Attack("nested-brace-printf-v", "printf {-v,PATH,{}}; ls", "ask"),
+    Attack("empty-alternative-brace", "uniq {canary} {marker}{,}", "ask"),
+    Attack("brace-prefix-alternative", "sort -r{,o{marker}} {canary}", "ask", "marker"),
+    Attack("sequence-brace", "uniq {canary} {marker}{1..1}", "ask"),
+    # Globs and tildes that reach a secret place, or that bash reads otherwise.
+    Attack("glob-secret-dir", "cat {secret}/*.txt", "ask"),
+    Attack("glob-secret-parent", "grep -r . {secret}*", "ask"),
+    Attack("glob-bracket-secret", "cat {secret}/[k]ey.txt", "ask"),
+    Attack("glob-mid-path-secret", "cat {secret}/../secre?/key.txt", "ask"),
+    Attack("cd-then-relative-secret", "cd {secret}/.. && cat secrets/key.txt", "ask"),
+    Attack("tilde-user", "cat ~root/.ssh/id_rsa", "ask"),
+    Attack("tilde-after-equals", "grep x a=~/.ssh/id_rsa", "ask"),
+    Attack("tilde-plus", "cat ~+/canary.txt", "ask"),
+    Attack("glob-into-sort", "sort *", "ask"),
+    # Options of allowlisted commands that write files or run programs.
+    Attack("sort-cluster-o", "sort -uo{marker} /dev/null", "ask", "marker"),
+    Attack("sort-compress-abbrev", "sort --compress=sh /dev/null", "ask"),
+    Attack("find-fprint0", "find . -fprint0 {marker}", "ask", "marker"),
+    Attack("find-fls", "find . -fls {marker}", "ask", "marker"),
+    Attack("find-fprintf", "find . -fprintf {marker} x", "ask", "marker"),
+    Attack("sed-W", "sed -n 'W {marker}' {canary}", "ask", "marker"),
+    Attack("sed-s-w-flag", "sed 's/x/y/w {marker}' {canary}", "ask", "marker"),
+    Attack("sed-expression-w", "sed --expression='w {marker}' {canary}", "ask", "marker"),
+    Attack("sed-in-place-abbrev", "sed --in-pl s/canary/pwned/ {canary}", "ask", "canary"),
+    Attack("sed-ni-cluster", "sed -ni s/canary/pwned/ {canary}", "ask", "canary"),
+    Attack("sed-r-command", "sed 'r {protected}' {canary}", "ask"),
+    Attack("uniq-option-then-output", "uniq -c {canary} {marker}", "ask", "marker"),
+    Attack("date-operand-sets-clock", "date 010100002001", "ask"),
+    Attack("rg-search-zip", "rg -z x .", "ask"),
+    Attack("rg-hostname-bin", "rg --hostname-bin=sh x .", "ask"),
+    Attack("diff-paginate", "diff -l {canary} /dev/null", "ask"),
+    Attack("unknown-option", "ls --zzz", "ask"),
+    Attack("git-output-abbrev", "git log --outp={marker}", "ask"),
+    Attack("git-textconv", "git log -p --textconv", "ask"),
+    Attack("git-grep-pager", "git grep -Osh x", "ask"),
+    Attack("git-show-signature", "git log --show-signature", "ask"),
+    Attack("git-C", "git -C / status", "ask"),
+    Attack("git-alias-like", "git lg", "ask"),
 ]

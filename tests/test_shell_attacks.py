@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,8 +20,11 @@ import pytest
 from shell_attacks import ATTACKS, Attack
 
 from passepartout.security.sandbox import MINIMAL_PATH
-from passepartout.security.shell import DEFAULT_PROTECTED, ShellPolicy
+from passepartout.security.shell import DEFAULT_PROTECTED, DEFAULT_SECRETS, ShellPolicy
 from passepartout.security.shell_tool import ShellApprovalRequest, execute_shell
+
+# Every test here is an attack class: run again as an unprivileged user.
+pytestmark = pytest.mark.attack
 
 CANARY_TEXT = "canary: must not change\n"
 PROTECTED_TEXT = "protected: must not change\n"
@@ -48,6 +52,13 @@ class Listener:
             self.connections += 1
             conn.close()
 
+    def saw_connection(self, timeout: float = 3.0) -> bool:
+        """Whether a connection arrived (the accepting thread may lag the client)."""
+        deadline = time.monotonic() + timeout
+        while self.connections == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return self.connections > 0
+
     def close(self) -> None:
         self._stop.set()
         # shutdown() wakes the blocked accept() on Linux, so the thread ends at once.
@@ -61,6 +72,7 @@ class Scene:
     workspace: Path
     canary: Path
     protected: Path
+    secret: Path
     marker: Path
     listener: Listener
     policy: ShellPolicy
@@ -71,6 +83,7 @@ class Scene:
             attack.cmd.replace("{marker}", str(self.marker))
             .replace("{canary}", str(self.canary))
             .replace("{protected}", str(self.protected))
+            .replace("{secret}", str(self.secret))
             .replace("{port}", str(self.listener.port))
         )
 
@@ -93,9 +106,16 @@ def scene(tmp_path: Path) -> Iterator[Scene]:
     outside.mkdir()
     protected = outside / "protected.txt"
     protected.write_text(PROTECTED_TEXT)
+    secret = outside / "secrets"
+    secret.mkdir()
+    (secret / "key.txt").write_text("secret: must not be read\n")
     listener = Listener()
-    policy = ShellPolicy(protected_paths=(*DEFAULT_PROTECTED, str(outside)), workspace=workspace)
-    yield Scene(workspace, canary, protected, workspace / "pwned", listener, policy)
+    policy = ShellPolicy(
+        protected_paths=(*DEFAULT_PROTECTED, str(outside)),
+        secret_paths=(*DEFAULT_SECRETS, str(secret)),
+        workspace=workspace,
+    )
+    yield Scene(workspace, canary, protected, secret, workspace / "pwned", listener, policy)
     listener.close()
 
 
@@ -150,7 +170,7 @@ def test_attack_payload_is_live_when_approved(scene: Scene, attack: Attack) -> N
         assert not scene.canary.exists() or scene.canary.read_text() != CANARY_TEXT
     else:
         assert outcome.network
-        assert scene.listener.connections >= 1, outcome.result
+        assert scene.listener.saw_connection(), outcome.result
     assert scene.protected.read_text() == PROTECTED_TEXT
 
 

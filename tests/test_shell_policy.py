@@ -252,3 +252,143 @@ def test_in_place_edits_of_protected_files_are_refused(cmd: str) -> None:
     verdict = analyze(cmd, ShellPolicy())
     assert verdict.decision == "deny"
     assert any("protected path" in r for r in verdict.reasons)
+
+
+# -- words the analysis cannot prove literal ask (brace, glob, tilde, quoting forms) --
+
+
+@pytest.mark.parametrize(
+    "word",
+    [
+        "{a,{b,c}}", "{x,}", "a{,b}", "{,b}", "{1..3}", "{a..c}", "\\{a,{b,c}}", "{-o,{}}",
+        "{--compress-program=sh,{x}y}", "-r{,o{}}", "{a,b}{c,d}", "a=~/x", "x:~", "~+",
+        "~-", "~root", "~'/x'", '"$"', "$'x'", '$"x"', "[ab]", "x[", "*/x", ".*", "a\\",
+        "$((1))", "${x}", "`id`",
+    ],
+)
+def test_words_not_proved_literal_ask(word: str, tmp_path: Path) -> None:
+    verdict = analyze(f"echo {word}", ShellPolicy(workspace=tmp_path))
+    assert verdict.decision == "ask", verdict.reasons
+
+
+@pytest.mark.parametrize(
+    ("word", "value"),
+    [("{}", "{}"), ("{a}", "{a}"), ("@{u}", "@{u}"), ("HEAD~1", "HEAD~1"), ("a]", "a]"),
+     ("'{a,b}'", "{a,b}"), ("\\*", "*"), ('"a b"c', "a bc"), ("--x=y", "--x=y"),
+     ("é", "é"), ("a!b", "a!b")],
+)
+def test_words_proved_literal_run(word: str, value: str, tmp_path: Path) -> None:
+    verdict = analyze(f"echo {word}", ShellPolicy(workspace=tmp_path))
+    assert verdict.decision == "allow", verdict.reasons
+    assert verdict.commands == [["echo", value]]
+
+
+def test_simple_globs_expand_as_bash_does(tmp_path: Path) -> None:
+    for name in ("b.py", "a.py", ".h.py", "-n.py", "c.txt"):
+        (tmp_path / name).write_text("x")
+    policy = ShellPolicy(workspace=tmp_path)
+    assert analyze("ls *.py", policy).commands == [["ls", "-n.py", "a.py", "b.py"]]
+    assert analyze("wc -l ?.txt x*", policy).commands == [["wc", "-l", "c.txt", "x*"]]
+    # Tools with options that write or run take no glob (a file may be named -o...).
+    assert analyze("sort *.py", policy).decision == "ask"
+    assert analyze("cd /tmp; ls *.py", policy).decision == "ask"
+
+
+def test_globs_that_could_name_a_secret_place_ask(tmp_path: Path) -> None:
+    secret = tmp_path / "keys"
+    secret.mkdir()
+    (secret / "id").write_text("x")
+    policy = ShellPolicy(workspace=tmp_path, secret_paths=(str(secret),))
+    for cmd in ("cat keys/*", "grep -r x k*", "cat ke?s/id", f"cat {tmp_path}/*/id", "ls *"):
+        assert analyze(cmd, policy).decision == "ask", cmd
+    assert analyze("ls *.py", policy).decision == "allow"
+
+
+def test_cd_moves_where_relative_paths_are_checked(tmp_path: Path) -> None:
+    secret = tmp_path / "keys"
+    secret.mkdir()
+    policy = ShellPolicy(workspace=tmp_path / "ws", secret_paths=(str(secret),))
+    assert analyze("cat keys/id", policy).decision == "allow"
+    assert analyze("cd .. && cat keys/id", policy).decision == "ask"
+    assert analyze("cd - && ls", policy).decision == "ask"
+
+
+# -- allowlisted commands run unasked only with their declared options -----------------
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        "ls -la --color=auto", "ls -lh --sort=time d", "grep -rn --include=*.py x .",
+        "grep -5 -i x f", "head -n 5 f", "head -5 f", "tail -n +3 f", "sort -k2,2 -t, -n f",
+        "sort -u -r f", "uniq -c f", "cut -d: -f1 f", "tr a-z A-Z", "wc -l f", "du -sh .",
+        "stat -c %s f", "seq -5 5", "date +%Y", "date -u", "date -d yesterday +%F",
+        "sed -n 1,5p f", "sed -E 's/a+/b/g' f", "sed -ne 's/x/y/p' f",
+        "find . -name '*.py' -type f -print", "find . -maxdepth 2 -name x -o -name y",
+        "find . -name -exec", "diff -u a b", "rg -n --hidden x", "basename -s .py a.py",
+        "realpath --relative-to=. x", "cd sub && ls", "printf '%s\\n' a", "echo -n x",
+        "cmp -s a b", "comm -12 a b", "nl -ba f", "id -u", "uname -a", "whoami", "pwd -P",
+        "cat -- -n", "ls --reverse", "ls --rev",
+    ],
+)
+def test_declared_options_run_unasked(cmd: str, tmp_path: Path) -> None:
+    verdict = analyze(cmd, ShellPolicy(workspace=tmp_path))
+    assert verdict.decision == "allow", verdict.reasons
+
+
+@pytest.mark.parametrize(
+    ("cmd", "reason"),
+    [
+        ("sort -o out f", "writes a file"),
+        ("sort -uo out f", "writes a file"),
+        ("sort --out=x f", "writes a file"),
+        ("sort --output x f", "writes a file"),
+        ("sort --compress-program=gzip f", "runs a program"),
+        ("sort --compress=gzip f", "runs a program"),
+        ("sort -T /tmp f", "temporary files"),
+        ("sed -i.bak s/a/b/ f", "edits files in place"),
+        ("sed -n -i p f", "edits files in place"),
+        ("sed --in-place=.b p f", "edits files in place"),
+        ("sed --in p f", "edits files in place"),
+        ("sed -f s.sed f", "script that was not shown"),
+        ("sed 'e id' f", "sed script"),
+        ("sed '1r /etc/passwd' f", "sed script"),
+        ("sed 's/a/b/e' f", "sed script"),
+        ("sed 'W x' f", "sed script"),
+        ("sed -e p -e 'w x' f", "sed script"),
+        ("uniq a b", "second file operand"),
+        ("uniq -c -- a b", "second file operand"),
+        ("printf -v x y", "printf -v"),
+        ("date -s 2001-01-01", "sets the clock"),
+        ("date --set=x", "sets the clock"),
+        ("date 0101", "sets the clock"),
+        ("find . -exec ls {} +", "runs a program"),
+        ("find . -delete", "deletes"),
+        ("find . -fprintf x %p", "writes files"),
+        ("find . -newest", "not a test or action"),
+        ("rg --pre cat x", "preprocessor"),
+        ("rg --pre-glob '*' x", "preprocessor"),
+        ("rg -iz x", "decompression"),
+        ("rg --search-zip x", "decompression"),
+        ("diff -l a b", "runs pr"),
+        ("diff --pag a b", "runs pr"),
+        ("ls --zzz", "unknown option"),
+        ("cat -Z f", "unknown option -Z"),
+        ("grep --col x f", "ambiguous"),
+        ("head --lines", "needs a value"),
+        ("cd -P /", "cd with options"),
+        ("tee x", "not on the allowlist"),
+    ],
+)
+def test_options_that_write_run_or_are_unknown_ask(cmd: str, reason: str, tmp_path: Path) -> None:
+    verdict = analyze(cmd, ShellPolicy(workspace=tmp_path))
+    assert verdict.decision == "ask", verdict.reasons
+    assert any(reason in r for r in verdict.reasons), verdict.reasons
+
+
+def test_policy_rules_see_only_proved_words() -> None:
+    from passepartout.security.policy import plain_commands
+
+    assert plain_commands("git status") == ((("git", "status"),), True)
+    for cmd in ("sort {-o,{}} f", "cat *.py", "cat ~/x", "echo a=~/x", "echo {x,}"):
+        assert plain_commands(cmd)[1] is False, cmd

@@ -91,6 +91,24 @@ class _Collector:
         start = policy.workspace if policy.workspace is not None else Path.cwd()
         # Where commands may run: the workspace, and every place a `cd` may have gone.
         self.cwds: list[str] = [os.path.normpath(os.path.abspath(start))]
+        self._places: dict[tuple[str, ...], tuple[frozenset[str], list[str]]] = {}
+
+    def places(self, entries: tuple[str, ...]) -> tuple[frozenset[str], list[str]]:
+        """``entries`` as absolute places (as written and resolved) and relative ones
+        (matched anywhere in a path), worked out once per analysis."""
+        found = self._places.get(entries)
+        if found is None:
+            bases: set[str] = set()
+            anywhere: list[str] = []
+            for entry in entries:
+                expanded = os.path.expanduser(entry)
+                if os.path.isabs(expanded):
+                    for base in (os.path.normpath(expanded), os.path.realpath(expanded)):
+                        bases.add(base.rstrip("/") or "/")
+                else:
+                    anywhere.append(expanded.strip("/"))
+            found = self._places[entries] = (frozenset(bases), anywhere)
+        return found
 
     def add(self, level: Decision, reason: str, *, network: bool = False) -> None:
         order = {"allow": 0, "ask": 1, "deny": 2}
@@ -328,7 +346,7 @@ def _same_as_parser(raw: str, info: WordInfo, parsed: str) -> bool:
 def _expand_glob(raw: str, info: WordInfo, col: _Collector, argv0: str) -> list[str] | None:
     """The words a simple glob becomes, when the tool and the places make it safe."""
     tool = os.path.basename(argv0)
-    if not info.simple_glob:
+    if not info.simple_glob or not shell_glob.supported(raw):
         col.add("ask", f"glob {raw!r} (only * and ? in a plain last path component are known)")
         return None
     if tool not in rules.GLOB_SAFE:
@@ -401,15 +419,19 @@ def _is_protected(path: str, entries: tuple[str, ...], col: _Collector) -> bool:
     for cwd in col.cwds if not os.path.isabs(path) else ["/"]:
         full = os.path.normpath(os.path.join(cwd, path))
         candidates |= {full, os.path.realpath(full)}
-    for entry in entries:
-        expanded = os.path.expanduser(entry)
-        for cand in candidates:
-            if os.path.isabs(expanded):
-                for base in {os.path.normpath(expanded), os.path.realpath(expanded)}:
-                    if cand == base or cand.startswith(base.rstrip("/") + "/"):
-                        return True
-            elif f"/{expanded.strip('/')}/" in f"/{cand.strip('/')}/":
+    bases, anywhere = col.places(entries)
+    for cand in candidates:
+        place = cand
+        while True:  # the candidate and each directory above it
+            if place in bases:
                 return True
+            parent = os.path.dirname(place)
+            if parent == place:
+                break
+            place = parent
+        wrapped = f"/{cand.strip('/')}/"
+        if any(f"/{entry}/" in wrapped for entry in anywhere):
+            return True
     return False
 
 

@@ -30,6 +30,11 @@ def _split(pattern: str) -> tuple[str, str] | None:
     return prefix, last
 
 
+def supported(pattern: str) -> bool:
+    """Whether ``pattern`` has the one shape this module expands exactly."""
+    return _split(pattern) is not None
+
+
 def _regex(last: str) -> re.Pattern[str]:
     body = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in last)
     return re.compile(body, re.DOTALL)
