@@ -22,7 +22,9 @@ from wire_client import ServerProcess, WireClient, start_server
 
 import passepartout.admission as admission_module
 from passepartout.admission import DEFAULT_CAP, DEFAULT_TIMEOUT, Admission
+from passepartout.emacs import frame
 from passepartout.errors import ConfigError
+from passepartout.signals import Symbol
 
 AUTH_TIMEOUT = 1.0
 IDLE = 300
@@ -191,6 +193,35 @@ def test_a_bad_auth_timeout_is_a_clear_error(tmp_path: Path) -> None:
         start_server(tmp_path, PASSEPARTOUT_AUTH_TIMEOUT="soon")
     assert "PASSEPARTOUT_AUTH_TIMEOUT must be a number of seconds" in str(caught.value)
     assert "Traceback" not in str(caught.value)
+
+
+@pytest.mark.attack
+def test_a_peer_that_never_reads_its_refusals_is_closed_at_the_deadline(
+    server: ServerProcess
+) -> None:
+    """Its refusals fill the socket buffers and block the server's write: the deadline
+    ends the write too, so no thread waits on it for good."""
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+    request = frame([Symbol("methods"), 1]) * 1000
+    started = time.monotonic()
+    sock.setblocking(False)
+    sent = 0
+    try:
+        while time.monotonic() - started < AUTH_TIMEOUT + 2:
+            try:
+                sent += sock.send(request)
+            except BlockingIOError:  # both ways full: the server is stuck writing
+                time.sleep(0.01)
+            except OSError:  # closed by the server
+                break
+        sock.setblocking(True)
+        assert _closed_by_server(sock, 5.0)
+        elapsed = time.monotonic() - started
+        print(f"\n{sent} bytes of requests, never read: closed after {elapsed:.2f} s")
+        assert elapsed < AUTH_TIMEOUT + 1.5
+    finally:
+        sock.close()
+    assert server.client().ok("ping") == "pong"
 
 
 # -- the admission alone ------------------------------------------------------------------
