@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from passepartout.security import sandbox_find
-from passepartout.security.sandbox import RunResult, run_sandboxed, support
+from passepartout.security.sandbox import RunResult, build_argv, run_sandboxed, support
 from passepartout.security.shell import ShellPolicy
 from passepartout.security.shell_tool import execute_shell
 
@@ -298,9 +298,10 @@ def _snapshot(home: Path) -> dict[str, str]:
 
 @pytest.mark.parametrize("name", sorted(WRITES))
 def test_protected_places_cannot_be_written(workspace: Path, fake_home: Home, name: str) -> None:
-    # The first run makes a git directory's missing hooks, info or config empty (the
-    # same to git), so that they can be mounted read-only.
-    run("true", workspace, fake_home)
+    # Planning the mounts makes a git directory's missing hooks, info or config empty
+    # (the same to git), so that they can be mounted read-only.
+    build_argv("bwrap", "true", workspace, timeout=1, allow_network=False,
+               hidden=fake_home.hidden, protected=fake_home.protected)
     assert (fake_home.repo / "vendor" / ".git" / "config").read_text() == ""
     before = _snapshot(fake_home.home)
     result = run(WRITES[name], workspace, fake_home)

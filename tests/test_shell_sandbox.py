@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import tempfile
 import time
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from passepartout.doctor import check_sandbox
 from passepartout.security.git_hardening import GIT_ENV
 from passepartout.security.sandbox import (
     MINIMAL_PATH,
@@ -245,3 +247,40 @@ def test_sandbox_runs_as_its_own_pid_namespace(ws: Path) -> None:
     own_pid, visible = result.stdout.split()
     assert int(visible) < 10  # the host's processes are not visible
     assert int(own_pid) != os.getpid()
+
+
+def test_doctor_reports_what_the_sandbox_holds() -> None:
+    checks = {c.name: c for c in check_sandbox()}
+    assert all(c.ok for c in checks.values()), [c.line() for c in checks.values()]
+    assert checks["sandbox capabilities"].detail == "CapEff 0000000000000000 inside (none)"
+    assert checks["sandbox user namespace"].detail.startswith("one per command")
+    assert "host Unix sockets reachable" in checks["sandbox sockets"].detail
+    assert checks["sandbox filesystem"].ok
+
+
+def test_doctor_fails_loudly_without_bubblewrap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    (line,) = [c.line() for c in check_sandbox()]
+    assert line.startswith("[FAIL] sandbox: bubblewrap (bwrap) is not on PATH")
+    assert "fix: install bubblewrap" in line
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root has capabilities to keep")
+def test_doctor_fails_loudly_when_capabilities_are_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A bubblewrap that ignores --cap-drop: root keeps its capabilities in the sandbox.
+    fake = tmp_path / "bwrap"
+    fake.write_text(
+        "#!/bin/bash\nargs=()\nwhile [ $# -gt 0 ]; do\n"
+        '  if [ "$1" = --cap-drop ]; then shift 2; continue; fi\n'
+        '  args+=("$1"); shift\ndone\n'
+        f'exec {shutil.which("bwrap")} "${{args[@]}}"\n'
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    checks = {c.name: c for c in check_sandbox()}
+    assert not checks["sandbox capabilities"].ok
+    assert checks["sandbox capabilities"].line().startswith("[FAIL] sandbox capabilities: CapEff")

@@ -45,6 +45,9 @@ _CREDENTIAL_ENV = re.compile(
     re.IGNORECASE,
 )
 _KILL_GRACE = 2.0
+# The key of an Emacs server listening on TCP (server-use-tcp): with it, and the network
+# granted, a command could make the person's Emacs run code.
+EMACS_SERVER_KEYS = ("~/.emacs.d/server", "~/.config/emacs/server")
 
 
 class SandboxUnavailable(PassepartoutError):
@@ -137,16 +140,15 @@ def build_argv(
     """
     ws = str(workspace)
     home = home or Path(os.path.expanduser("~"))
-    theirs = [f"{other}{entry[1:]}" for other in other_homes(home) for entry in CREDENTIALS
-              if entry.startswith("~/")]
     argv = [bwrap]
     argv += mount_args(
         workspace,
         home=home,
-        hidden=[*CREDENTIALS, *theirs, *hidden],
+        hidden=[*CREDENTIALS, *EMACS_SERVER_KEYS, *hidden],
         protected=[*PROTECTED, *protected],
         sockets=sockets,
         runtime_dir=runtime_dir,
+        other_homes=other_homes(home),
     )
     argv += ["--chdir", ws]
     if userns is None or userns.userns:

@@ -58,6 +58,10 @@ _listings_lock = threading.Lock()
 # A change within the clock's tick keeps the mtime: a listing read that soon after its
 # directory's last change is read again next time (git's "racily clean" rule).
 _RACY_NS = 1_000_000_000
+# Workspaces found too large: not searched again for a while (their answer, read-only
+# as a whole, is the safe one to keep).
+_too_large: dict[str, float] = {}
+TOO_LARGE_TTL = 60.0
 
 
 def _listing(path: str) -> _Listing | None:
@@ -91,7 +95,7 @@ def _listing(path: str) -> _Listing | None:
 
 
 def find_in_workspace(
-    workspace: Path, names: Iterable[str], skip: Iterable[Path] = ()
+    workspace: Path, names: Iterable[str], skip: Iterable[Path | str] = ()
 ) -> Found:
     """Git directories (``.git`` and bare repositories) and entries called one of ``names``.
 
@@ -99,6 +103,9 @@ def find_in_workspace(
     :class:`WorkspaceTooLarge` past :data:`MAX_DIRS` directories. A directory whose
     mtime has not changed since the last search is not read again.
     """
+    key = str(workspace)
+    if _too_large.get(key, 0.0) > time.monotonic():
+        raise WorkspaceTooLarge(_too_large_message(workspace))
     wanted = frozenset(names)
     skipped = {str(p) for p in skip}
     git_dirs: list[Path] = []
@@ -109,10 +116,9 @@ def find_in_workspace(
         top = stack.pop()
         seen += 1
         if seen > MAX_DIRS:
-            raise WorkspaceTooLarge(
-                f"the workspace {workspace} has more than {MAX_DIRS} directories to search "
-                "for git hooks and configs"
-            )
+            _too_large[key] = time.monotonic() + TOO_LARGE_TTL
+            log.warning("%s: it is read-only as a whole", _too_large_message(workspace))
+            raise WorkspaceTooLarge(_too_large_message(workspace))
         listing = _listing(top)
         if listing is None:
             continue
@@ -127,6 +133,13 @@ def find_in_workspace(
             elif name not in _NOT_SEARCHED and path not in skipped:
                 stack.append(path)
     return Found(tuple(git_dirs), tuple(named))
+
+
+def _too_large_message(workspace: Path) -> str:
+    return (
+        f"the workspace {workspace} has more than {MAX_DIRS} directories to search for "
+        "git hooks and configs"
+    )
 
 
 def _is_bare_repository(names: frozenset[str]) -> bool:

@@ -4,20 +4,23 @@ bubblewrap applies its mounts in argument order, each over the ones before, so t
 layers are, in order:
 
 1. the host read-only, a fresh ``/dev``, ``/proc`` (its ``sys`` read-only: root owns
-   those files and would write them even with no capability), ``/tmp`` empty, and the
-   socket directories that hold the workspace (``/run`` when the workspace is there);
+   those files and would write them even with no capability), ``/tmp`` empty, and a
+   socket directory that holds the workspace (``/run`` when the workspace is there);
 2. the workspace, writable;
-3. *splits*: a directory inside the workspace where a protected or secret place does
-   not exist yet is made read-only and its existing entries bound back writable, so
-   the missing place cannot be created (the home directory as workspace: no new
-   top-level file, everything below stays writable);
-4. protected places read-only (shell start-up files, every git directory's hooks and
-   config, the agent's own places), even inside the workspace;
-5. credential places and socket directories hidden: an empty read-only tmpfs over a
-   directory, ``/dev/null`` over a file;
-6. every listening host Unix socket still visible covered by ``/dev/null`` (a socket
+3. *splits*: a directory inside the workspace where a protected or credential place
+   does not exist yet (or is a symlink, which could be replaced) is made read-only and
+   its existing entries bound back writable, so the place cannot be made (the home
+   directory as workspace: no new top-level entry, everything below stays writable);
+4. protected places read-only (shell start-up files, every git directory's hooks,
+   config and info, the agent's own places), even inside the workspace;
+5. credential places hidden: an empty read-only tmpfs over a directory, ``/dev/null``
+   over a file;
+6. the host's socket directories (``/run``, ``/var/run``, ``$XDG_RUNTIME_DIR``) empty,
+   ``/etc/resolv.conf`` bound back when it lives there;
+7. every listening host Unix socket still visible covered by ``/dev/null`` (a socket
    stays connectable on a read-only mount).
 
+A workspace too large to search for git directories is read-only as a whole.
 Nothing the workspace bind exposes can uncover a later layer.
 """
 
@@ -71,8 +74,12 @@ def mount_args(
     protected: Sequence[Path | str] = (),
     sockets: Sequence[Path | str] = (),
     runtime_dir: str | None = None,
+    other_homes: Sequence[Path | str] = (),
 ) -> list[str]:
-    """bubblewrap's mount arguments for ``workspace`` (resolved), in layer order."""
+    """bubblewrap's mount arguments for ``workspace`` (resolved), in layer order.
+
+    ``~/`` entries of ``hidden`` are hidden in ``other_homes`` too.
+    """
     ws = str(workspace)
     socket_dirs = _socket_dirs(runtime_dir)
     around_ws = [d for d in socket_dirs if _inside(ws, d)]
@@ -84,11 +91,11 @@ def mount_args(
         args += ["--tmpfs", directory]
     args += _resolver_args(around_ws)
     args += ["--bind", ws, ws]
+    homes = [str(home), *(str(h) for h in other_homes)]
     layers = plan_layers(
         ws,
-        home=str(home),
-        hidden=hidden,
-        protected=protected,
+        hidden=[e for h in homes for e in _in_home(hidden, h, ws, all_homes=h == homes[0])],
+        protected=_in_home(protected, homes[0], ws, all_homes=True),
         socket_dirs=[d for d in socket_dirs if d not in around_ws],
         sockets=sockets,
         masked=["/tmp", *around_ws],
@@ -113,7 +120,6 @@ def mount_args(
 def plan_layers(
     ws: str,
     *,
-    home: str,
     hidden: Iterable[Path | str],
     protected: Iterable[Path | str],
     socket_dirs: Sequence[str] = (),
@@ -123,15 +129,15 @@ def plan_layers(
     """Which places each layer covers; see the module's docstring for the order."""
     if ws == "/":
         raise WorkspaceRefused("the root directory cannot be the workspace")
-    hidden_places = _places(hidden, home)
-    protected_places = _places(protected, home)
+    hidden_places = _places(hidden)
+    protected_places = _places(protected)
     for place in hidden_places:
         if _inside(ws, place) and os.path.exists(place):
             raise WorkspaceRefused(f"the workspace {ws} lies inside the hidden place {place}")
     try:
         protected_places += _relative_places(ws, protected, skip=hidden_places)
     except WorkspaceTooLarge as exc:
-        log.warning("%s: the whole workspace is read-only", exc)
+        log.debug("%s: the whole workspace is read-only", exc)
         protected_places.append(ws)
 
     def seen(path: str) -> bool:  # visible in the sandbox before the masks
@@ -213,7 +219,7 @@ def _relative_places(ws: str, entries: Iterable[Path | str], skip: Sequence[str]
     if not relative:
         return []
     firsts = {r[0] for r in relative if r[0] != ".git"}
-    found = find_in_workspace(Path(ws), firsts, skip=[Path(p) for p in skip])
+    found = find_in_workspace(Path(ws), firsts, skip=skip)
     inside_git = {r[1] for r in relative if r[0] == ".git" and len(r) > 1}
     places: list[str] = []
     for git_dir in found.git_dirs:
@@ -261,16 +267,40 @@ def _relative(entry: Path | str) -> bool:
     return not str(entry).startswith(("/", "~"))
 
 
-def _places(entries: Iterable[Path | str], home: str) -> list[str]:
-    """Absolute, ``~`` expanded, parents resolved, the last component kept as named."""
+def _in_home(entries: Iterable[Path | str], home: str, ws: str, *, all_homes: bool) -> list[str]:
+    """``~`` expanded to ``home``; entries of other homes only when they exist there.
+
+    An entry whose first directory is missing matters only when the workspace holds
+    the home (it could be made there): else it is left out without a look at it.
+    """
+    if not os.path.isdir(home):
+        return [str(e) for e in entries if not str(e).startswith("~")] if all_homes else []
+    names: set[str] | None = None
+    if not _inside(home, ws):
+        try:
+            names = set(os.listdir(home))
+        except OSError:
+            names = set()
+    out = []
+    for entry in entries:
+        text = str(entry)
+        if text == "~" or text.startswith("~/"):
+            rest = text[2:]
+            if names is None or rest.split("/", 1)[0] in names:
+                out.append(f"{home.rstrip('/')}/{rest}" if rest else home)
+        elif all_homes:
+            out.append(text)
+    return out
+
+
+def _places(entries: Iterable[Path | str]) -> list[str]:
+    """Absolute, parents resolved, the last component kept as named (a link is a link)."""
     places = []
     parents: dict[str, str] = {}
     for entry in entries:
         text = str(entry)
         if _relative(text):
             continue
-        if text == "~" or text.startswith("~/"):
-            text = home + text[1:]
         parent, name = os.path.split(text.rstrip("/") or "/")
         if name in (".", ".."):  # the parent's realpath resolves the others
             parent, name = os.path.split(os.path.normpath(text))
