@@ -24,6 +24,9 @@ CASES = int(os.environ.get("PASSEPARTOUT_ORG_PRIVACY_CASES", "600"))
 SEED = 20260512
 
 
+BATCH = 2000  # documents per Emacs
+
+
 def _org_bits(tmp_path: Path, texts: list[str]) -> tuple[str, dict[str, str]]:
     emacs = shutil.which("emacs")
     if emacs is None:
@@ -32,18 +35,19 @@ def _org_bits(tmp_path: Path, texts: list[str]) -> tuple[str, dict[str, str]]:
     for index, text in enumerate(texts):
         name = f"doc{index:06d}.org"
         (tmp_path / name).write_bytes(text.encode("utf-8"))
-        names.append(str(tmp_path / name))
-    listing = tmp_path / "files"
-    proc = subprocess.run(
-        [emacs, "--batch", "-Q", "-l", str(ORACLE), TAG, *names],
-        capture_output=True, text=True, env={**os.environ, "HOME": str(tmp_path)},
-        timeout=600, check=False, cwd=tmp_path,
-    )
-    listing.write_text(proc.stdout, encoding="utf-8")
-    lines = proc.stdout.split("\n")
-    assert proc.returncode == 0 and lines[0].startswith("ORG\t"), proc.stderr[-2000:]
-    answers = dict(line.split("\t", 1) for line in lines[1:] if line)
-    return lines[0].split("\t")[1], answers
+        names.append(name)
+    version, answers = "", {}
+    for start in range(0, len(names), BATCH):
+        proc = subprocess.run(
+            [emacs, "--batch", "-Q", "-l", str(ORACLE), TAG, *names[start:start + BATCH]],
+            capture_output=True, text=True, env={**os.environ, "HOME": str(tmp_path)},
+            timeout=600, check=False, cwd=tmp_path,
+        )
+        lines = proc.stdout.split("\n")
+        assert proc.returncode == 0 and lines[0].startswith("ORG\t"), proc.stderr[-2000:]
+        version = lines[0].split("\t")[1]
+        answers.update(line.split("\t", 1) for line in lines[1:] if line)
+    return version, answers
 
 
 def _bits(text: str) -> str:
