@@ -162,6 +162,21 @@
       (with-current-buffer buffer (set-buffer-modified-p nil))
       (kill-buffer buffer))))
 
+;;;; What is shown is what runs
+
+(ert-deftest passepartout-approval-test-bidi-is-shown ()
+  "Bidi and invisible characters in an action are shown, not obeyed.
+Emacs displays text after U+202E right to left: code shown with it would
+read otherwise than it runs."
+  (let* ((code "(message \"ok\") ;; \u202e)\"x\" elif-eteled(\u202c \u200b")
+         (question (passepartout-approval--eval-question code))
+         (described (passepartout-approval-describe
+                     "emacs-eval" (list :kind 'emacs-eval :code code))))
+    (dolist (text (list question described))
+      (should-not (string-match-p "[\u202e\u202c\u200b]" text))
+      (should (string-search ";; \\u202e)\"x\" elif-eteled(\\u202c \\u200b" text)))
+    (should (equal (passepartout-approval-visible "plain (+ 1 2) é") "plain (+ 1 2) é"))))
+
 ;;;; Asked the way a terminal frame asks
 
 (ert-deftest passepartout-approval-test-asked-in-the-minibuffer ()
