@@ -13,6 +13,7 @@ from fakellm import FakeLLM
 from llm_agent import make_config
 
 from passepartout.channels.terminal import TerminalChannel, run_chat
+from passepartout.channels.terminal_answers import FromStream, Refuse
 from passepartout.llm.models import PROVIDER_DEFAULTS, local_installed
 from passepartout.loop.actions import Action, ApprovalRequest
 from passepartout.signals import Signal
@@ -55,17 +56,20 @@ def test_chat_reports_a_failure(provider_env: FakeLLM, tmp_path: Path) -> None:
 def test_approval_on_the_terminal() -> None:
     request = ApprovalRequest(Action("tool", "eval", {"code": "1"}), ("high impact",), Signal())
     out = io.StringIO()
-    assert TerminalChannel(io.StringIO("yes\n"), out).approve(request) is True
+    assert TerminalChannel(out, FromStream(io.StringIO("yes\n"))).approve(request) is True
     assert "Allow eval(code='1')" in out.getvalue()
-    assert TerminalChannel(io.StringIO("n\n"), io.StringIO()).approve(request) is False
+    assert TerminalChannel(io.StringIO(), FromStream(io.StringIO("n\n"))).approve(request) is False
     eof = io.StringIO()
-    assert TerminalChannel(io.StringIO(""), eof).approve(request) is False
+    assert TerminalChannel(eof, FromStream(io.StringIO(""))).approve(request) is False
     assert "no answer" in eof.getvalue()
+    piped = io.StringIO()
+    assert TerminalChannel(piped, Refuse()).approve(request) is False
+    assert "refused: standard input is not a terminal" in piped.getvalue()
 
 
 def test_unstreamed_reply_is_printed() -> None:
     out = io.StringIO()
-    channel = TerminalChannel(io.StringIO(), out)
+    channel = TerminalChannel(out, Refuse())
     channel.send(Signal(), "reply", {"text": "whole"})
     channel.send(Signal(), "done", {"cancelled": False})
     assert out.getvalue() == "whole\n"

@@ -1,9 +1,13 @@
 """The terminal channel: ``passepartout chat`` talks to the same loop as Emacs.
 
 Each line read is a turn; the reply streams as it comes; tool calls, refusals and errors
-are shown on their own lines; an approval is asked on the terminal, and end of input (or
-anything but yes) is a no.  ``Ctrl-C`` cancels the running turn; ``Ctrl-D`` or ``/quit``
-ends the chat.  The session is kept, so the next ``passepartout chat`` resumes it.
+are shown on their own lines.  An approval is asked where :mod:`terminal_answers` says:
+on the terminal, refused when standard input is not one, or from standard input with
+``--answers-from-stdin``; only a yes approves.  Everything written to the terminal goes
+through :func:`~passepartout.security.termtext.terminal_safe`, so escape sequences from
+a model or a tool are shown, not obeyed.  ``Ctrl-C`` cancels the running turn;
+``Ctrl-D`` or ``/quit`` ends the chat.  The session is kept, so the next
+``passepartout chat`` resumes it.
 """
 
 from __future__ import annotations
@@ -14,10 +18,19 @@ import sys
 import threading
 from typing import Any, TextIO
 
+from passepartout.channels.terminal_answers import (
+    ANSWERS_FLAG,
+    Answers,
+    FromStream,
+    FromTerminal,
+    Refuse,
+)
+from passepartout.channels.terminal_streams import escaped_output
 from passepartout.config import Config
 from passepartout.errors import PassepartoutError
 from passepartout.loop.actions import ApprovalRequest
 from passepartout.security.orgtext import one_line
+from passepartout.security.termtext import terminal_safe
 from passepartout.signals import Signal
 
 log = logging.getLogger(__name__)
@@ -26,14 +39,15 @@ SOURCE = "terminal"
 DEFAULT_SESSION = "terminal"
 OUTPUT_PREVIEW = 200
 TURN_TIMEOUT = 3600.0
+APPROVAL_TIMEOUT = 300.0  # the approver's default (PASSEPARTOUT_APPROVAL_TIMEOUT)
 
 
 class TerminalChannel:
-    """Prints a session's events and asks its approvals on a pair of text streams."""
+    """Prints a session's events on ``stdout`` and asks its approvals of ``answers``."""
 
-    def __init__(self, stdin: TextIO, stdout: TextIO) -> None:
-        self.stdin = stdin
+    def __init__(self, stdout: TextIO, answers: Answers) -> None:
         self.stdout = stdout
+        self.answers = answers
         self.errors = 0
         self._done = threading.Event()
         self._streamed = ""
@@ -69,17 +83,13 @@ class TerminalChannel:
                 self._done.set()
 
     def approve(self, request: ApprovalRequest) -> bool:
-        """Ask on the terminal; only "y" or "yes" is a yes, end of input is a no."""
+        """Ask where the answers come from; only "y" or "yes" is a yes."""
         with self._lock:
-            self._line(f"Allow {request.describe()}? [y/N] ", newline=False)
-            try:
-                answer = self.stdin.readline()
-            except (OSError, ValueError):
-                answer = ""
-            if not answer:
-                self._line("(no answer: refused)")
+            self._end_line()
+            self._streamed = ""
+            yes = self.answers.ask(f"Allow {request.describe()}? [y/N] ", self._write)
             self._column = 0
-        return answer.strip().lower() in ("y", "yes")
+        return yes
 
     # -- turns ------------------------------------------------------------------------
 
@@ -103,7 +113,7 @@ class TerminalChannel:
     def _write(self, text: str) -> None:
         if not text:
             return
-        self.stdout.write(text)
+        self.stdout.write(terminal_safe(text))
         self.stdout.flush()
         self._column = 0 if text.endswith("\n") else self._column + len(text)
 
@@ -129,8 +139,12 @@ def run_chat(
     stdin: TextIO | None = None,
     stdout: TextIO | None = None,
     session_id: str | None = None,
+    answers_from_stdin: bool = False,
 ) -> int:
-    """Chat on the terminal until end of input; 0, or 1 when a turn ended in an error."""
+    """Chat on the terminal until end of input; 0, or 1 when a turn ended in an error.
+
+    Approvals are answered by the next line of ``stdin`` with ``answers_from_stdin``,
+    else on the terminal when ``stdin`` is one, else refused."""
     from passepartout.agent import Agent
     from passepartout.llm import install
 
@@ -140,16 +154,17 @@ def run_chat(
     session = session_id or config.extra.get("PASSEPARTOUT_SESSION") or DEFAULT_SESSION
     agent = Agent(config)
     install(agent)
-    channel = TerminalChannel(reader, writer)
+    channel = TerminalChannel(writer, _answers(config, reader, interactive, answers_from_stdin))
     agent.register_channel(SOURCE, channel)
     try:
         agent.boot()
     except PassepartoutError as err:
-        print(f"passepartout chat: {err.message}", file=sys.stderr)
+        print(terminal_safe(f"passepartout chat: {err.message}"), file=sys.stderr)
         return 1
     try:
         if interactive:
-            writer.write(f"Passepartout (session {session}); Ctrl-D or /quit ends.\n")
+            banner = f"Passepartout (session {session}); Ctrl-D or /quit ends.\n"
+            writer.write(terminal_safe(banner))
         while True:
             if interactive:
                 writer.write("> ")
@@ -174,6 +189,15 @@ def run_chat(
     return 1 if channel.errors else 0
 
 
+def _answers(config: Config, reader: TextIO, interactive: bool, from_stdin: bool) -> Answers:
+    if from_stdin:
+        return FromStream(reader)
+    if interactive:
+        timeout = float(config.extra.get("PASSEPARTOUT_APPROVAL_TIMEOUT") or APPROVAL_TIMEOUT)
+        return FromTerminal(timeout)
+    return Refuse()
+
+
 def _isatty(stream: TextIO) -> bool:
     try:
         return stream.isatty()
@@ -183,7 +207,18 @@ def _isatty(stream: TextIO) -> bool:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--session", help=f"the session to resume (default {DEFAULT_SESSION!r})")
+    parser.add_argument(
+        ANSWERS_FLAG, action="store_true",
+        help="answer approvals with lines of standard input (y or yes approves); without "
+        "it an approval is asked on the terminal, and refused when standard input is "
+        "not a terminal",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    return run_chat(Config.load(), session_id=getattr(args, "session", None))
+    with escaped_output():
+        return run_chat(
+            Config.load(),
+            session_id=getattr(args, "session", None),
+            answers_from_stdin=bool(getattr(args, "answers_from_stdin", False)),
+        )
