@@ -8,6 +8,7 @@ bidi controls from a model's text or a tool's output reach the terminal escaped.
 from __future__ import annotations
 
 import io
+import logging
 import os
 import select
 import subprocess
@@ -23,6 +24,7 @@ from llm_agent import make_config
 
 from passepartout.channels.terminal import TerminalChannel, run_chat
 from passepartout.channels.terminal_answers import FromStream, FromTerminal, Refuse
+from passepartout.channels.terminal_streams import escaped_output
 from passepartout.loop.actions import Action, ApprovalRequest
 from passepartout.security.termtext import terminal_safe
 from passepartout.signals import Signal
@@ -242,3 +244,20 @@ def test_the_chat_names_its_flag() -> None:
     assert result.returncode == 0
     assert "--answers-from-stdin" in result.stdout
     assert "refused when standard input is not a terminal" in " ".join(result.stdout.split())
+
+
+@pytest.mark.attack
+def test_the_process_streams_and_log_lines_are_escaped(capsys: pytest.CaptureFixture[str]) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        with escaped_output():
+            print(f"a library prints {HOSTILE}")
+            logging.getLogger("some.library").warning("tool said %s", HOSTILE)
+        assert handler.stream is sys.stderr  # restored
+    finally:
+        root.removeHandler(handler)
+    out, err = capsys.readouterr()
+    _assert_clean((out + err).encode())
+    assert "\\x1b]52;c;" in out and "\\x1b]52;c;" in err
