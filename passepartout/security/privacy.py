@@ -118,11 +118,14 @@ def heading_private_in_file(file: str | Path, heading: str | None,
                             outline: tuple[str, ...] = (), tag: str = DEFAULT_TAG) -> bool:
     """Whether a heading Emacs reported by title (and outline path) lies in a private
     subtree of ``file``: any heading of that title, or of an ancestor's title, that
-    org reads as private.  A file that cannot be read counts as private."""
+    org reads as private.  A file that exists but cannot be read counts as private; one
+    not on disk (a buffer never saved) has no private subtree anyone could read."""
     from passepartout.events.scan import clean_title, todo_keywords
 
     try:
-        text = Path(file).read_bytes().decode("utf-8", "replace")
+        text = Path(file).expanduser().read_bytes().decode("utf-8", "replace")
+    except FileNotFoundError:
+        return False
     except (OSError, ValueError):
         return True
     if tag not in text:
