@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from passepartout.errors import PipelineError
 from passepartout.loop.actions import Action
 from passepartout.security.files import FileToolError, read_text, write_text
-from passepartout.security.privacy import redact_private
+from passepartout.security.privacy import redact_file_text
 from passepartout.security.shell_tool import ShellApprovalRequest, execute_shell
 from passepartout.security.vault import VaultError
 from passepartout.tools import Tool, make_tool
@@ -87,8 +87,7 @@ def file_tools(sec: Security) -> list[Tool]:
             text = read_text(path, sec.path_rules())
         except FileToolError as err:
             raise PipelineError(err.message) from None
-        if path.endswith(".org"):
-            text = redact_private(text, sec.private_tag)
+        text = redact_file_text(path, text, sec.private_tag)  # on content, not on the name
         return sec.vault.mask(text)
 
     def write_file(path: str, content: str) -> str:
