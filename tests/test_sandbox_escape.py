@@ -21,6 +21,7 @@ import pytest
 
 from passepartout.security import sandbox_find
 from passepartout.security.sandbox import RunResult, build_argv, run_sandboxed, support
+from passepartout.security.sandbox_scope import SCOPE_ABI, landlock_abi
 from passepartout.security.shell import ShellPolicy
 from passepartout.security.shell_tool import execute_shell
 
@@ -213,18 +214,24 @@ def test_host_socket_directories_are_empty(tmp_path: Path) -> None:
     assert result.stdout.split() == ["/run:", "/var/run/:"], result.stdout
 
 
-def test_abstract_sockets_are_cut_without_network(tmp_path: Path) -> None:
+@pytest.mark.parametrize("network", [False, True])
+def test_abstract_sockets_are_unreachable(tmp_path: Path, network: bool) -> None:
+    if network and landlock_abi() < SCOPE_ABI:
+        pytest.skip("this kernel cannot scope abstract sockets (Landlock ABI 6, Linux 6.12+)")
     name = f"\0passepartout-test-{os.getpid()}"
     with socket.socket(socket.AF_UNIX) as listener:
         listener.bind(name)
         listener.listen(1)
         listener.setblocking(False)
+        with socket.socket(socket.AF_UNIX) as probe:  # control: reachable from outside
+            probe.connect(name)
+        assert _accepted(listener)
         cmd = (
             "python3 -c 'import socket; c=socket.socket(socket.AF_UNIX); "
             f"c.connect(\"\\0{name[1:]}\"); print(\"CONNECTED\")'"
         )
-        result = run(cmd, tmp_path)
-        assert "CONNECTED" not in result.stdout
+        result = run(cmd, tmp_path, allow_network=network)
+        assert result.exit_code != 0 and "CONNECTED" not in result.stdout
         assert not _accepted(listener)
 
 

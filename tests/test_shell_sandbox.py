@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from passepartout.doctor import check_sandbox
+from passepartout.security import sandbox_scope
 from passepartout.security.git_hardening import GIT_ENV
 from passepartout.security.sandbox import (
     MINIMAL_PATH,
@@ -21,6 +22,7 @@ from passepartout.security.sandbox import (
     run_sandboxed,
 )
 from passepartout.security.sandbox_probe import sandbox_check
+from passepartout.security.sandbox_scope import SCOPE_ABI, landlock_abi
 
 
 @pytest.fixture
@@ -284,3 +286,16 @@ def test_doctor_fails_loudly_when_capabilities_are_kept(
     checks = {c.name: c for c in check_sandbox()}
     assert not checks["sandbox capabilities"].ok
     assert checks["sandbox capabilities"].line().startswith("[FAIL] sandbox capabilities: CapEff")
+
+
+def test_a_network_command_that_cannot_be_scoped_does_not_run(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if landlock_abi() < SCOPE_ABI:
+        pytest.skip("this kernel cannot scope abstract sockets: network commands run unscoped")
+    failing = "import sys; sys.stderr.write('passepartout-sandbox: no Landlock'); sys.exit(125)"
+    monkeypatch.setattr(sandbox_scope, "LAUNCHER", failing)
+    with pytest.raises(SandboxUnavailable, match="no Landlock"):
+        run_sandboxed("touch ran", ws, timeout=10, allow_network=True)
+    assert not (ws / "ran").exists()
+    assert run_sandboxed("touch ran", ws, timeout=10).exit_code == 0  # without the network

@@ -20,6 +20,7 @@ import selectors
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from passepartout.errors import PassepartoutError
 from passepartout.security.git_hardening import GIT_ENV
 from passepartout.security.sandbox_find import listening_sockets, other_homes
 from passepartout.security.sandbox_mounts import mount_args
+from passepartout.security.sandbox_scope import FAILED, FAILED_CODE, launcher_argv
 from passepartout.security.sensitive import CREDENTIALS, PROTECTED
 
 log = logging.getLogger(__name__)
@@ -163,7 +165,10 @@ def build_argv(
     if status_fd is not None:
         argv += ["--json-status-fd", str(status_fd)]
     seconds = f"{max(timeout, 0.1):.3f}"
-    argv += ["--", "timeout", "--kill-after=1", seconds, "bash", "-c", cmd]
+    argv.append("--")
+    if allow_network:  # the host's abstract sockets are reachable: scope them out
+        argv += launcher_argv(sys.executable)
+    argv += ["timeout", "--kill-after=1", seconds, "bash", "-c", cmd]
     return argv
 
 
@@ -255,6 +260,9 @@ def run_sandboxed(
             "(sysctl kernel.unprivileged_userns_clone=1) or " + FIX_HINT
         )
     code = _child_exit_code(status, code)
+    text_err = err.decode("utf-8", "replace")
+    if code == FAILED_CODE and text_err.startswith(FAILED):
+        raise SandboxUnavailable(text_err.strip().removeprefix(FAILED))
     elapsed = time.monotonic() - started
     timed_out = killed == "timeout" or (code in (124, 137) and elapsed >= timeout * 0.95)
     return RunResult(

@@ -22,6 +22,7 @@ from passepartout.security.sandbox import (
     support,
 )
 from passepartout.security.sandbox_find import listening_sockets
+from passepartout.security.sandbox_scope import SCOPE_ABI, landlock_abi
 
 _SCRIPT = """\
 grep '^CapEff:' /proc/self/status
@@ -110,12 +111,17 @@ def _judge(out: str, code: int, err: str, checked: int) -> list[Finding]:
         )
     )
     seen = [line.split(" ", 1)[1] for line in lines if line.startswith("SOCKET ")]
+    abstract = (
+        "abstract sockets cut (own network; a command granted the network is Landlock-scoped)"
+        if landlock_abi() >= SCOPE_ABI
+        else "abstract sockets cut unless a command is granted the network "
+        "(this kernel cannot scope them: Landlock ABI 6, Linux 6.12+)"
+    )
     findings.append(
         Finding(
             "sandbox sockets",
             not seen,
-            f"none of {checked} host Unix sockets reachable; abstract sockets cut "
-            "unless a command is granted the network"
+            f"none of {checked} host Unix sockets reachable; {abstract}"
             if not seen
             else f"host sockets reachable inside: {', '.join(seen[:5])}",
             "report this: these sockets must be masked",
