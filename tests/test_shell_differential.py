@@ -65,11 +65,11 @@ def generate(rng: random.Random) -> Case:
     parts_r: list[str] = []
     count = rng.randint(1, 3)
     for i in range(count):
-        words = " ".join(_word(rng) for _ in range(rng.randint(0, 4)))
+        words = "".join(" " + _word(rng) for _ in range(rng.randint(0, 4)))
         name = rng.choice(COMMANDS)
         joiner = rng.choice(JOINERS) if i else ""
-        parts_a.append(f"{joiner}{name} {words}".rstrip())
-        parts_r.append(f"{joiner}__a {words}".rstrip())
+        parts_a.append(f"{joiner}{name}{words}")
+        parts_r.append(f"{joiner}__a{words}")
     return Case("".join(parts_a), "".join(parts_r))
 
 

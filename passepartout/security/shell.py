@@ -480,12 +480,12 @@ def _check_program(argv: list[str], col: _Collector, *, piped_into: bool, exact:
         return
     if not exact:
         return  # a word is not known: already asked, options cannot be read
-    before = col.level
     for reason in check_options(argv) or []:
         col.add("ask", reason)
     if name == "cd":
         _follow_cd(argv, col)
-    if name == "git" and before == col.level == "allow":
+    if name == "git":
+        # Said even when the line asks anyway: the person should know before a yes.
         for cwd in col.cwds:
             for reason in repository_risks(cwd):
                 col.add("ask", reason)

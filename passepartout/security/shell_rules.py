@@ -22,11 +22,6 @@ def names(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-def words(text: str) -> tuple[str, ...]:
-    """An ordered tuple of whitespace-separated words."""
-    return tuple(text.split())
-
-
 SHELLS = frozenset(
     {"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "csh", "tcsh", "ash", "rbash", "busybox"}
 )
@@ -79,18 +74,6 @@ def long_matches(arg: str, names: Iterable[str]) -> str | None:
     for name in names:
         if name.startswith(given):
             return name
-    return None
-
-
-def short_cluster(arg: str, bad: str, takes_value: str) -> str | None:
-    """The dangerous letter in a short-option cluster like ``-nro``, stopping at a value."""
-    if not arg.startswith("-") or arg.startswith("--") or len(arg) < 2:
-        return None
-    for ch in arg[1:]:
-        if ch in bad:
-            return ch
-        if ch in takes_value:
-            return None
     return None
 
 
