@@ -288,6 +288,17 @@ WRITES = {
     "git config replaced": "mv ~/proj/.git/config ~/proj/.git/c; echo evil > ~/proj/.git/config",
     "missing git hooks": "mkdir -p ~/proj/vendor/.git/hooks; echo x > ~/proj/vendor/.git/hooks/x",
     "missing git config": "echo evil > ~/proj/vendor/.git/config",
+    # Moving an ancestor away would carry the masks with it.
+    "git dir moved away": "mv ~/proj/.git ~/proj/.git-old; mkdir -p ~/proj/.git/hooks; "
+    "echo evil > ~/proj/.git/config",
+    "repository moved away": "mv ~/proj ~/proj-old; mkdir -p ~/proj/.git; "
+    "echo evil > ~/proj/.git/config",
+    "approvals dir moved away": "mv ~/memex/system ~/memex/old; mkdir ~/memex/system; "
+    "echo evil > ~/memex/system/approvals.org",
+    "memex moved away": "mv ~/memex ~/memex-old; mkdir -p ~/memex/system; "
+    "echo evil > ~/memex/system/approvals.org",
+    "skills moved away": "mv ~/.local ~/.local-old; mkdir -p ~/.local/share/passepartout/skills;"
+    " echo evil > ~/.local/share/passepartout/skills/evil.py",
 }
 
 

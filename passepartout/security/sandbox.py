@@ -21,6 +21,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -47,6 +48,7 @@ _CREDENTIAL_ENV = re.compile(
     re.IGNORECASE,
 )
 _KILL_GRACE = 2.0
+_one_at_a_time = threading.Lock()
 # The key of an Emacs server listening on TCP (server-use-tcp): with it, and the network
 # granted, a command could make the person's Emacs run code.
 EMACS_SERVER_KEYS = ("~/.emacs.d/server", "~/.config/emacs/server")
@@ -204,7 +206,37 @@ def run_sandboxed(
     ``hidden`` and ``protected``: the caller's own places (the agent's config, state and
     skills) on top of :data:`CREDENTIALS` and :data:`PROTECTED`. A workspace that cannot
     be confined raises ``ValueError`` (:class:`WorkspaceRefused`); nothing runs.
+
+    One command at a time: the mounts are planned from the workspace as it is, and a
+    second command running meanwhile could swap a planned directory for a symlink.
     """
+    with _one_at_a_time:
+        return _run_one(
+            cmd,
+            workspace,
+            timeout=timeout,
+            allow_network=allow_network,
+            env=env,
+            output_cap=output_cap,
+            hidden=hidden,
+            protected=protected,
+            bwrap=bwrap,
+        )
+
+
+def _run_one(
+    cmd: str,
+    workspace: Path,
+    *,
+    timeout: float,
+    allow_network: bool = False,
+    env: Mapping[str, str] | None = None,
+    output_cap: int = 100_000,
+    hidden: Sequence[Path | str] = (),
+    protected: Sequence[Path | str] = (),
+    bwrap: str | None = None,
+) -> RunResult:
+    """One command, planned and run while no other sandboxed command runs."""
     if "\x00" in cmd:
         raise ValueError("the command contains a NUL byte")
     workspace = Path(workspace).resolve()

@@ -60,6 +60,7 @@ class Layers:
     """The places of each layer, absolute, as the host names them."""
 
     splits: tuple[str, ...]
+    anchors: tuple[str, ...]
     protected: tuple[str, ...]
     hidden: tuple[str, ...]
     socket_dirs: tuple[str, ...]
@@ -100,8 +101,13 @@ def mount_args(
         sockets=sockets,
         masked=["/tmp", *around_ws],
     )
-    for split in layers.splits:
-        args += _split_args(split, skip={*layers.protected, *layers.hidden})
+    skip = {*layers.protected, *layers.hidden}
+    splits = set(layers.splits)
+    for place in _outermost_first({*layers.splits, *layers.anchors}):
+        if place in splits:
+            args += _split_args(place, skip)
+        elif os.path.dirname(place) not in splits:  # a split binds its entries already
+            args += ["--bind", place, place]
     for path in layers.protected:
         args += ["--ro-bind", path, path]
     for path in layers.hidden:
@@ -170,7 +176,28 @@ def plan_layers(
         if seen(str(s)) and not any(_inside(str(s), c) for c in (*hide, *dirs))
         and os.path.exists(s)
     ]
-    return Layers(tuple(splits), tuple(keep), tuple(hide), tuple(dirs), tuple(open_sockets))
+    anchors = _anchors(ws, [*keep, *hide, *splits, *dirs], covered=covered)
+    return Layers(
+        tuple(splits), tuple(anchors), tuple(keep), tuple(hide), tuple(dirs), tuple(open_sockets)
+    )
+
+
+def _anchors(ws: str, places: Iterable[str], covered: Sequence[str]) -> list[str]:
+    """The directories between the workspace and each masked place, bound onto themselves.
+
+    A mount point cannot be renamed: without this, moving an ancestor away (``mv .git
+    .git2``) would carry the masks with it and leave the place free to be made again.
+    """
+    found: set[str] = set()
+    prefix = ws.rstrip("/") + "/"
+    for place in places:
+        if not place.startswith(prefix):
+            continue
+        parent = os.path.dirname(place)
+        while parent.startswith(prefix) and parent not in found:
+            found.add(parent)
+            parent = os.path.dirname(parent)
+    return [a for a in found if not any(_inside(a, c) for c in covered) and os.path.isdir(a)]
 
 
 def _needs_split(place: str, ws: str, covered: Sequence[str]) -> str | None:
