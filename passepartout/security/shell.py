@@ -268,7 +268,12 @@ def _visit_pipeline(node: Any, col: _Collector) -> None:
 def _visit_command(node: Any, col: _Collector, *, piped_into: bool) -> None:
     argv: list[str] = []
     exact: list[str] | None = []
+    end = node.pos[0]
     for part in node.parts:
+        gap = col.cmd[end : part.pos[0]]
+        if gap.strip(" \t"):
+            col.add("ask", f"part of the command was not understood ({gap.strip()[:40]!r})")
+        end = max(end, part.pos[1])
         if part.kind == "word":
             words = _visit_word(part, col, position=len(argv), argv0=argv[0] if argv else "")
             if words is None or exact is None:
