@@ -40,6 +40,7 @@ _HEADING = re.compile(r"\*+ ")
 _TAG_LINE = re.compile(r"\*+ (?:.*[ \t])?(:([^ \t]+):)[ \t]*")
 _FILETAGS = re.compile(r"[ \t]*#\+FILETAGS:[ \t]*(.*)", re.IGNORECASE)
 _BEGIN = re.compile(r"[ \t]*#\+BEGIN_(\S+)", re.IGNORECASE)
+_FOOTNOTE = re.compile(r"\[fn:[-\w]+\]")
 _DYNAMIC = re.compile(r"[ \t]*#\+BEGIN:(?: |$)", re.IGNORECASE)
 _DYNAMIC_END = re.compile(r"[ \t]*#\+END:?[ \t]*", re.IGNORECASE)
 _LATEX_BEGIN = re.compile(r"[ \t]*\\begin\{([A-Za-z0-9*]+)\}")
@@ -157,6 +158,13 @@ def _elements(lines: list[str], i: int, end: int, hidden: set[int]) -> None:
                     hidden.update(range(i + 1, close))
                 i = close + 1
                 continue
+        if line.startswith("[fn:") and _FOOTNOTE.match(line):
+            # a footnote definition holds elements up to the next one, a heading or
+            # two blank lines: a block must close before that
+            close = _footnote_end(lines, i + 1, end)
+            _elements(lines, i + 1, close, hidden)
+            i = close
+            continue
         dynamic = _DYNAMIC.match(line) if begin is None and "#+" in line else None
         if dynamic is not None:
             close = _find(lines, i + 1, end, _DYNAMIC_END)
@@ -180,6 +188,15 @@ def _elements(lines: list[str], i: int, end: int, hidden: set[int]) -> None:
                 i = close + 1
                 continue
         i += 1
+
+
+def _footnote_end(lines: list[str], start: int, end: int) -> int:
+    for j in range(start, end):
+        if lines[j].startswith("[fn:") and _FOOTNOTE.match(lines[j]):
+            return j
+        if j + 1 < end and not lines[j].strip(" \t\r") and not lines[j + 1].strip(" \t\r"):
+            return j
+    return end
 
 
 def _find(lines: list[str], start: int, end: int, pattern: re.Pattern[str]) -> int | None:
