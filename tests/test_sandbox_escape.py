@@ -8,7 +8,10 @@ project folder and with it the (fake) home directory.
 
 from __future__ import annotations
 
+import errno
 import os
+import platform
+import shlex
 import shutil
 import socket
 import subprocess
@@ -22,6 +25,7 @@ import pytest
 from passepartout.security import sandbox_find
 from passepartout.security.sandbox import RunResult, build_argv, run_sandboxed, support
 from passepartout.security.sandbox_scope import SCOPE_ABI, landlock_abi
+from passepartout.security.sandbox_seccomp import ARCHES
 from passepartout.security.shell import ShellPolicy
 from passepartout.security.shell_tool import execute_shell
 
@@ -133,6 +137,30 @@ def test_no_new_user_namespace_inside(tmp_path: Path) -> None:
         pytest.skip("this bubblewrap cannot forbid nested user namespaces (before 0.8)")
     result = run("unshare -Ur id -u && echo NESTED; true", tmp_path)
     assert "NESTED" not in result.stdout
+
+
+@pytest.mark.skipif(platform.machine() not in ARCHES, reason="no seccomp filter for this arch")
+def test_kernel_keyrings_and_bpf_are_refused(tmp_path: Path) -> None:
+    calls = ARCHES[platform.machine()].refused
+    probe = (
+        "import ctypes; l = ctypes.CDLL(None, use_errno=True)\n"
+        "for name, nr in {calls}:\n"
+        "    r = l.syscall(nr, 0, -3, 0, 0, 0); print(name, r, ctypes.get_errno())\n"
+        "print('getpid', l.syscall({getpid}), 0)"
+    )
+    getpid = 39 if platform.machine() == "x86_64" else 172
+    with tempfile.TemporaryDirectory() as scratch:  # control: the host answers
+        outside = subprocess.run(
+            ["python3", "-c", probe.format(calls=[("keyctl", calls["keyctl"])], getpid=getpid)],
+            capture_output=True, text=True, cwd=scratch, check=True,
+        )
+    assert not outside.stdout.startswith("keyctl -1 ")
+    script = probe.format(calls=sorted(calls.items()), getpid=getpid)
+    result = run(f"python3 -c {shlex.quote(script)}", tmp_path)
+    lines = dict(line.split(" ", 1) for line in result.stdout.splitlines())
+    assert set(lines) == {*calls, "getpid"}, result.stderr
+    assert all(lines[name] == f"-1 {errno.EPERM}" for name in calls), lines
+    assert int(lines["getpid"].split()[0]) > 0
 
 
 # -- host Unix sockets ----------------------------------------------------------------

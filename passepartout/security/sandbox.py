@@ -32,6 +32,7 @@ from passepartout.security.git_hardening import GIT_ENV
 from passepartout.security.sandbox_find import listening_sockets, other_homes
 from passepartout.security.sandbox_mounts import mount_args
 from passepartout.security.sandbox_scope import FAILED, FAILED_CODE, launcher_argv
+from passepartout.security.sandbox_seccomp import program_fd
 from passepartout.security.sensitive import CREDENTIALS, PROTECTED
 
 log = logging.getLogger(__name__)
@@ -131,6 +132,7 @@ def build_argv(
     hidden: Sequence[Path | str] = (),
     protected: Sequence[Path | str] = (),
     status_fd: int | None = None,
+    seccomp_fd: int | None = None,
     home: Path | None = None,
     sockets: Sequence[Path] = (),
     runtime_dir: str | None = None,
@@ -166,6 +168,8 @@ def build_argv(
     argv += ["--die-with-parent", "--new-session"]
     if status_fd is not None:
         argv += ["--json-status-fd", str(status_fd)]
+    if seccomp_fd is not None:
+        argv += ["--seccomp", str(seccomp_fd)]
     seconds = f"{max(timeout, 0.1):.3f}"
     argv.append("--")
     if allow_network:  # the host's abstract sockets are reachable: scope them out
@@ -245,6 +249,8 @@ def _run_one(
     exe = find_bwrap(bwrap)
     run_env = _clean_env(env)
     status_r, status_w = os.pipe()
+    filter_fd = program_fd()
+    kept = (status_w,) if filter_fd is None else (status_w, filter_fd)
     try:
         argv = build_argv(
             exe,
@@ -258,12 +264,8 @@ def _run_one(
             sockets=listening_sockets(),
             runtime_dir=os.environ.get("XDG_RUNTIME_DIR"),
             userns=support(exe),
+            seccomp_fd=filter_fd,
         )
-    except BaseException:
-        os.close(status_r)
-        os.close(status_w)
-        raise
-    try:
         proc = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
@@ -271,14 +273,20 @@ def _run_one(
             stderr=subprocess.PIPE,
             env=run_env,
             cwd=workspace,
-            pass_fds=(status_w,),
+            pass_fds=kept,
             start_new_session=True,
         )
-    except OSError as exc:
+    except BaseException as exc:
         os.close(status_r)
-        os.close(status_w)
-        raise SandboxUnavailable(f"bubblewrap could not be started: {exc}; {FIX_HINT}") from exc
-    os.close(status_w)
+        for fd in kept:
+            os.close(fd)
+        if isinstance(exc, OSError):
+            raise SandboxUnavailable(
+                f"bubblewrap could not be started: {exc}; {FIX_HINT}"
+            ) from exc
+        raise
+    for fd in kept:
+        os.close(fd)
     started = time.monotonic()
     out, err, truncated, killed = _collect(proc, output_cap, deadline=started + timeout + 3)
     code = proc.wait()

@@ -1,15 +1,18 @@
 """What the sandbox can do on this machine, found by running a command in it.
 
 For ``passepartout doctor``: bubblewrap and its version, the user namespace, and a
-probe command that reads its own capabilities, tries to remount ``/`` writable and
-looks for every host Unix socket (and one it made itself in its workspace).
+probe command that reads its own capabilities, tries to remount ``/`` writable, looks
+for every host Unix socket (and one it made itself in its workspace) and asks for the
+host's session keyring.
 """
 
 from __future__ import annotations
 
 import os
+import platform
 import shlex
 import socket
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,14 +26,21 @@ from passepartout.security.sandbox import (
 )
 from passepartout.security.sandbox_find import listening_sockets
 from passepartout.security.sandbox_scope import SCOPE_ABI, landlock_abi
+from passepartout.security.sandbox_seccomp import ARCHES, refused_calls
 
 _SCRIPT = """\
 grep '^CapEff:' /proc/self/status
 mount -o remount,rw / 2>/dev/null && echo REMOUNTED
 touch /etc/.passepartout-probe 2>/dev/null && rm -f /etc/.passepartout-probe && echo WROTE
 for s in {sockets}; do [ -S "$s" ] && echo "SOCKET $s"; done
+{keyctl}
 true
 """
+# keyctl(KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING): the host's session keyring.
+_KEYCTL = (
+    "{python} -I -S -c 'import ctypes; l = ctypes.CDLL(None, use_errno=True); "
+    "r = l.syscall({nr}, 0, -3, 0); print(\"KEYCTL\", r, ctypes.get_errno())'"
+)
 
 
 @dataclass(frozen=True)
@@ -76,13 +86,37 @@ def _run_probe(exe: str) -> list[Finding]:
             listener.bind(str(own))
             listener.listen(1)
             sockets = [own, *listening_sockets()]
-            cmd = _SCRIPT.format(sockets=" ".join(shlex.quote(str(s)) for s in sockets))
+            cmd = _SCRIPT.format(
+                sockets=" ".join(shlex.quote(str(s)) for s in sockets), keyctl=_keyctl_probe()
+            )
             try:
                 result = run_sandboxed(cmd, ws, timeout=20, bwrap=exe)
             except (SandboxUnavailable, OSError, ValueError) as exc:
                 text = exc.message if isinstance(exc, SandboxUnavailable) else str(exc)
                 return [Finding("sandbox probe", False, f"no command can run: {text}", FIX_HINT)]
     return _judge(result.stdout, result.exit_code, result.stderr, len(sockets))
+
+
+def _keyctl_probe() -> str:
+    arch = ARCHES.get(platform.machine())
+    if arch is None or not sys.executable:
+        return ""
+    return _KEYCTL.format(python=shlex.quote(sys.executable), nr=arch.refused["keyctl"])
+
+
+def _syscalls(lines: list[str]) -> Finding:
+    refused = refused_calls()
+    if not refused:
+        detail = f"no seccomp filter for {platform.machine()}: the kernel keyrings are shared"
+        return Finding("sandbox system calls", True, detail)
+    probe = next((line.split() for line in lines if line.startswith("KEYCTL ")), None)
+    held = probe is None or probe[1] == "-1"
+    detail = f"refused: {', '.join(refused)}" + ("" if probe else " (not probed)")
+    if not held:
+        detail = "the host's session keyring was reachable inside the sandbox"
+    return Finding(
+        "sandbox system calls", held, detail, "update bubblewrap (--seccomp is needed)"
+    )
 
 
 def _judge(out: str, code: int, err: str, checked: int) -> list[Finding]:
@@ -127,6 +161,7 @@ def _judge(out: str, code: int, err: str, checked: int) -> list[Finding]:
             "report this: these sockets must be masked",
         )
     )
+    findings.append(_syscalls(lines))
     return findings
 
 
