@@ -225,22 +225,7 @@ when the person refuses or CODE is not a string."
 (defun passepartout-approval--eval-question (code)
   "Return the second question asked before evaluating CODE."
   (format "Evaluate this Emacs Lisp in your Emacs now?\n\n%s\n"
-          (passepartout-approval-visible code)))
-
-(defun passepartout-approval-visible (text)
-  "Return TEXT with the characters that hide or reorder it shown as \\uNNNN.
-Bidi controls (U+202A-U+202E, U+2066-U+2069 and the marks) make Emacs
-display text in another order than Lisp reads it, and other format
-characters (zero-width spaces and joiners, the byte order mark) are
-invisible; the line and paragraph separators are no line ends for Lisp.
-A question about what will run shows what will run."
-  (if (not (string-match-p "[^[:ascii:]]" text))
-      text
-    (mapconcat (lambda (char)
-                 (if (memq (get-char-code-property char 'general-category) '(Cf Zl Zp))
-                     (format "\\u%04x" char)
-                   (string char)))
-               text "")))
+          (passepartout-visible code)))
 
 ;;;; The default way to ask
 
@@ -252,7 +237,7 @@ A question about what will run shows what will run."
              do (push (format "%s: %s" (substring (symbol-name key) 1)
                               (if (stringp value) value (prin1-to-string value)))
                       lines))
-    (passepartout-approval-visible (mapconcat #'identity (nreverse lines) "\n"))))
+    (passepartout-visible (mapconcat #'identity (nreverse lines) "\n"))))
 
 (defun passepartout-approval-ask-minibuffer (description info)
   "Ask in the minibuffer whether the action DESCRIPTION with INFO may run.

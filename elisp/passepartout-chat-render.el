@@ -46,10 +46,13 @@
 
 (defun passepartout-chat-render-escape (text bol)
   "Return TEXT with a space before each \"*\" that would start a line.
+Bidi controls and invisible characters are shown as \\uNNNN (see
+`passepartout-visible'), so a reply reads in the order it was written.
 BOL non-nil means TEXT starts at the beginning of a line."
-  (let ((out (if (string-search "\n*" text)
-                 (replace-regexp-in-string "\n\\*" "\n *" text t t)
-               text)))
+  (let ((out (passepartout-visible
+              (if (string-search "\n*" text)
+                  (replace-regexp-in-string "\n\\*" "\n *" text t t)
+                text))))
     (if (and bol (string-prefix-p "*" out)) (concat " " out) out)))
 
 (defun passepartout-chat-render--insert (turn text)
@@ -86,10 +89,12 @@ LINE starts with fixed text, never a heading; newlines in it become spaces."
 ;;;; Tools
 
 (defun passepartout-chat-render--clip (text)
-  "Return TEXT cut to `passepartout-chat-render-max-output' characters."
-  (if (> (length text) passepartout-chat-render-max-output)
-      (concat (substring text 0 passepartout-chat-render-max-output) "\n[...]")
-    text))
+  "Return TEXT cut to `passepartout-chat-render-max-output' characters.
+Bidi controls and invisible characters are shown, see `passepartout-visible'."
+  (passepartout-visible
+   (if (> (length text) passepartout-chat-render-max-output)
+       (concat (substring text 0 passepartout-chat-render-max-output) "\n[...]")
+     text)))
 
 (defun passepartout-chat-render--value (value)
   "Return VALUE as text for the chat."

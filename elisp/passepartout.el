@@ -56,6 +56,23 @@ called with dialogs off, so `yes-or-no-p' asks in the minibuffer."
   :type 'string
   :group 'passepartout)
 
+;;;; Text shown to the person
+
+(defun passepartout-visible (text)
+  "Return TEXT with the characters that hide or reorder it shown as \\uNNNN.
+Bidi controls (U+202A-U+202E, U+2066-U+2069 and the marks) make Emacs
+display text in another order than Lisp reads it, and other format
+characters (zero-width spaces and joiners, the byte order mark) are
+invisible; the line and paragraph separators are no line ends for Lisp.
+What the person reads (a question, a reply) is what Lisp holds."
+  (if (not (string-match-p "[^[:ascii:]]" text))
+      text
+    (mapconcat (lambda (char)
+                 (if (memq (get-char-code-property char 'general-category) '(Cf Zl Zp))
+                     (format "\\u%04x" char)
+                   (string char)))
+               text "")))
+
 ;;;; Notifications from the server
 
 (defvar passepartout--last-status nil "The last status plist the server pushed.")

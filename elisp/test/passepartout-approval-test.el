@@ -175,7 +175,7 @@ read otherwise than it runs."
     (dolist (text (list question described))
       (should-not (string-match-p "[\u202e\u202c\u200b]" text))
       (should (string-search ";; \\u202e)\"x\" elif-eteled(\\u202c \\u200b" text)))
-    (should (equal (passepartout-approval-visible "plain (+ 1 2) é") "plain (+ 1 2) é"))))
+    (should (equal (passepartout-visible "plain (+ 1 2) é") "plain (+ 1 2) é"))))
 
 ;;;; Asked the way a terminal frame asks
 

@@ -174,6 +174,20 @@
           (should (equal (passepartout-turn-reply third) "new"))
           (should-not (string-match-p "old" (passepartout-turn-reply second))))))))
 
+(ert-deftest passepartout-chat-test-bidi-shown ()
+  "Bidi controls in a reply or a tool's output are shown, not obeyed."
+  (passepartout-chat-test-with-buffer
+    (let* ((turn (passepartout-chat-test--send "name it"))
+           (session passepartout-chat--session)
+           (id (passepartout-turn-id turn)))
+      (passepartout--on-chunk session id "evil \u202etxt.exe\u202c ok")
+      (passepartout--on-tool session id '(:event tool-result :name "read-file" :ok t
+                                          :output "a\u2066b" :call-id "c1"))
+      (passepartout--on-done session id nil)
+      (should (string-search "evil \\u202etxt.exe\\u202c ok" (buffer-string)))
+      (should (string-search "a\\u2066b" (buffer-string)))
+      (should-not (string-match-p "[\u202a-\u202e\u2066-\u2069]" (buffer-string))))))
+
 (ert-deftest passepartout-chat-test-tool-drawer-folded ()
   "A tool call and its result share one folded :TOOL: drawer, escaped."
   (passepartout-chat-test-with-buffer
