@@ -141,7 +141,9 @@ def plan_layers(
         if _inside(ws, place) and os.path.exists(place):
             raise WorkspaceRefused(f"the workspace {ws} lies inside the hidden place {place}")
     try:
-        protected_places += _relative_places(ws, protected, skip=hidden_places)
+        protected_places += _relative_places(
+            ws, protected, skip=[*hidden_places, *protected_places]
+        )
     except WorkspaceTooLarge as exc:
         log.debug("%s: the whole workspace is read-only", exc)
         protected_places.append(ws)
