@@ -87,12 +87,16 @@ class Client:
         return head + self.file.read(int(head, 16))
 
 
-def spawn(args: list[str], env: dict[str, str] | None = None) -> tuple[subprocess.Popen[bytes],
-                                                                       int, float]:
+def spawn(args: list[str], env: dict[str, str] | None = None,
+          token: str | None = None) -> tuple[subprocess.Popen[bytes], int, float]:
+    """Start a server; ``token`` goes on its stdin's first line, as Emacs hands it over."""
     started = time.perf_counter()
     proc = subprocess.Popen(args, cwd=ROOT, env=env, stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    assert proc.stdout is not None
+    assert proc.stdout is not None and proc.stdin is not None
+    if token is not None:
+        proc.stdin.write(token.encode() + b"\n")
+        proc.stdin.flush()
     line = proc.stdout.readline()
     elapsed = time.perf_counter() - started
     return proc, int(line), elapsed
@@ -106,11 +110,11 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
         proc.kill()
 
 
-def server_env(tmp: Path, token: str) -> dict[str, str]:
+def server_env(tmp: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PASSEPARTOUT_")}
     env.update(PASSEPARTOUT_HOME=str(tmp / "home"), PASSEPARTOUT_CONFIG_DIR=str(tmp / "cfg"),
                MEMEX_DIR=str(tmp / "memex"), HEARTBEAT_INTERVAL="3600",
-               PASSEPARTOUT_TOKEN=token, PASSEPARTOUT_EMBEDDINGS="off", PYTHONPATH=str(ROOT))
+               PASSEPARTOUT_EMBEDDINGS="off", PYTHONPATH=str(ROOT))
     return env
 
 
@@ -131,7 +135,7 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="epc-bench-"))
     (tmp / "cfg").mkdir()
     token = secrets.token_hex(16)
-    env = server_env(tmp, token)
+    env = server_env(tmp)
     py = sys.executable
 
     print("start to port line (median of 5):")
@@ -140,12 +144,12 @@ def main() -> None:
                         ("baseline: python -c 'print(port)'", [py, "-c", RAW_ECHO])):
         times = []
         for _ in range(RUNS):
-            proc, _port, elapsed = spawn(args, env)
+            proc, _port, elapsed = spawn(args, env, token)
             times.append(elapsed * 1000)
             stop(proc)
         print(f"  {label:36s} {statistics.median(times):7.1f} ms")
 
-    server, port, _ = spawn([py, "-m", "passepartout.serve"], env)
+    server, port, _ = spawn([py, "-m", "passepartout.serve"], env, token)
     raw_proc, raw_port, _ = spawn([py, "-c", RAW_ECHO])
     stock_proc, stock_port, _ = spawn([py, "-c", STOCK_EPC])
     try:
