@@ -197,7 +197,8 @@ def _report(found: _Found) -> str:
     if found.stopped:
         text += f"\n[{found.stopped}]"
     if found.skipped:
-        text += f"\n[{found.skipped} places holding secrets or the agent's state were left out]"
+        places = "place" if found.skipped == 1 else "places"
+        text += f"\n[left out: {found.skipped} {places} holding secrets or the agent's state]"
     return text
 
 
