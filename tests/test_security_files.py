@@ -171,3 +171,57 @@ def _snapshot(root: Path) -> dict[str, bytes]:
         str(p): p.read_bytes() if p.is_file() and not p.is_symlink() else b""
         for p in sorted(root.rglob("*"))
     }
+
+
+@pytest.mark.attack
+def test_only_regular_files_are_opened_and_none_blocks(place: dict[str, Path]) -> None:
+    import socket
+    import time
+
+    rules = rules_for(place)
+    os.mkfifo(place["work"] / "pipe")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.bind(str(place["work"] / "sock"))
+    started = time.monotonic()
+    try:
+        for name, kind in (("pipe", "FIFO"), ("sock", "socket"), (".", "directory")):
+            with pytest.raises(FileToolError, match=kind):
+                read_text(name, rules)
+    finally:
+        sock.close()
+    assert time.monotonic() - started < 2  # a FIFO is never opened, so nothing waits
+
+
+def test_a_file_swapped_between_the_look_and_the_open_is_refused(
+    place: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = place["work"] / "a.txt"
+    target.write_text("first\n")
+    real_open = files_mod.os.open
+
+    other = place["work"] / "other.txt"
+    other.write_text("swapped\n")
+
+    def swap_then_open(name: str, flags: int, *args: object, **kwargs: object) -> int:
+        if name == "a.txt" and flags & os.O_NONBLOCK:
+            os.replace(other, target)  # another file in its place
+        return real_open(name, flags, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(files_mod.os, "open", swap_then_open)
+    with pytest.raises(FileToolError, match="changed while it was being opened"):
+        read_text("a.txt", rules_for(place))
+
+
+@pytest.mark.attack
+@pytest.mark.parametrize("rel", [".npmrc", ".pgpass", ".config/git/credentials",
+                                 ".bash_history", ".vault-token", ".config/gcloud/adc.json",
+                                 ".docker/config.json", ".kube/config"])
+def test_credentials_are_refused_in_any_home(place: dict[str, Path], rel: str) -> None:
+    other = place["home"].parent / "someone-else"
+    for home in (place["home"], other):
+        (home / rel).parent.mkdir(parents=True, exist_ok=True)
+        (home / rel).write_text("token = secret\n")
+        with pytest.raises(FileToolError, match="holds secrets"):
+            read_text(str(home / rel), rules_for(place))
+    with pytest.raises(FileToolError, match="holds secrets"):
+        read_text(f"~/{rel}", rules_for(place))
