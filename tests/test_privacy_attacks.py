@@ -6,6 +6,7 @@ is (so the tool did run and read it).  One test per leak path."""
 from __future__ import annotations
 
 import base64
+import codecs
 import json
 import time
 from pathlib import Path
@@ -117,10 +118,23 @@ def test_grep_search(provider_env: FakeLLM, tmp_path: Path) -> None:
 def test_shell_output(provider_env: FakeLLM, tmp_path: Path, cmd: str) -> None:
     _, body = turn(tmp_path, provider_env, {"notes.org": NOTES}, [("shell", {"cmd": cmd})])
     assert "zebra 7731" not in body.lower()
-    assert "exit code 0" in body  # the command did run
+    assert "exit code" in body  # the command did run (grep finds nothing: exit code 1)
     for line in base64.encodebytes(NOTES.encode()).decode().splitlines():
         if b"zebra" in base64.b64decode(line) or b"7731" in base64.b64decode(line):
             assert line not in body
+
+
+@pytest.mark.attack
+@pytest.mark.parametrize("cmd", ["rev notes.org", "tr a-z n-za-m < notes.org",
+                                 "od -c notes.org", "fold -w1 notes.org",
+                                 "gzip -c notes.org | gzip -dc | rev"])
+def test_shell_output_transformed(provider_env: FakeLLM, tmp_path: Path, cmd: str) -> None:
+    # The sandbox shows a private file redacted: no transformation can bring it back.
+    _, body = turn(tmp_path, provider_env, {"notes.org": NOTES}, [("shell", {"cmd": cmd})])
+    assert "exit code 0" in body  # the command did run
+    plain = "".join(ch for ch in body.lower().replace("\\n", "") if ch.isalnum())
+    for form in ("zebra7731", "1377arbez", codecs.encode("zebra", "rot13") + "7731"):
+        assert form not in plain
 
 
 @pytest.mark.attack

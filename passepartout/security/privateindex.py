@@ -201,6 +201,11 @@ class PrivateIndex:
             if self._sources.pop(os.path.realpath(source), None) is not None:
                 self._generation += 1
 
+    def private_files(self) -> list[str]:
+        """The files known to hold private text (absolute real paths)."""
+        with self._lock:
+            return [s for s in self._sources if os.path.isabs(s) and os.path.isfile(s)]
+
     def size(self) -> int:
         with self._lock:
             return sum(len(f) for f in self._sources.values())

@@ -137,6 +137,7 @@ def build_argv(
     sockets: Sequence[Path] = (),
     runtime_dir: str | None = None,
     userns: Support | None = None,
+    views: Sequence[tuple[str, str]] = (),
 ) -> list[str]:
     """The full argument list; ``cmd`` is a single element, never re-quoted.
 
@@ -155,6 +156,7 @@ def build_argv(
         sockets=sockets,
         runtime_dir=runtime_dir,
         other_homes=other_homes(home),
+        views=views,
     )
     argv += ["--chdir", ws]
     if userns is None or userns.userns:
@@ -204,6 +206,7 @@ def run_sandboxed(
     hidden: Sequence[Path | str] = (),
     protected: Sequence[Path | str] = (),
     bwrap: str | None = None,
+    views: Sequence[tuple[str, str]] = (),
 ) -> RunResult:
     """Run ``cmd`` with ``bash -c`` in a bubblewrap sandbox rooted at ``workspace``.
 
@@ -225,6 +228,7 @@ def run_sandboxed(
             hidden=hidden,
             protected=protected,
             bwrap=bwrap,
+            views=views,
         )
 
 
@@ -239,6 +243,7 @@ def _run_one(
     hidden: Sequence[Path | str] = (),
     protected: Sequence[Path | str] = (),
     bwrap: str | None = None,
+    views: Sequence[tuple[str, str]] = (),
 ) -> RunResult:
     """One command, planned and run while no other sandboxed command runs."""
     if "\x00" in cmd:
@@ -265,6 +270,7 @@ def _run_one(
             runtime_dir=os.environ.get("XDG_RUNTIME_DIR"),
             userns=support(exe),
             seccomp_fd=filter_fd,
+            views=views,
         )
         proc = subprocess.Popen(
             argv,

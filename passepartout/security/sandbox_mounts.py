@@ -13,6 +13,7 @@ layers are, in order:
    directory as workspace: no new top-level entry, everything below stays writable);
 4. protected places read-only (shell start-up files, every git directory's hooks,
    config and info, the agent's own places), even inside the workspace;
+   then each private org file covered, read-only, by its redacted copy;
 5. credential places hidden: an empty read-only tmpfs over a directory, ``/dev/null``
    over a file;
 6. the host's socket directories (``/run``, ``/var/run``, ``$XDG_RUNTIME_DIR``) empty,
@@ -76,10 +77,13 @@ def mount_args(
     sockets: Sequence[Path | str] = (),
     runtime_dir: str | None = None,
     other_homes: Sequence[Path | str] = (),
+    views: Sequence[tuple[str, str]] = (),
 ) -> list[str]:
     """bubblewrap's mount arguments for ``workspace`` (resolved), in layer order.
 
-    ``~/`` entries of ``hidden`` are hidden in ``other_homes`` too.
+    ``~/`` entries of ``hidden`` are hidden in ``other_homes`` too.  ``views``:
+    ``(copy, original)`` pairs, each copy bound read-only over its original (a private
+    org file seen redacted, see :mod:`passepartout.security.sandbox_views`).
     """
     ws = str(workspace)
     socket_dirs = _socket_dirs(runtime_dir)
@@ -110,6 +114,9 @@ def mount_args(
             args += ["--bind", place, place]
     for path in layers.protected:
         args += ["--ro-bind", path, path]
+    for copy, original in views:
+        if os.path.isfile(original) and not any(_inside(original, h) for h in layers.hidden):
+            args += ["--ro-bind", copy, original]
     for path in layers.hidden:
         if os.path.isdir(path):
             args += ["--tmpfs", path, "--remount-ro", path]

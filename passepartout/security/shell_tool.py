@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from passepartout.errors import PipelineError
 from passepartout.security.sandbox import RunResult, SandboxUnavailable, run_sandboxed
 from passepartout.security.shell import ShellPolicy, ShellVerdict, analyze
 
@@ -71,8 +72,13 @@ def execute_shell(
     bwrap: str | None = None,
     hidden: Sequence[Path | str] = (),
     protected: Sequence[Path | str] = (),
+    views: Callable[[], Sequence[tuple[str, str]]] | None = None,
 ) -> ShellOutcome:
-    """Analyse ``cmd``, ask when the policy says so, and run it in the sandbox."""
+    """Analyse ``cmd``, ask when the policy says so, and run it in the sandbox.
+
+    ``views`` gives, once the command may run, the ``(copy, original)`` pairs bound
+    over originals in the sandbox (private org files seen redacted).
+    """
     if policy.workspace is None:
         policy = dataclasses.replace(policy, workspace=Path(workspace))
     verdict = analyze(cmd, policy)
@@ -104,6 +110,7 @@ def execute_shell(
             return outcome("declined", f"not approved; not run ({why})", asked=True)
         network = verdict.network
     try:
+        covers = views() if views is not None else ()
         result = run_sandboxed(
             cmd,
             Path(workspace),
@@ -114,8 +121,9 @@ def execute_shell(
             hidden=(*policy.secret_paths, *hidden),
             protected=(*policy.protected_paths, *protected),
             bwrap=bwrap,
+            views=covers,
         )
-    except SandboxUnavailable as exc:
+    except (SandboxUnavailable, PipelineError) as exc:
         return outcome("unavailable", f"not run: {exc.message}", asked=asked)
     except (OSError, ValueError) as exc:
         return outcome("failed", f"not run: {exc}", asked=asked)

@@ -19,6 +19,7 @@ from passepartout.errors import PipelineError
 from passepartout.loop.actions import Action
 from passepartout.security.files import FileToolError, read_text, write_text
 from passepartout.security.privacy import redact_file_text
+from passepartout.security.sandbox_views import private_views
 from passepartout.security.shell_tool import ShellApprovalRequest, execute_shell
 from passepartout.security.vault import VaultError
 from passepartout.tools import Tool, make_tool
@@ -57,6 +58,7 @@ def shell_tool(sec: Security) -> Tool:
             timeout=timeout,
             hidden=(sec.places.config_dir, sec.places.home),
             protected=(*sec.protected_places(), sec.places.policy_file),
+            views=lambda: private_views(sec.places.home / "sandbox-views", sec.private_tag),
         )
         if not outcome.ran or outcome.result is None:
             raise PipelineError(sec.vault.mask(f"not run: {outcome.message}"))
