@@ -4,7 +4,8 @@ They run only after every gate allowed the action, and each checks again on its 
 the shell line is analysed again and runs in the sandbox (an "ask" there needs the
 one-shot clearance the gates or the person gave this exact action); the file tools
 resolve and judge the path again and write atomically.  ``{{secret:NAME}}`` in a shell
-command is replaced by the vault's secret here, at execution, and every output is
+command is replaced by the vault's secret here, at execution, without changing how bash
+reads the command (:mod:`passepartout.security.shell_secrets`), and every output is
 masked before it goes back to the model; ``@personal`` subtrees of org files are
 left out of what ``read-file`` returns.
 """
@@ -20,6 +21,7 @@ from passepartout.loop.actions import Action
 from passepartout.security.files import FileToolError, read_text, write_text
 from passepartout.security.privacy import redact_file_text
 from passepartout.security.sandbox_views import private_views
+from passepartout.security.shell_secrets import inject_secrets
 from passepartout.security.shell_tool import ShellApprovalRequest, execute_shell
 from passepartout.security.vault import VaultError
 from passepartout.tools import Tool, make_tool
@@ -46,7 +48,7 @@ def shell_tool(sec: Security) -> Tool:
             return sec.clearances.consume(digest)
 
         try:
-            resolved = sec.vault.inject(cmd)
+            resolved = inject_secrets(cmd, sec.vault)
         except VaultError as err:
             raise PipelineError(err.message) from None
         timeout = float(os.environ.get("PASSEPARTOUT_SHELL_TIMEOUT", SHELL_TIMEOUT))
