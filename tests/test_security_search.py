@@ -75,3 +75,18 @@ def test_a_pattern_too_large_to_compile_is_refused_at_once(pattern: str) -> None
     with pytest.raises(PipelineError, match="too large"):
         compile_pattern(pattern)
     assert time.monotonic() - started < 0.5
+
+
+@pytest.mark.attack
+def test_a_search_from_the_root_never_enters_proc(monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    from passepartout.llm.builtin_tools import _secret_filter, grep
+
+    monkeypatch.setenv("PASSEPARTOUT_GREP_CANARY", "PROCcanary-5e2a")
+    agent = SimpleNamespace(services={}, config=SimpleNamespace(
+        config_dir=Path("/nonexistent/config"), home=Path("/nonexistent/state")))
+    skip = _secret_filter(agent)
+    assert skip(Path("/proc/self/environ")) and skip(Path("/dev/zero"))
+    out = grep("PROCcanary", Path("/"), skip=skip)  # stops at its time limit at worst
+    assert "PROCcanary-5e2a" not in out

@@ -131,10 +131,10 @@ def _resolve(agent: Any, raw: str) -> Path:
 
 
 def _secret_filter(agent: Any) -> Callable[[Path], bool]:
-    """What the search must not open (it is given real paths): the places the security
-    layer keeps secret, or without one the credential list and the agent's own config
-    and state."""
-    from passepartout.security.paths import PathRules, secret_place
+    """What the search must not open (it is given real paths): ``/proc``, ``/sys``,
+    ``/dev`` and the places the security layer keeps secret, or without one the
+    credential list and the agent's own config and state."""
+    from passepartout.security.paths import PathRules, unreadable
 
     sec = agent.services.get("security")
     if sec is not None:
@@ -142,7 +142,7 @@ def _secret_filter(agent: Any) -> Callable[[Path], bool]:
     else:
         config = agent.config
         rules = PathRules.build(secret=[config.config_dir, config.home])
-    return lambda path: secret_place(path, rules) is not None
+    return lambda path: unreadable(path, rules) is not None
 
 
 def grep(pattern: str, root: Path, limit: int = GREP_MATCHES,

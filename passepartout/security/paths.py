@@ -170,6 +170,15 @@ def _judge(path: Path, rules: PathRules, *, writing: bool) -> str | None:
     return None
 
 
+def unreadable(path: Path, rules: PathRules) -> str | None:
+    """Why a tree walk (that does not follow symlinks) must not open the real path
+    ``path``: a kernel view (``/proc``, ``/sys``, ``/dev``) or a secret place."""
+    for root in SYSTEM_ROOTS:
+        if _inside(path, root):
+            return f"{path} is inside {root}, which file tools do not touch"
+    return secret_place(path, rules)
+
+
 def secret_place(path: Path, rules: PathRules) -> str | None:
     """Why the real path ``path`` holds secrets no tool reads (``None``: it does not).
 

@@ -173,6 +173,9 @@ def _scan(compiled: regex.Pattern[str], text: str, rel: Path, found: _Found,
         try:
             hit = compiled.search(line, timeout=left)
         except TimeoutError:
+            if left < limits.seconds / 2:  # the walk had used the time: not this line
+                found.stopped = f"stopped after {limits.seconds:g} s"
+                return False
             raise PipelineError(
                 f"the pattern {_short(pattern)} took longer than {limits.seconds:g} s "
                 f"(at {rel}:{number}): it backtracks too much; simplify it (no nested "
