@@ -209,3 +209,17 @@ def test_a_request_before_the_scan_ends_waits_and_is_refused_if_it_never_ends() 
         index.wait_ready(0.05)
     index._ready.set()
     index.wait_ready(0.05)
+
+
+@pytest.mark.attack
+def test_write_file_never_drops_what_the_model_could_not_see(
+    provider_env: FakeLLM, tmp_path: Path
+) -> None:
+    # The model reads notes.org redacted; writing back what it saw would lose the diary.
+    redacted = NOTES.replace(CANARY, "[private: withheld]")
+    _, body = turn(tmp_path, provider_env, {"notes.org": NOTES},
+                    [("write-file", {"path": "notes.org", "content": redacted}),
+                     ("write-file", {"path": "plain.org", "content": "* New\n"})])
+    assert (tmp_path / "memex" / "notes.org").read_text() == NOTES
+    assert "withheld from you" in body
+    assert (tmp_path / "memex" / "plain.org").read_text() == "* New\n"

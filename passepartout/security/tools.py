@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SHELL_TIMEOUT = 60.0
+PRIVATE_CHECK_BYTES = 64 * 1024 * 1024
 
 
 def shell_tool(sec: Security) -> Tool:
@@ -102,6 +103,7 @@ def file_tools(sec: Security) -> list[Tool]:
             content: The whole new text of the file.
         """
         try:
+            _keep_private(path, sec)
             result = write_text(path, content, sec.path_rules())
         except FileToolError as err:
             raise PipelineError(err.message) from None
@@ -112,3 +114,23 @@ def file_tools(sec: Security) -> list[Tool]:
         make_tool(read_file, name="read-file"),
         make_tool(write_file, name="write-file", impact="high"),
     ]
+
+
+def _keep_private(raw: str, sec: Security) -> None:
+    """Refuse to replace a file that holds private subtrees.
+
+    The model sees such a file with its private text withheld, so the whole new text
+    it proposes would silently drop what it never saw: the person edits it instead.
+    """
+    try:
+        text = read_text(raw, sec.path_rules(), max_bytes=PRIVATE_CHECK_BYTES)
+    except FileToolError:
+        return  # no such file yet, or not readable: write_text says what holds
+    tag = sec.private_tag
+    if tag in text and redact_file_text(raw, text, tag) != text:
+        raise FileToolError(
+            f"refused: {raw} holds {tag} subtrees that are withheld from you; replacing "
+            "the file would lose them (ask the person to edit it)",
+            path=raw,
+        )
+
