@@ -410,3 +410,28 @@ def test_skills_trust_refuses_a_blocked_skill(home: dict[str, str]) -> None:
     code, out = _cli(home, "trust", "sneaky", tty_input="yes\n")
     assert code == 1
     assert "line 1: import of shutil is not allowed" in out
+
+
+@pytest.mark.attack
+def test_skills_list_says_blocked_waiting_or_trusted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import argparse
+
+    from passepartout.engine import trust_cli
+
+    skills = tmp_path / "skills"
+    skills.mkdir()
+    (skills / "sneaky.py").write_text("import shutil\nfrom passepartout.api import defskill\n")
+    (skills / "greeter.py").write_text(ALLOWED_SKILL)
+    (skills / "trusted.py").write_text(ALLOWED_SKILL.replace("greeter", "trusted"))
+    monkeypatch.setenv("SKILLS_DIR", str(skills))
+    monkeypatch.setenv("PASSEPARTOUT_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("PASSEPARTOUT_CONFIG_DIR", str(tmp_path / "config"))
+    trust_skills(tmp_path / "state", skills / "trusted.py")
+    assert trust_cli.run(argparse.Namespace(action="list")) == 0
+    lines = {ln.split(":", 1)[0]: ln for ln in capsys.readouterr().out.splitlines()}
+    assert "blocked (line 1: import of shutil is not allowed)" in lines["sneaky"]
+    assert "waiting for your approval" in lines["greeter"]
+    assert "trusted (sha256" in lines["trusted"]
+    assert "shipped (pinned)" in lines["policy"]

@@ -86,3 +86,10 @@ def test_grant_add_and_accept_seal_what_the_person_typed(
     assert [r.command for r in book.grant_rules()] == [("git", "status"), ("make",)]
     code, out = on_pty(["grant", "list"], cli_env, "")
     assert code == 0 and out.count("[sealed]") == 2
+
+
+def test_policy_show_without_a_policy_file(cli_env: dict[str, str]) -> None:
+    shown = subprocess.run([sys.executable, "-m", "passepartout", "policy", "show"],
+                           capture_output=True, text=True, env=cli_env, timeout=60)
+    assert shown.returncode == 0
+    assert "no such file; the built-in defaults are in force" in shown.stdout

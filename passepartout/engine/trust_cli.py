@@ -44,6 +44,12 @@ def state_of(entry: SkillFile, store: TrustStore) -> str:
     digest = sha256_of(entry.path.read_bytes())
     if is_pinned(entry.path.name, digest):
         return "shipped (pinned)"
+    try:
+        findings = vet(skill_source_text(entry.path), str(entry.path))
+    except (UnicodeDecodeError, ValueError, SyntaxError) as err:
+        return f"blocked ({one_line(str(err), 120)})"
+    if findings:
+        return f"blocked ({one_line(str(findings[0]), 120)})"
     if store.is_trusted(entry.name, digest):
         return f"trusted (sha256 {digest[:16]}...)"
     return f"waiting for your approval (sha256 {digest[:16]}...)"

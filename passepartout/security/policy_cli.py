@@ -28,6 +28,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"{path}: accepted ({'no file' if current is None else digest(current)[:12]}); "
               "nothing to accept")
         return 0
+    if current is None and not accepted.valid:
+        print(f"{path}: no such file; the built-in defaults are in force; nothing to accept")
+        return 0
     print(f"{path} differs from the policy you last accepted"
           f"{'' if accepted.valid else ' (no valid accepted record: the defaults are in force)'}:")
     print(_diff(accepted.text, current, path))
