@@ -23,9 +23,10 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ParamSpec, TypeVar
 
 from passepartout.errors import PassepartoutError
 from passepartout.security.git_hardening import GIT_ENV
@@ -49,7 +50,22 @@ _CREDENTIAL_ENV = re.compile(
     re.IGNORECASE,
 )
 _KILL_GRACE = 2.0
-_one_at_a_time = threading.Lock()
+P = ParamSpec("P")
+R = TypeVar("R")
+_sandbox_lock = threading.Lock()
+
+
+def _one_at_a_time(run: Callable[P, R]) -> Callable[P, R]:
+    """One sandboxed command at a time (see :func:`run_sandboxed`)."""
+
+    @functools.wraps(run)
+    def serialized(*args: P.args, **kwargs: P.kwargs) -> R:
+        with _sandbox_lock:
+            return run(*args, **kwargs)
+
+    return serialized
+
+
 # The key of an Emacs server listening on TCP (server-use-tcp): with it, and the network
 # granted, a command could make the person's Emacs run code.
 EMACS_SERVER_KEYS = ("~/.emacs.d/server", "~/.config/emacs/server")
@@ -195,6 +211,7 @@ def _clean_env(env: Mapping[str, str] | None) -> dict[str, str]:
     return {**base, **extra, **GIT_ENV}
 
 
+@_one_at_a_time
 def run_sandboxed(
     cmd: str,
     workspace: Path,
@@ -217,35 +234,6 @@ def run_sandboxed(
     One command at a time: the mounts are planned from the workspace as it is, and a
     second command running meanwhile could swap a planned directory for a symlink.
     """
-    with _one_at_a_time:
-        return _run_one(
-            cmd,
-            workspace,
-            timeout=timeout,
-            allow_network=allow_network,
-            env=env,
-            output_cap=output_cap,
-            hidden=hidden,
-            protected=protected,
-            bwrap=bwrap,
-            views=views,
-        )
-
-
-def _run_one(
-    cmd: str,
-    workspace: Path,
-    *,
-    timeout: float,
-    allow_network: bool = False,
-    env: Mapping[str, str] | None = None,
-    output_cap: int = 100_000,
-    hidden: Sequence[Path | str] = (),
-    protected: Sequence[Path | str] = (),
-    bwrap: str | None = None,
-    views: Sequence[tuple[str, str]] = (),
-) -> RunResult:
-    """One command, planned and run while no other sandboxed command runs."""
     if "\x00" in cmd:
         raise ValueError("the command contains a NUL byte")
     workspace = Path(workspace).resolve()
