@@ -191,7 +191,8 @@ def build_argv(
     seconds = f"{max(timeout, 0.1):.3f}"
     argv.append("--")
     if allow_network:  # the host's abstract sockets are reachable: scope them out
-        argv += launcher_argv(sys.executable)
+        # The interpreter itself, not a venv link: a venv under /tmp is not in the sandbox.
+        argv += launcher_argv(os.path.realpath(sys.executable))
     argv += ["timeout", "--kill-after=1", seconds, "bash", "-c", cmd]
     return argv
 
