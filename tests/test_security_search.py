@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 import time
 from pathlib import Path
 
@@ -83,13 +84,13 @@ def test_a_search_from_the_root_never_enters_proc(monkeypatch: pytest.MonkeyPatc
 
     from passepartout.llm.builtin_tools import _secret_filter, grep
 
-    # Built at run time: the literal would sit in this file and its .pyc, which the
-    # search from / may well find before its limits stop it.
-    canary = "-".join(["PROCcanary", "5e2a"])
+    # New for each run: only this process's environment in /proc can hold it (a
+    # fixed literal sits in this file, its .pyc and any log of an earlier run).
+    canary = f"PROCcanary-{secrets.token_hex(8)}"
     monkeypatch.setenv("PASSEPARTOUT_GREP_CANARY", canary)
     agent = SimpleNamespace(services={}, config=SimpleNamespace(
         config_dir=Path("/nonexistent/config"), home=Path("/nonexistent/state")))
     skip = _secret_filter(agent)
     assert skip(Path("/proc/self/environ")) and skip(Path("/dev/zero"))
-    out = grep("PROCcanary", Path("/"), skip=skip)  # stops at its time limit at worst
+    out = grep(canary, Path("/"), skip=skip)  # stops at its time limit at worst
     assert canary not in out
