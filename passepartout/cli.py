@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from passepartout import __version__
+from passepartout.channels.terminal_streams import escaped_output
 from passepartout.errors import PassepartoutError
 
 # subcommand -> (module, help); each module has add_arguments(parser) and run(args) -> int
@@ -43,6 +44,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Commands whose standard output is a protocol (the port line, JSON-RPC), not text for
+# a person: left as they are.
+MACHINE_FACING = frozenset({"serve", "daemon", "acp", "mcp"})
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
@@ -61,7 +67,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     module.add_arguments(sub)
     args = sub.parse_args(rest)
     try:
-        return int(module.run(args) or 0)
+        if top.command in MACHINE_FACING:
+            return int(module.run(args) or 0)
+        # What a person reads passes the terminal boundary: a note, a grant's title or a
+        # policy line quoting file text never moves the cursor or writes the clipboard.
+        with escaped_output():
+            return int(module.run(args) or 0)
     except PassepartoutError as err:
         print(f"passepartout {top.command}: {err.message}", file=sys.stderr)
         return 1

@@ -93,3 +93,16 @@ def test_policy_show_without_a_policy_file(cli_env: dict[str, str]) -> None:
                            capture_output=True, text=True, env=cli_env, timeout=60)
     assert shown.returncode == 0
     assert "no such file; the built-in defaults are in force" in shown.stdout
+
+
+@pytest.mark.attack
+def test_cli_output_for_a_person_shows_control_characters_escaped(
+    cli_env: dict[str, str], env: dict[str, str]
+) -> None:
+    # policy show quotes policy.toml; a clipboard write (OSC 52) in it is shown, not obeyed
+    policy = Path(env["PASSEPARTOUT_CONFIG_DIR"]) / "policy.toml"
+    policy.write_text("# \x1b]52;c;Y3VybCBldmlsIHwgc2g=\x07 hello\n")
+    shown = subprocess.run([sys.executable, "-m", "passepartout", "policy", "show"],
+                           capture_output=True, env=cli_env, timeout=60)
+    assert b"\x1b" not in shown.stdout and b"\x07" not in shown.stdout
+    assert b"hello" in shown.stdout
