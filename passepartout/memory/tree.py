@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import heapq
 import sqlite3
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from passepartout.memory.merkle import (
     content_key,
+    hash_object,
     iter_tree,
+    map_build,
     map_diff,
     map_update,
     node_object,
@@ -27,6 +30,26 @@ from passepartout.memory.schema import ObjectTable
 
 Pending = dict[str, dict[str, str | None]]
 ROW_COLUMNS = "rowid, id, parent, pos, hash"
+_SAVE = (
+    "INSERT INTO objects(hash, data) VALUES (?, ?) ON CONFLICT(hash) DO UPDATE"
+    " SET data = excluded.data WHERE objects.data IS NOT excluded.data"
+)
+_IN_CHUNK = 500  # ids per "IN (...)" query, under SQLite's parameter limit
+
+
+class _Buffered:
+    """Objects hashed in memory and written in one ``executemany``."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[str, bytes]] = []
+
+    def load(self, h: str) -> dict[str, Any]:
+        raise KeyError(h)  # a fresh subtree only builds maps, it never reads one
+
+    def save(self, obj: Mapping[str, Any]) -> str:
+        h, data = hash_object(obj)
+        self.rows.append((h, data))
+        return h
 
 
 @dataclass(frozen=True)
@@ -128,6 +151,84 @@ class HeadTree:
         pending.setdefault(pid, {})[node.id] = h
         changed.append((ckey, cand.text()))
         return cand
+
+    def insert_fresh(
+        self, nodes: list[MemoryNode], pending: Pending, now: float, changed: list[tuple[str, str]]
+    ) -> bool:
+        """Insert a subtree none of whose ids is in memory yet, bottom-up in one pass.
+
+        Gives the objects, rows and hashes that ``put_one`` for each node then
+        ``propagate`` would (the trie is a function of its entries), without a
+        query or a rewritten parent per node. False, with nothing written, when
+        the subtree does not qualify (an id already present or repeated, a
+        position left to the store, a parent outside the subtree): the caller
+        then takes the node-by-node path.
+        """
+        top = nodes[0]
+        pid = top.parent or ROOT_ID
+        ids = [n.id for n in nodes]
+        inside = set(ids)
+        if len(inside) != len(ids) or pid in inside or (pid != ROOT_ID and self.row(pid) is None):
+            return False
+        if any(n.position is None or (n is not top and n.parent not in inside) for n in nodes):
+            return False
+        for i in range(0, len(ids), _IN_CHUNK):
+            part = ids[i : i + _IN_CHUNK]
+            marks = ",".join("?" * len(part))
+            query = f"SELECT 1 FROM idx WHERE id IN ({marks}) LIMIT 1"
+            if self.conn.execute(query, part).fetchone():
+                return False
+        buf = _Buffered()
+        kids: dict[str, dict[str, str]] = {}
+        rows: list[tuple[MemoryNode, str, str]] = []
+        for node in reversed(nodes):  # children come after their parents in ``nodes``
+            parent = pid if node is top else (node.parent or ROOT_ID)
+            cand = replace(
+                node,
+                parent=parent or None,
+                created=node.created or now,
+                updated=node.updated or now,
+            )
+            ch, _n = map_build(buf, kids.pop(node.id, {}))
+            h = buf.save(node_object(cand, ch))
+            kids.setdefault(parent, {})[node.id] = h
+            rows.append((cand, parent, h))
+        self.conn.executemany(_SAVE, buf.rows)
+        self.io.written += len(buf.rows)
+        fts = []
+        for cand, parent, h in reversed(rows):
+            ckey = content_key(cand)
+            cur = self.conn.execute(
+                "INSERT INTO idx(id, parent, pos, hash, ckey) VALUES (?, ?, ?, ?, ?)",
+                (cand.id, parent, cand.position, h, ckey),
+            )
+            fts.append((int(cur.lastrowid or 0), cand.title, cand.body))
+            changed.append((ckey, cand.text()))
+        self.conn.executemany("INSERT INTO fts(rowid, title, body) VALUES (?, ?, ?)", fts)
+        self.count_delta += len(rows)
+        pending.setdefault(pid, {})[top.id] = kids[pid][top.id]
+        return True
+
+    def replace_subtree(
+        self, nodes: list[MemoryNode], pending: Pending, now: float, changed: list[tuple[str, str]]
+    ) -> int:
+        """Make the subtree at ``nodes[0]`` exactly ``nodes``; returns how many went."""
+        before = self.row(nodes[0].id)
+        if before is None and self.insert_fresh(nodes, pending, now, changed):
+            return 0
+        old_ids = {r.id for r in self.subtree_rows(before)} if before else set()
+        for node in nodes:
+            self.put_one(node, pending, now, changed)
+        removed = 0
+        for stale in old_ids - {n.id for n in nodes}:
+            row = self.row(stale)
+            if row is None:  # already gone with a stale ancestor
+                continue
+            rows = self.subtree_rows(row)
+            self.remove_rows(rows)
+            removed += len(rows)
+            pending.setdefault(row.parent, {})[stale] = None
+        return removed
 
     def next_pos(self, parent: str) -> int:
         r = self.conn.execute("SELECT max(pos) FROM idx WHERE parent = ?", (parent,)).fetchone()

@@ -1,0 +1,150 @@
+"""A fast reading of an org file's outline that gives exactly what orgparse gives.
+
+orgparse builds date objects for every line of every heading (the
+timestamp, clock, SCHEDULED and repeated-task parsers run on each line), which
+is most of an import's time. The importer only needs each heading's raw lines,
+its TODO keyword and its body as orgparse's ``get_body(format="raw")`` returns
+it, so this module finds those directly and hands orgparse's own functions
+only the lines they could act on (a clock line holds ``CLOCK:``, a timestamp a
+``dddd-dd-dd`` date, and so on). Those calls keep orgparse's answers and its
+errors: a date orgparse cannot read still fails the file. tests/test_memory_
+orgscan.py compares this module with orgparse on generated and tricky files.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from orgparse.date import OrgDate, OrgDateClock, parse_sdc
+from orgparse.node import (
+    OrgEnv,
+    OrgNode,
+    parse_comment,
+    parse_heading_level,
+    parse_heading_priority,
+    parse_heading_tags,
+    parse_heading_todos,
+    parse_property,
+    parse_seq_todo,
+)
+
+_HEADER = re.compile(r"^\*+ ")
+_DATE = re.compile(r"\d{4}-\d\d-\d\d")
+_REPEATED = OrgNode._repeated_tasks_re
+_TODO_KEYS = ("TODO", "SEQ_TODO", "TYP_TODO")
+
+
+@dataclass
+class Heading:
+    """One heading: its raw lines, level, TODO keyword, body and children."""
+
+    lines: list[str]
+    level: int
+    todo: str | None = None
+    body: str = ""
+    children: list[Heading] = field(default_factory=list)
+
+
+@dataclass
+class Outline:
+    """A file: the body before the first heading and the top-level headings."""
+
+    body: str
+    children: list[Heading]
+
+
+def scan(text: str) -> Outline:
+    """Read ``text`` as ``orgparse.loads(text)`` does (same bodies, TODOs, tree)."""
+    lines = text.splitlines()
+    starts = [i for i, line in enumerate(lines) if line[:1] == "*" and _HEADER.match(line)]
+    bounds = [0, *starts, len(lines)]
+    chunks = [lines[bounds[k] : bounds[k + 1]] for k in range(len(bounds) - 1)]
+    env = OrgEnv()
+    for chunk in chunks:  # TODO keywords from any chunk apply to the whole file
+        _todo_keywords(chunk, env)
+    root_lines = chunks[0]
+    root_body = _timestamps(_drop_properties(root_lines))
+    outline = Outline("\n".join(root_body) if root_lines else "", [])
+    keys = env.all_todo_keys
+    # A heading's parent is the nearest earlier heading of a lower level, as in orgparse.
+    stack: list[Heading] = []
+    for chunk in chunks[1:]:
+        heading = _heading(chunk, keys)
+        while stack and stack[-1].level >= heading.level:
+            stack.pop()
+        (stack[-1].children if stack else outline.children).append(heading)
+        stack.append(heading)
+    return outline
+
+
+def _todo_keywords(chunk: list[str], env: OrgEnv) -> None:
+    special: dict[str, list[str]] = {}
+    for line in chunk:
+        if "#+" in line:
+            parsed = parse_comment(line)
+            if parsed:
+                special.setdefault(parsed[0].upper(), []).extend(parsed[1])
+    for key in _TODO_KEYS:
+        for val in special.get(key, []):
+            env.add_todo_keys(*parse_seq_todo(val))
+
+
+def _heading(chunk: list[str], todo_keys: list[str]) -> Heading:
+    first = chunk[0]
+    parsed = parse_heading_level(first)
+    text, level = parsed if parsed is not None else (first, 0)
+    text, _tags = parse_heading_tags(text)
+    text, todo = parse_heading_todos(text, todo_keys)
+    text, _priority = parse_heading_priority(text)
+    body = chunk[1:]
+    whole = "\n".join(body)  # one substring test per marker, then only the lines holding it
+    if body and _has_sdc(body[0]) and any(parse_sdc(body[0])):
+        body = body[1:]
+    if "CLOCK:" in whole:
+        body = [line for line in body if "CLOCK:" not in line or not OrgDateClock.from_str(line)]
+    if ":PROPERTIES:" in whole:
+        body = _drop_properties(body)
+    if "State" in whole:
+        body = [line for line in body if not _repeated_task(line)]
+    if _DATE.search(text):
+        OrgDate.list_from_str(text)
+    if len(body) != len(chunk) - 1:
+        whole = "\n".join(body)
+    if _DATE.search(whole):
+        _timestamps(body)
+    return Heading(chunk, level, todo, whole)
+
+
+def _has_sdc(line: str) -> bool:
+    return "SCHEDULED:" in line or "DEADLINE:" in line or "CLOSED:" in line
+
+
+def _drop_properties(lines: list[str]) -> list[str]:
+    """Without the first property drawer (orgparse finds its markers anywhere in a line)."""
+    i = next((k for k, line in enumerate(lines) if ":PROPERTIES:" in line), -1)
+    if i < 0:
+        return lines
+    j = i + 1
+    while j < len(lines) and ":END:" not in lines[j]:
+        parse_property(lines[j])  # an Effort orgparse cannot read fails the file, as there
+        j += 1
+    return lines[:i] + lines[j + 1 :]
+
+
+def _repeated_task(line: str) -> bool:
+    if "State" not in line:
+        return False
+    match = _REPEATED.search(line)
+    if match is None:
+        return False
+    OrgDate.from_str(match.group("date"))
+    return True
+
+
+def _timestamps(lines: list[str]) -> list[str]:
+    """``lines`` unchanged; reading their dates raises where orgparse's would."""
+    for line in lines:
+        if _DATE.search(line):
+            OrgDate.list_from_str(line)
+    return lines
