@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "policy": ("passepartout.security.policy_cli", "show or accept a changed policy.toml"),
     "grant": ("passepartout.security.grant_cli", "list, add or accept standing grants"),
     "skills": ("passepartout.engine.trust_cli", "list the skills; review and trust one"),
+    "hooks": ("passepartout.events.hooks_cli", "list the :HOOK: names that have handlers"),
 }
 
 

@@ -72,6 +72,9 @@ class Orchestrator:
         self.private_tag = DEFAULT_TAG
         self.dispatcher.is_private = self.is_private
         self.classifier: Classifier | None = None
+        # Hook names whose handler runs the heading's tier itself (the shipped prompt
+        # and summarize): a node carrying one is not also run as a prompt here.
+        self.model_hooks: set[str] = set()
         self.ready = threading.Event()
         self.bootstrap_report: BootstrapReport | None = None
         self.seen = SeenNodes(Path(home) / "events" / "nodes.json", self.registry.nodes)
@@ -286,7 +289,7 @@ class Orchestrator:
     def _prompt_hook(self, node: OrgNode) -> None:
         # Only a hook node that asks for a model tier spends anything on an edit.
         tier_text = node.properties.get("TIER")
-        if not tier_text:
+        if not tier_text or self.model_hooks.intersection(node.hooks):
             return
         try:
             tier = Tier.parse(tier_text)

@@ -1,0 +1,88 @@
+"""A real agent with the hooks skill, against the fake model, and what the shipped hook
+tests look at: events.org, the heading's file, memory's snapshots, the notifications."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from passepartout import llm
+from passepartout.agent import Agent
+from passepartout.config import Config
+from passepartout.engine.loader import SHIPPED_SKILLS_DIR
+from passepartout.loop.actions import ApprovalRequest
+from passepartout.signals import Signal
+
+SKILLS = ("policy.py", "dispatcher.py", "events.py", "chat.py", "memory.py", "hooks.py")
+
+
+class Client:
+    """An attached client: it records what it is told and answers no approval."""
+
+    def __init__(self) -> None:
+        self.notes: list[tuple[str, str]] = []
+
+    def send(self, signal: Signal, kind: str, data: dict[str, Any]) -> None:
+        pass
+
+    def approve(self, request: ApprovalRequest) -> bool:
+        return False
+
+    def notify(self, level: str, text: str) -> None:
+        self.notes.append((level, text))
+
+
+def make_agent(tmp_path: Path, env: dict[str, str], files: dict[str, str],
+               **settings: str) -> Agent:
+    """An agent over a memex holding ``files`` (paths under MEMEX_DIR)."""
+    memex = Path(env["MEMEX_DIR"])
+    for name, text in files.items():
+        (memex / name).parent.mkdir(parents=True, exist_ok=True)
+        (memex / name).write_text(text, encoding="utf-8")
+    env = {**env, "PASSEPARTOUT_MODEL": "openai/gpt-4o",
+           "PASSEPARTOUT_MODEL_COGNITION": "openai/gpt-4o-mini",
+           "PASSEPARTOUT_STREAM": "0", "PASSEPARTOUT_EMBEDDINGS": "off", **settings}
+    config = Config.from_mapping(env, config_dir=Path(env["PASSEPARTOUT_CONFIG_DIR"]))
+    skills = tmp_path / "skills"
+    skills.mkdir(parents=True, exist_ok=True)
+    for name in SKILLS:
+        (skills / name).symlink_to(SHIPPED_SKILLS_DIR / name)
+    agent = Agent(config, skill_dirs=[skills])
+    llm.install(agent, warm=False)
+    agent.boot(start_threads=False)
+    assert agent.status()["skills"]["hooks"] == "ready", agent.status()
+    orchestrator = agent.services["orchestrator"]
+    assert orchestrator.ready.wait(10)
+    assert agent.registry.exports("memory").memory_SERVICE.imported.wait(10)
+    wait_until(lambda: orchestrator.watching)
+    return agent
+
+
+def wait_until(condition: Callable[[], Any], timeout: float = 10.0, what: str = "") -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not in time: {what or condition}")
+        time.sleep(0.02)
+
+
+def events_text(env: dict[str, str]) -> str:
+    path = Path(env["PASSEPARTOUT_HOME"]) / "events.org"
+    return path.read_text(encoding="utf-8") if path.exists() else ""
+
+
+def audit_text(env: dict[str, str]) -> str:
+    path = Path(env["PASSEPARTOUT_HOME"]) / "audit.org"
+    return path.read_text(encoding="utf-8") if path.exists() else ""
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    """An edit on disk, as another editor makes it."""
+    text = path.read_text(encoding="utf-8")
+    assert old in text, f"{old!r} is not in {path}"
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
