@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from passepartout.channels.emacs import ON_DONE, ON_ERROR, ON_STATUS, EmacsChannel, Peer
-from passepartout.channels.focus import Focus, FocusHolder
+from passepartout.channels.focus import FOCUS_BODY_MAX, Focus, FocusHolder
 from passepartout.errors import PassepartoutError, ProtocolError
 from passepartout.signals import Keyword, Signal, Symbol, plist_to_dict
 
@@ -99,6 +99,8 @@ class Bridge:
             info = agent.status()
         return {
             **info,
+            **_model_info(self.config),
+            "approvals-file": str(_approvals_file(self.config)),
             "version": VERSION,
             "ready": agent is not None,
             "connections": len(self.channel.peers()),
@@ -110,6 +112,27 @@ class Bridge:
         status = self.status()
         return {"version": VERSION, "health": status["health"], "problems": status["problems"],
                 "session-dir": str(self.config.home), "ready": status["ready"]}
+
+
+def _model_info(config: Config) -> dict[str, Any]:
+    """The model a chat turn asks for by default, and its provider."""
+    from passepartout.errors import ConfigError
+    from passepartout.llm.models import LOCAL_MODEL, default_model
+
+    try:
+        model = default_model(config)
+    except ConfigError:
+        return {"model": None, "provider": None}
+    provider = "local (offline)" if model == LOCAL_MODEL else (
+        model.split("/", 1)[0] if "/" in model else "openai")
+    return {"model": model, "provider": provider}
+
+
+def _approvals_file(config: Config) -> Any:
+    from passepartout.security.guard import default_approvals_file
+
+    return default_approvals_file(config.memex_dir, config.home,
+                                  config.extra.get("PASSEPARTOUT_APPROVALS_FILE"))
 
 
 def _run_safely(work: Callable[[Agent | None], None], agent: Agent | None) -> None:
@@ -223,11 +246,40 @@ def _focus(bridge: Bridge, peer: Peer, fields: dict[str, Any]) -> bool:
     outline = fields.get("outline") or []
     if not isinstance(outline, list) or not all(isinstance(h, str) for h in outline):
         raise Refusal("bad-arguments", ":outline must be a list of strings")
+    body = _optional_string(fields, "body")
     bridge.focus.set(Focus(file=_optional_string(fields, "file"),
                            id=_optional_string(fields, "id"),
                            heading=_optional_string(fields, "heading"),
-                           outline=tuple(outline)))
+                           outline=tuple(outline),
+                           body=body[:FOCUS_BODY_MAX] if body else None))
     return True
+
+
+def _context(bridge: Bridge, peer: Peer) -> str:
+    """What the next chat turn's context holds about the person's place in org (the
+    related notes, which depend on the prompt, are not known yet)."""
+    from passepartout.context import Focus as ContextFocus
+    from passepartout.context import peripheral_sections
+    from passepartout.security.privacy import private_tag
+
+    agent = bridge.wait_agent()
+    focus = ContextFocus.from_service(bridge.focus)
+    if focus is None:
+        return "No heading is in focus: the next turn carries no org context."
+    sections = peripheral_sections(agent.services.get("memory"), focus, "", related=0,
+                                   private_tag=private_tag(agent.services))
+    return "\n\n".join(s.text for s in sections) or "No org context."
+
+
+def _usage(bridge: Bridge, peer: Peer, session: str | None) -> dict[str, Any]:
+    """Tokens and cost of a session and of today, from the ledger."""
+    llm = bridge.wait_agent().services.get("llm")
+    ledger = getattr(llm, "ledger", None)
+    if ledger is None:
+        from passepartout.llm.ledger import Ledger
+
+        ledger = Ledger.in_home(bridge.config.home)
+    return ledger.usage(session or None)
 
 
 def _status(bridge: Bridge, peer: Peer) -> dict[str, Any]:
@@ -251,6 +303,12 @@ def _session_history(bridge: Bridge, peer: Peer, session: str) -> Any:
     return sessions.history(session) if sessions is not None else None
 
 
+def _sessions(bridge: Bridge, peer: Peer) -> Any:
+    from passepartout.daemon.views import sessions
+
+    return sessions(bridge.config.home) or None
+
+
 METHODS: dict[str, Method] = {
     m.name: m
     for m in (
@@ -266,5 +324,8 @@ METHODS: dict[str, Method] = {
         Method("jobs", (), _jobs, slow=True),
         Method("skills-reload", (("name", STRING),), _skills_reload, slow=True),
         Method("session-history", (("session-id", STRING),), _session_history, slow=True),
+        Method("sessions", (), _sessions, slow=True),
+        Method("context", (), _context, slow=True),
+        Method("usage", (("session-id", OPTIONAL_STRING),), _usage, slow=True),
     )
 }

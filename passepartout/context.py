@@ -34,6 +34,8 @@ SIBLINGS_SHOWN = 12
 CHILDREN_SHOWN = 20
 RELATED_SHOWN = 5
 RELATED_THRESHOLD = 0.75  # the original's cut for semantic relevance (embeddings only)
+FOCUS_BODY_MAX = 4000  # characters of a focused heading's text that Emacs sent
+JOB_ORIGINS = ("cron", "hook")
 CONDENSED = "[output condensed to fit the context window: {n} tokens left out]"
 
 # Drop order: lower ranks go first; turns are dropped at rank TURNS.
@@ -42,12 +44,14 @@ RANK_RELATED, RANK_SIBLINGS, TURNS, RANK_ANCESTORS, RANK_FOCUS = 0, 1, 2, 3, 4
 
 @dataclass(frozen=True)
 class Focus:
-    """Where the person is: an org id, and what Emacs said about the heading."""
+    """Where the person is: an org id, and what Emacs said about the heading (its
+    text too, bounded, for the many headings memory does not know by id)."""
 
     id: str | None = None
     file: str | None = None
     heading: str | None = None
     outline: str | None = None
+    body: str | None = None
 
     @classmethod
     def from_service(cls, value: Any) -> Focus | None:
@@ -66,7 +70,9 @@ class Focus:
                 raw = " / ".join(str(part) for part in raw)
             return str(raw) if raw not in (None, "", [], (), False) else None
 
-        focus = cls(pick("id"), pick("file"), pick("heading"), pick("outline"))
+        body = value.get("body") if isinstance(value, Mapping) else getattr(value, "body", None)
+        body = body[:FOCUS_BODY_MAX] if isinstance(body, str) and body.strip() else None
+        focus = cls(pick("id"), pick("file"), pick("heading"), pick("outline"), body)
         return focus if any((focus.id, focus.heading, focus.outline)) else None
 
 
@@ -159,7 +165,9 @@ def peripheral_sections(
         where = f" (in {focus.file})" if focus.file else ""
         text = f"The heading the person is at{where}: {focus.heading or focus.id or ''}"
         if focus.outline:
-            text += "\n" + focus.outline
+            text += "\nUnder: " + focus.outline
+        if focus.body:
+            text += "\n" + focus.body.rstrip()
         sections.append(Section("focus", text, RANK_FOCUS))
     terms = salient(query)
     if store is not None and terms and related > 0:
@@ -174,6 +182,25 @@ def peripheral_sections(
             sections.append(Section("related", "Related notes:\n" + "\n".join(found),
                                     RANK_RELATED))
     return sections
+
+
+def focus_for(signal: Any, services: Mapping[str, Any]) -> Focus | None:
+    """The heading a turn's context is about: a cron job's or hook's own heading, the
+    person's point for a chat turn, nothing for other background work (the person's
+    point is no business of a job that runs while they work elsewhere)."""
+    meta = getattr(signal, "meta", {}) or {}
+    origin = str(meta.get("origin") or meta.get("source") or "")
+    if origin in JOB_ORIGINS:
+        node_id = str(meta.get("heading") or "")
+        orchestrator = services.get("orchestrator")
+        registry = getattr(orchestrator, "registry", None)
+        node = registry.node(node_id) if node_id and registry is not None else None
+        if node is None:
+            return Focus(id=node_id) if node_id else None
+        return Focus(node.id, node.file, node.heading, " / ".join(node.outline) or None)
+    if getattr(signal, "session_id", None):
+        return Focus.from_service(services.get("focus"))
+    return None
 
 
 def _focus_private(focus: Focus, tag: str) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import logging
 import os
 import shutil
 import subprocess
@@ -188,12 +189,67 @@ def check_model(config: Config) -> list[Check]:
     ]
 
 
+PROBE_CONNECT_TIMEOUT = 5.0
+PROBE_READ_TIMEOUT = 20.0
+
+
+def check_provider(config: Config) -> list[Check]:
+    """The configured model's provider, for real: a key for it, and one tiny request."""
+    from passepartout.llm.models import LOCAL_MODEL, default_model
+
+    try:
+        model = default_model(config)
+    except PassepartoutError as err:
+        return [Check("provider", False, err.message, "set PASSEPARTOUT_MODEL and its key")]
+    if model == LOCAL_MODEL:
+        return [Check("provider", True, f"{model}: the local model answers, offline "
+                                        "(no key or endpoint to check)")]
+    keys = provider_keys(model)
+    if keys:
+        return [Check("provider key", False, f"{model}: {' or '.join(keys)} is not set",
+                      f"set {keys[0]} in the environment or in "
+                      f"{config.config_dir / '.env'}")]
+    return [Check("provider key", True, f"{model}: a key is set"), probe_model(model)]
+
+
+def provider_keys(model: str) -> list[str]:
+    """The variables litellm misses to call ``model`` (empty when it has what it needs)."""
+    from passepartout.llm.provider import load_litellm
+
+    try:
+        found = load_litellm().validate_environment(model=model)
+    except Exception as err:  # an unknown provider: the request below says more
+        logging.getLogger(__name__).debug("validate_environment(%s): %s", model, err)
+        return []
+    return [] if found.get("keys_in_environment") else list(found.get("missing_keys") or [])
+
+
+def probe_model(model: str, *, connect_timeout: float = PROBE_CONNECT_TIMEOUT,
+                read_timeout: float = PROBE_READ_TIMEOUT) -> Check:
+    """One request of one output token: does the endpoint answer, and if not, why."""
+    from passepartout.llm.provider import Provider
+
+    provider = Provider(connect_timeout=connect_timeout, read_timeout=read_timeout,
+                        max_tokens=1)
+    try:
+        result = provider.complete([model], [{"role": "user", "content": "Say ok."}],
+                                   stream=False)
+    except Exception as err:
+        detail = getattr(err, "message", None) or f"{type(err).__name__}: {err}"
+        return Check("provider endpoint", False, f"{model} did not answer: {detail}",
+                     "check the key, PASSEPARTOUT_MODEL and the endpoint "
+                     "(e.g. OPENAI_API_BASE), or the network")
+    return Check("provider endpoint", True,
+                 f"{model} answered in {result.seconds:.1f} s")
+
+
 def run_checks(config: Config) -> list[Check]:
     groups: list[Callable[[], list[Check]]] = [
         check_python,
         check_emacs,
         lambda: check_dirs(config),
         lambda: check_model(config),
+        lambda: check_provider(config),
         lambda: check_optional("local model", "passepartout.llm.local", "local_model_available"),
         check_sandbox,
         lambda: check_skills(config),

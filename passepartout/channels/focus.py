@@ -10,15 +10,19 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+FOCUS_BODY_MAX = 4000  # characters of the heading's own text kept (Emacs bounds it too)
+
 
 @dataclass(frozen=True)
 class Focus:
-    """Where the person is: the org file, the heading's id and title, its outline path."""
+    """Where the person is: the org file, the heading's id and title, its outline path,
+    and its own text (up to the next heading), bounded."""
 
     file: str | None = None
     id: str | None = None
     heading: str | None = None
     outline: tuple[str, ...] = ()
+    body: str | None = None
     at: float = field(default_factory=time.time)
 
 

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from typing import Any, TextIO
 
 from passepartout.config import Config
 from passepartout.errors import PassepartoutError
+from passepartout.llm.heading_names import heading_names, memex_roots
 from passepartout.llm.ledger import GROUPS, LEDGER_FILE, Ledger, Total
 
 DEFAULT_GROUPS = ("session", "provider", "origin", "heading")
@@ -49,11 +51,19 @@ def run(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
               f"${total.cost:.4f}", file=stream)
         for group in ([args.by] if getattr(args, "by", None) else DEFAULT_GROUPS):
             print(f"\nBy {group}:", file=stream)
-            print(_table(ledger.totals(group)[: max(1, getattr(args, "limit", 20))]),
-                  file=stream)
+            rows = ledger.totals(group)[: max(1, getattr(args, "limit", 20))]
+            if group == "heading":
+                rows = _named(rows, config)
+            print(_table(rows), file=stream)
     finally:
         ledger.close()
     return 0
+
+
+def _named(rows: list[Total], config: Config) -> list[Total]:
+    """Heading rows keyed by title and file (an id the memex no longer holds stays)."""
+    names = heading_names((r.key for r in rows), memex_roots(config))
+    return [replace(r, key=names.get(r.key, r.key)) for r in rows]
 
 
 def _table(rows: list[Total]) -> str:

@@ -8,6 +8,7 @@ lives under PASSEPARTOUT_HOME, so totals survive restarts.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import sqlite3
 import threading
@@ -135,6 +136,34 @@ class Ledger:
                 " COALESCE(SUM(tokens_cached), 0), COALESCE(SUM(cost), 0.0) FROM calls"
             ).fetchone()
         return Total("all", *row)
+
+    def sums(self, *, session: str | None = None, since: float | None = None) -> Total:
+        """Sums of the calls of one session, or since a time (seconds since the epoch)."""
+        where: list[str] = []
+        params: list[str | float] = []
+        if session is not None:
+            where.append("session = ?")
+            params.append(session)
+        if since is not None:
+            where.append("ts >= ?")
+            params.append(since)
+        clause = f" WHERE {' AND '.join(where)}" if where else ""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT COUNT(*), COALESCE(SUM(tokens_in), 0), COALESCE(SUM(tokens_out), 0),"
+                " COALESCE(SUM(tokens_cached), 0), COALESCE(SUM(cost), 0.0) FROM calls"
+                + clause, params).fetchone()
+        return Total(session or "since", *row)
+
+    def usage(self, session: str | None) -> dict[str, dict[str, float | int]]:
+        """What the chat's header line shows: this session's sums and today's."""
+        midnight = dt.datetime.now().astimezone().replace(
+            hour=0, minute=0, second=0, microsecond=0).timestamp()
+        parts = {"today": self.sums(since=midnight)}
+        if session:
+            parts["session"] = self.sums(session=session)
+        return {name: {"calls": t.calls, "tokens-in": t.tokens_in, "tokens-out": t.tokens_out,
+                       "cost": round(t.cost, 6)} for name, t in parts.items()}
 
     def session_total(self, session: str) -> float:
         """USD spent in one session (seed 000's cost-session-total)."""

@@ -22,6 +22,7 @@ from passepartout.context import (
     Focus,
     Section,
     assemble,
+    focus_for,
     peripheral_sections,
 )
 from passepartout.errors import PassepartoutError
@@ -191,7 +192,7 @@ class ModelLayer:
         count = tokens.counter(model)
         encoding = tokens.encoding_name(model)
         memory = self.agent.services.get("memory")
-        focus = Focus.from_service(self.agent.services.get("focus"))
+        focus = focus_for(thought.signal, self.agent.services)
         query = thought.prompt.text if thought.signal.sensor == "user-input" else ""
         sections = peripheral_sections(memory, focus, query,
                                        private_tag=private_tag(self.agent.services))
