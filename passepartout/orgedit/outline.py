@@ -1,0 +1,232 @@
+"""An org text's headings, found as org finds them, and the parts of an entry.
+
+A line starting with stars and a space is a heading wherever it is (org reads it so
+even inside a block).  Lines keep their line ends so that the text is rebuilt exactly.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+HEADING = re.compile(r"^(\*+)(?:[ \t]+(.*?))?[ \t]*\n?$")
+TAGS = re.compile(r"[ \t]+(:(?:[\w@#%]+:)+)[ \t]*$")
+PRIORITY = re.compile(r"\[#.\][ \t]*")
+PLANNING = re.compile(r"^[ \t]*(?:SCHEDULED|DEADLINE|CLOSED):")
+DRAWER_END = re.compile(r"^[ \t]*:END:[ \t]*\n?$", re.IGNORECASE)
+PROPERTIES = re.compile(r"^[ \t]*:PROPERTIES:[ \t]*\n?$", re.IGNORECASE)
+PROPERTY_LINE = re.compile(r"^[ \t]*:([^\s:]+?)(\+)?:(?:[ \t]+(.*?))?[ \t]*\n?$")
+TODO_LINE = re.compile(r"^#\+(?:SEQ_|TYP_)?TODO:[ \t]*(.*)$", re.IGNORECASE | re.MULTILINE)
+TAGS_COLUMN = 77  # org-tags-column is -77: tags end at column 77
+
+
+class OrgEditError(ValueError):
+    """An edit that cannot be made (no such heading, a bad argument): a clear message."""
+
+
+@dataclass(frozen=True)
+class Heading:
+    line: int  # index into Outline.lines
+    level: int
+    keyword: str | None
+    title: str
+    tags: tuple[str, ...]
+    text: str = ""  # the headline between keyword and tags, priority included
+
+
+def string_width(text: str) -> int:
+    """Columns ``text`` takes, as Emacs's ``string-width`` counts (wide CJK is two)."""
+    return sum(
+        0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+        for c in text
+    )
+
+
+def todo_keywords(text: str) -> tuple[list[list[str]], set[str], set[str]]:
+    """The file's TODO sequences (each a list of keywords), its done keywords and its
+    type keywords (``#+TYP_TODO``)."""
+    sequences: list[list[str]] = []
+    done: set[str] = set()
+    types: set[str] = set()
+    for match in TODO_LINE.finditer(text):
+        words = [w.split("(")[0] for w in match.group(1).split()]
+        if "|" in words:
+            bar = words.index("|")
+            todo, finished = words[:bar], words[bar + 1:]
+        else:
+            todo, finished = words[:-1], words[-1:]
+        if todo or finished:
+            sequences.append(todo + finished)
+            done.update(finished)
+            if match.group(0)[2:5].upper() == "TYP":
+                types.update(todo + finished)
+    if not sequences:
+        return [["TODO", "DONE"]], {"DONE"}, set()
+    return sequences, done, types
+
+
+class Outline:
+    """The headings of one org text, and where each entry and subtree lies."""
+
+    def __init__(self, text: str) -> None:
+        self.lines: list[str] = text.splitlines(keepends=True) if text else []
+        # org splits at \n only; keep any other break inside its line
+        self.lines = _join_at_newlines(self.lines)
+        self.sequences, self.done, self.types = todo_keywords(text)
+        self.keywords = {w for seq in self.sequences for w in seq}
+        self.headings = [h for i, line in enumerate(self.lines) if (h := self._heading(i, line))]
+
+    def text(self) -> str:
+        return "".join(self.lines)
+
+    def _heading(self, i: int, line: str) -> Heading | None:
+        match = HEADING.match(line)
+        if not match or not line.startswith("*"):
+            return None
+        rest = match.group(2) or ""
+        if match.group(2) is None and line.rstrip("\n") != match.group(1):
+            return None
+        tags: tuple[str, ...] = ()
+        found = TAGS.search(" " + rest)
+        if found:
+            tags = tuple(t for t in found.group(1).split(":") if t)
+            rest = (" " + rest)[: found.start()].strip()
+        keyword = None
+        first = rest.split(" ", 1)
+        if first[0] in self.keywords:
+            keyword = first[0]
+            rest = first[1] if len(first) > 1 else ""
+        title = PRIORITY.sub("", rest, count=1) if rest.startswith("[#") else rest
+        return Heading(i, len(match.group(1)), keyword, title.strip(), tags, rest.strip())
+
+    # -- addressing -------------------------------------------------------------------
+
+    def heading_at(self, line: int) -> Heading:
+        for heading in self.headings:
+            if heading.line == line:
+                return heading
+        raise OrgEditError(f"line {line + 1} is not a heading")
+
+    def find(self, address: str) -> Heading:
+        """The heading with ``:ID:`` ``address`` (``id:X`` or ``X``), or at the outline
+        path ``A/B/C`` (titles without TODO keyword, priority or tags)."""
+        address = address.strip()
+        if not address:
+            raise OrgEditError("no heading named: give an :ID: or an outline path")
+        ident = address[3:] if address.startswith("id:") else address
+        by_id = [h for h in self.headings if self.property(h, "ID") == ident]
+        if len(by_id) == 1:
+            return by_id[0]
+        if len(by_id) > 1:
+            raise OrgEditError(f"the ID {ident!r} is on {len(by_id)} headings")
+        return self.find_path([p.strip() for p in address.strip("/").split("/")])
+
+    def find_path(self, path: list[str]) -> Heading:
+        parent: Heading | None = None
+        for part in path:
+            children = [h for h in self.children(parent) if h.title == part]
+            if not children:
+                where = "/".join(path[: path.index(part) + 1])
+                raise OrgEditError(f"no heading at {where!r}")
+            if len(children) > 1:
+                raise OrgEditError(f"{len(children)} headings are at {'/'.join(path)!r}")
+            parent = children[0]
+        if parent is None:
+            raise OrgEditError("an empty outline path")
+        return parent
+
+    def children(self, parent: Heading | None) -> list[Heading]:
+        start, end = (0, len(self.lines)) if parent is None else (parent.line + 1,
+                                                                  self.subtree_end(parent))
+        inside = [h for h in self.headings if start <= h.line < end]
+        if not inside:
+            return []
+        top = min(h.level for h in inside)
+        return [h for h in inside if h.level == top]
+
+    def olpath(self, heading: Heading) -> list[Heading]:
+        """The ancestors of ``heading``, outermost first."""
+        chain: list[Heading] = []
+        level = heading.level
+        for other in reversed([h for h in self.headings if h.line < heading.line]):
+            if other.level < level:
+                chain.append(other)
+                level = other.level
+        return chain[::-1]
+
+    # -- the parts of an entry --------------------------------------------------------
+
+    def subtree_end(self, heading: Heading) -> int:
+        """The line after the subtree (the next heading of its level or higher)."""
+        for other in self.headings:
+            if other.line > heading.line and other.level <= heading.level:
+                return other.line
+        return len(self.lines)
+
+    def entry_end(self, heading: Heading) -> int:
+        for other in self.headings:
+            if other.line > heading.line:
+                return other.line
+        return len(self.lines)
+
+    def drawer(self, heading: Heading) -> tuple[int, int] | None:
+        """The property drawer's :PROPERTIES: and :END: lines, where org looks for it."""
+        i = heading.line + 1
+        end = self.entry_end(heading)
+        if i < end and PLANNING.match(self.lines[i]):
+            i += 1
+        if i < end and PROPERTIES.match(self.lines[i]):
+            for j in range(i + 1, end):
+                if DRAWER_END.match(self.lines[j]):
+                    return i, j
+                if not PROPERTY_LINE.match(self.lines[j]):
+                    return None
+        return None
+
+    def meta_end(self, heading: Heading) -> int:
+        """``org-end-of-meta-data``: the line after the planning line and drawer."""
+        found = self.drawer(heading)
+        if found:
+            return found[1] + 1
+        i = heading.line + 1
+        if i < self.entry_end(heading) and PLANNING.match(self.lines[i]):
+            i += 1
+        return i
+
+    def property(self, heading: Heading, key: str) -> str | None:
+        found = self.drawer(heading)
+        if not found:
+            return None
+        for j in range(found[0] + 1, found[1]):
+            match = PROPERTY_LINE.match(self.lines[j])
+            if match and match.group(1).upper() == key.upper() and not match.group(2):
+                return match.group(3) or ""
+        return None
+
+    def inherited_tags(self, heading: Heading) -> list[str]:
+        tags: list[str] = []
+        for other in self.olpath(heading):
+            tags += [t for t in other.tags if t not in tags]
+        return tags
+
+
+def _join_at_newlines(lines: list[str]) -> list[str]:
+    out: list[str] = []
+    for line in lines:
+        if out and not out[-1].endswith("\n"):
+            out[-1] += line
+        else:
+            out.append(line)
+    return out
+
+
+def heading_line(level: int, keyword: str | None, text: str,
+                 tags: tuple[str, ...] | list[str]) -> str:
+    """A headline as org writes it, tags aligned as ``org-align-tags`` aligns them."""
+    head = "*" * level + (" " + keyword if keyword else "") + (" " + text if text else "")
+    if not tags:
+        return head + "\n"
+    tagtext = ":" + ":".join(tags) + ":"
+    column = max(string_width(head) + 1, TAGS_COLUMN - string_width(tagtext))
+    return head + " " * (column - string_width(head)) + tagtext + "\n"
