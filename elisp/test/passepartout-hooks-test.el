@@ -1,0 +1,107 @@
+;;; passepartout-hooks-test.el --- The shipped hooks, from an edit in Emacs  -*- lexical-binding: t; -*-
+
+;;; Commentary:
+
+;; Against the real server and the fake model: a heading edited in an org
+;; buffer with `passepartout-org-mode' fires the shipped hooks it names.
+;; `notify' comes back to Emacs as a notification and goes into events.org;
+;; `prompt' with :HOOK_OUTPUT: note runs the heading's body at its tier and
+;; writes the reply under the heading, once (the agent's own note fires
+;; nothing again).
+
+;;; Code:
+
+(require 'passepartout-test-helpers)
+(require 'passepartout-org)
+
+(defconst passepartout-hooks-test-text
+  "#+TITLE: Hooked
+* Work
+** Release
+:PROPERTIES:
+:ID: release-1
+:HOOK: notify
+:END:
+Draft.
+** Question
+:PROPERTIES:
+:ID: question-1
+:HOOK: prompt
+:TIER: cognition
+:HOOK_OUTPUT: note
+:END:
+What colour is the sky?
+"
+  "The org file the tests edit.")
+
+(defun passepartout-hooks-test-log-has (regexp)
+  "Non-nil when the *passepartout-log* buffer matches REGEXP."
+  (with-current-buffer (passepartout--log-buffer)
+    (save-excursion
+      (goto-char (point-min))
+      (re-search-forward regexp nil t))))
+
+(defun passepartout-hooks-test-file-has (file regexp)
+  "Non-nil when FILE on disk matches REGEXP."
+  (and (file-exists-p file)
+       (with-temp-buffer
+         (insert-file-contents file)
+         (goto-char (point-min))
+         (re-search-forward regexp nil t))))
+
+(ert-deftest passepartout-hooks-test-notify-and-prompt-from-emacs ()
+  "Edit hooked headings in Emacs: a notification, and a reply as a note."
+  (let* ((dir (make-temp-file "passepartout-hooks-test-" t))
+         (memex (expand-file-name "memex" dir))
+         ;; Outside the scanned directories: only Emacs tells the server.
+         (file (expand-file-name "elsewhere/hooked.org" memex))
+         (process-environment (append (list (concat "MEMEX_DIR=" memex) "TZ=UTC")
+                                      process-environment)))
+    (make-directory (file-name-directory file) t)
+    (with-temp-file file (insert passepartout-hooks-test-text))
+    (unwind-protect
+        (passepartout-test-with-server '(((text . "Blue, on a clear day.")))
+          (let ((buffer (find-file-noselect file))
+                (events (expand-file-name "home/events.org" state-dir)))
+            (unwind-protect
+                (with-current-buffer buffer
+                  (passepartout-org-mode 1)
+                  ;; notify: a notification in Emacs, a line in events.org.
+                  (goto-char (org-find-exact-headline-in-buffer "Release" nil t))
+                  (org-end-of-meta-data t)
+                  (insert "Reviewed.\n")
+                  (save-buffer)
+                  (passepartout-test-wait
+                   (lambda () (passepartout-hooks-test-log-has
+                               "notify info: hook: notify: 'Release' changed (emacs)"))
+                   30 "the notification")
+                  (passepartout-test-wait
+                   (lambda () (passepartout-hooks-test-file-has
+                               events "hook: notify: 'Release' changed (emacs)"))
+                   10 "the line in events.org")
+                  ;; prompt: the reply goes under the heading as a note.
+                  (goto-char (org-find-exact-headline-in-buffer "Question" nil t))
+                  (org-end-of-meta-data t)
+                  (insert "Answer in a few words.\n")
+                  (save-buffer)
+                  (passepartout-test-wait
+                   (lambda () (passepartout-hooks-test-file-has
+                               file "^- Reply of the agent \\[.*\\] \\\\\\\\\n  Blue, on a clear day\\.$"))
+                   30 "the reply under the heading")
+                  (revert-buffer t t)
+                  (goto-char (org-find-exact-headline-in-buffer "Question" nil t))
+                  (should (string-match-p "Blue, on a clear day\\."
+                                          (buffer-substring (point) (point-max))))
+                  (should (passepartout-hooks-test-file-has
+                           events "prompt: wrote a note under 'Question'"))
+                  ;; One reply, one note: the agent's note fired no second run.
+                  (sleep-for 0.5)
+                  (with-temp-buffer
+                    (insert-file-contents file)
+                    (should (= (how-many "Reply of the agent" (point-min) (point-max)) 1))))
+              (with-current-buffer buffer (set-buffer-modified-p nil))
+              (kill-buffer buffer))))
+      (delete-directory dir t))))
+
+(provide 'passepartout-hooks-test)
+;;; passepartout-hooks-test.el ends here
