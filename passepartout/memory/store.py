@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from passepartout.memory import cleanmark
 from passepartout.memory.merkle import content_key, iter_tree, root_object
 from passepartout.memory.nodes import ROOT_ID, MemoryNode, node_from_fields
 from passepartout.memory.schema import (
@@ -97,6 +98,8 @@ class MemoryStore:
         self._semantic: SemanticSearch | None = None
         self._gc_allowed = True
         self._closed = False
+        # Whether this session may vouch for the file at close (see ``cleanmark``).
+        self._vouched = False
 
     # ---- opening and closing -------------------------------------------
 
@@ -110,20 +113,27 @@ class MemoryStore:
     ) -> MemoryStore:
         """Open (creating if needed) the store at ``path`` (a file or a directory).
 
-        With ``verify`` the head state is re-hashed; if a row is corrupt the
-        store falls back to the newest snapshot that verifies, and
+        With ``verify`` the head state is re-hashed, unless the file is byte
+        for byte as the last clean close left it (``cleanmark``); if a row is
+        corrupt the store falls back to the newest snapshot that verifies, and
         ``load_report`` says what was found.
         """
         p = Path(path) if path is not None else default_path()
         if p.is_dir():
             p = p / DB_NAME
+        on_disk = str(p) != ":memory:"
+        clean_head = cleanmark.take(p) if on_disk else None  # used up by any open
         store = cls(connect(p), p, keep_snapshots)
         with store._txn():
             if store._tree.meta("head") is None:
                 store._tree.set_meta("head", store._io.save(root_object(None)))
                 store._tree.set_meta("count", "0")
-        if verify:
+        if verify and clean_head is not None and clean_head == store._tree.head():
+            store.load_report = VerifyReport(clean_head, store._tree.node_count(), clean=True)
+            store._vouched = True
+        elif verify:
             store._recover()
+            store._vouched = on_disk and not (store.load_report and store.load_report.lost_state)
         return store
 
     def save(self) -> None:
@@ -144,8 +154,11 @@ class MemoryStore:
             if self._closed:
                 return
             self.save()
+            head = self._tree.head()
             self._conn.close()
             self._closed = True
+            if self._vouched:
+                cleanmark.record(self.path, head)
 
     def __enter__(self) -> MemoryStore:
         return self
@@ -348,6 +361,8 @@ class MemoryStore:
                     report.objects += n
                     if bad:
                         report.snapshots_bad.append(s.seq)
+            if not report.ok:
+                self._vouched = False  # a damaged store gets no clean-close mark
             return report
 
     def gc(self) -> int:

@@ -35,6 +35,7 @@ class VerifyReport:
     snapshots_bad: list[int] = field(default_factory=list)
     recovered_from: int | None = None  # snapshot seq the store fell back to on open
     lost_state: bool = False  # nothing verified: the store started empty
+    clean: bool = False  # not re-hashed at open: the file is as its last clean close left it
 
     @property
     def tree_ok(self) -> bool:
@@ -45,6 +46,11 @@ class VerifyReport:
         return not self.problems and not self.index_mismatches and not self.snapshots_bad
 
     def summary(self) -> str:
+        if self.clean:
+            return (
+                f"root {self.root[:16]}: {self.nodes} nodes, unchanged since the last clean"
+                " close (digest of the file matches; not re-hashed)"
+            )
         lines = [
             f"root {self.root[:16]}: {self.nodes} nodes, {self.objects} objects checked",
             "verified: OK" if self.ok else "verified: PROBLEMS FOUND",
