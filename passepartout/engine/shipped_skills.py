@@ -8,6 +8,7 @@ SHIPPED: dict[str, str] = {
     'flightplans.py': 'e76599c485e14843ab1cc3690f7e40e4790a36f4b9a48215349a3c7151ef5e51',
     'hooks.py': 'f2c27a093a181bbff7dd40f2b0eb56eb835d4d396e5ac1e38853d760ad90991e',
     'memory.py': 'c9e682dec1eba8a15ed38a08173649e5154f456dcb8275cd6287ae203430018f',
+    'orgtools.py': '2b09716a404523a2f929c99357d656ca40f60817907f85de3d77ee56f951e9a7',
     'policy.py': 'fea4ae96ca7ab38dc4b522c93e66a4220436d7345a1ac2f6ae61722f0d59f008',
     'reflexes.org': 'f2a39d2001e4301ca586a27c078da3dbac14a5cbf3a9dc95f8bf2d6d7166b016',
     'shell.py': '7788713c8bfd7ceb730f0645ef88e708a246ba895c8db1679e3fa281b399d218',
