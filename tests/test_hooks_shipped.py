@@ -69,7 +69,8 @@ def test_snapshot_takes_a_memory_snapshot_named_after_the_heading(
                                      if s.label == "hook: Watched changed"],
                             what="the snapshot")
         assert len(store.snapshots()) == before + 1
-        assert f"memory snapshot #{newest[0].seq}" in events_text(env)
+        wait_until(lambda: f"memory snapshot #{newest[0].seq}" in events_text(env),
+                   what="the snapshot's line in events.org")
         assert model.request_count == 0
     finally:
         agent.shutdown()
@@ -157,6 +158,7 @@ def test_prompt_reply_as_a_note_under_the_heading_fires_nothing_again(
         agent.shutdown()
 
 
+@pytest.mark.attack
 def test_a_person_s_deny_rule_stops_the_note_and_events_says_so(
     tmp_path: Path, env: dict[str, str], model: FakeLLM
 ) -> None:
@@ -175,6 +177,7 @@ def test_a_person_s_deny_rule_stops_the_note_and_events_says_so(
         agent.shutdown()
 
 
+@pytest.mark.attack
 def test_a_prompt_in_a_personal_subtree_never_reaches_the_remote_model(
     tmp_path: Path, env: dict[str, str], model: FakeLLM
 ) -> None:
@@ -231,6 +234,7 @@ def test_summarize_writes_the_summary_into_the_heading(
         agent.shutdown()
 
 
+@pytest.mark.attack
 def test_the_hook_tools_do_nothing_without_a_handler_s_ticket(
     tmp_path: Path, env: dict[str, str], model: FakeLLM
 ) -> None:
