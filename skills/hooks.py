@@ -77,10 +77,9 @@ class hooks_Kit:
         from passepartout.fsutil import atomic_write
         from passepartout.security.orgtext import timestamp
 
-        proposal = self.actions.redeem(ticket, "hook-write")
+        proposal = self.actions.redeem(ticket, "hook-write", {
+            "file": file, "node": node, "mode": mode, "text": text, "key": key})
         path = Path(file)
-        if proposal.node_id != node:
-            raise ValueError("the ticket is for another heading")
         before = path.read_text(encoding="utf-8")
         place = locate(before, file, node)
         if mode == "note":
@@ -104,7 +103,8 @@ class hooks_Kit:
     def notify(self, ticket: str, level: str, text: str, file: str = "") -> str:
         from passepartout.events.eventlog import Entry
 
-        proposal = self.actions.redeem(ticket, "hook-notify")
+        proposal = self.actions.redeem(ticket, "hook-notify",
+                                       {"level": level, "text": text, "file": file})
         level = level if level in ("info", "warning", "error") else "info"
         self.events.record(Entry("hook", f"{proposal.hook}: {text}", "", level,
                                  proposal.node_id, file or None))
@@ -123,7 +123,7 @@ class hooks_Kit:
     def snapshot(self, ticket: str, label: str) -> str:
         from passepartout.events.eventlog import Entry
 
-        proposal = self.actions.redeem(ticket, "hook-snapshot")
+        proposal = self.actions.redeem(ticket, "hook-snapshot", {"label": label})
         store = self.agent.services.get("memory")
         if store is None:
             raise ValueError("memory is not open: no snapshot taken")

@@ -111,3 +111,24 @@ def test_hooks_list_shows_shipped_trusted_waiting_and_unanswered_names(
     assert "skill later (not loaded: waiting for your approval" in by_name["later-hook"]
     assert "named in the memex, with no handler" in out.stdout
     assert "  typo-hook  [1 heading(s)]" in lines
+
+
+def test_a_hook_ticket_runs_once_and_only_the_call_proposed() -> None:
+    from passepartout.events.hookact import HookActions
+
+    queued: list[object] = []
+    actions = HookActions(lambda signal: queued.append(signal) or True)
+    node = scan_text(TEXT, FILE).nodes[0]
+    args = {"file": FILE, "node": "p-1", "mode": "note", "text": "hi", "key": ""}
+    assert actions.propose("prompt", node, "hook-write", args)
+    ticket = queued[0].payload["ticket"]  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="no such hook ticket"):
+        actions.redeem(ticket, "hook-write", args)  # the loop has not cleared it yet
+    assert actions.take(ticket) is not None and actions.take(ticket) is None
+    with pytest.raises(ValueError, match="other arguments"):
+        actions.redeem(ticket, "hook-write", {**args, "file": "/etc/passwd"})
+    with pytest.raises(ValueError, match="no such hook ticket"):
+        actions.redeem(ticket, "hook-notify", args)
+    assert actions.redeem(ticket, "hook-write", args).node_id == "p-1"
+    with pytest.raises(ValueError, match="no such hook ticket"):
+        actions.redeem(ticket, "hook-write", args)  # once

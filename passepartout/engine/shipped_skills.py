@@ -6,7 +6,7 @@ SHIPPED: dict[str, str] = {
     'events.py': '09f73beab332e25d2eff0538d0ad26a5669febbb6a8b9b1c0c785ff8af3ae00f',
     'files.py': '00e92a5564e98123bcbf1b355e8d92e418d09e4b4f8fe17f736799d9bc097182',
     'flightplans.py': 'e76599c485e14843ab1cc3690f7e40e4790a36f4b9a48215349a3c7151ef5e51',
-    'hooks.py': 'f2c27a093a181bbff7dd40f2b0eb56eb835d4d396e5ac1e38853d760ad90991e',
+    'hooks.py': '8c92afaa841f437c713a5f7e7edbec3c7bc0798867420ce6a86a50b7f7662166',
     'memory.py': 'c9e682dec1eba8a15ed38a08173649e5154f456dcb8275cd6287ae203430018f',
     'orgtools.py': '2b09716a404523a2f929c99357d656ca40f60817907f85de3d77ee56f951e9a7',
     'policy.py': 'fea4ae96ca7ab38dc4b522c93e66a4220436d7345a1ac2f6ae61722f0d59f008',

@@ -86,13 +86,18 @@ class HookActions:
                     self._cleared.pop(next(iter(self._cleared)))
             return proposal
 
-    def redeem(self, ticket: object, tool: str) -> Proposal:
-        """The proposal behind a tool call's ticket (once); ValueError when there is none."""
+    def redeem(self, ticket: object, tool: str, args: dict[str, object]) -> Proposal:
+        """The proposal behind a tool call's ticket (once), when the call is exactly the
+        one proposed; ValueError otherwise."""
         with self._lock:
             proposal = self._cleared.get(str(ticket))
             if proposal is None or proposal.action.name != tool:
                 raise ValueError(f"{tool} runs only the actions of hook handlers "
                                  "(no such hook ticket)")
+            proposed = {k: v for k, v in proposal.action.args.items() if k != TICKET_ARG}
+            if {k: v for k, v in args.items() if v != ""} != {
+                    k: v for k, v in proposed.items() if v != ""}:
+                raise ValueError(f"{tool} was called with other arguments than proposed")
             del self._cleared[str(ticket)]
             return proposal
 
