@@ -33,6 +33,8 @@ log = logging.getLogger(__name__)
 # Beyond this many periods behind, jump most of the way in one step instead of
 # shifting period by period (an hourly job a few years behind).
 _JUMP_AFTER = 10_000
+# A stride of the jump: shorter than the time between two changes of a zone's offset.
+_STRIDE_SECONDS = 7 * 86400
 _PERIOD_SECONDS = {Unit.HOUR: 3600, Unit.DAY: 86400, Unit.WEEK: 7 * 86400}
 # Every unit, months and years at their usual length: for "how late is this run".
 APPROX_PERIOD_SECONDS = {**_PERIOD_SECONDS, Unit.MONTH: 30 * 86400, Unit.YEAR: 365 * 86400}
@@ -91,18 +93,37 @@ def _with_wall(part: OrgTimestamp, wall: dt.datetime) -> OrgTimestamp:
 def _jump(
     wall: dt.datetime, n: int, unit: Unit, now: dt.datetime, tz: dt.tzinfo, timed: bool
 ) -> tuple[dt.datetime, int]:
-    """Move a far-behind fixed-length repeat to a few periods before now in one step.
+    """Move a far-behind fixed-length repeat to a few periods before now quickly.
 
+    The same wall-clock time as org's shift period by period: strides of a week at
+    most, each one shift unless the zone's UTC offset changes inside it, where
+    period by period (a step that lands in a spring-forward gap comes back after the
+    gap, and every later step keeps that hour).  Stops at least two periods before
+    now, so that the caller's own stepping finds the first repeat after now.
     Returns the new wall-clock time and the number of periods jumped.
     """
     seconds = _PERIOD_SECONDS.get(unit)
     if seconds is None:
         return wall, 0  # months and years: at most 12 steps a year, no need
-    behind = int((_epoch(now) - _epoch(localize(wall, tz))) // (n * seconds))
+    step = n * seconds
+    behind = int((_epoch(now) - _epoch(localize(wall, tz))) // step)
     if behind <= _JUMP_AFTER:
         return wall, 0
-    periods = behind - 2
-    return _shift(wall, n * periods, unit, tz, timed), periods
+    limit = _epoch(now) - 2 * step
+    chunk = max(1, _STRIDE_SECONDS // step)
+    periods = 0
+    while True:
+        before = localize(wall, tz)
+        moved = _shift(wall, n * chunk, unit, tz, timed)
+        after = localize(moved, tz)
+        if timed and chunk > 1 and after.utcoffset() != before.utcoffset():
+            moved = wall
+            for _ in range(chunk):
+                moved = _shift(moved, n, unit, tz, timed)
+            after = localize(moved, tz)
+        if _epoch(after) > limit:
+            return wall, periods
+        wall, periods = moved, periods + chunk
 
 
 def _repeat(part: OrgTimestamp, now: dt.datetime, tz: dt.tzinfo, legacy: bool) -> OrgTimestamp:
