@@ -22,7 +22,11 @@
 ;; marker, wherever the person types meanwhile.  `C-c C-k' cancels the turn.
 ;;
 ;; Each buffer is one session, its id kept in a #+passepartout_session:
-;; line so the conversation can be resumed.  Tool calls and their results
+;; line so the conversation can be resumed: `passepartout-chat-resume'
+;; completes over the server's sessions (title, last activity, the file a
+;; chat was saved in), a chat saved as an org file is a chat again when
+;; visited, and an org link [[passepartout:ID]] opens one.  The header
+;; line shows the tokens and cost of the last turn, the session and today.  Tool calls and their results
 ;; are shown in folded :TOOL: drawers; denials and approvals are said in
 ;; plain lines.  The mode line shows the turn's state: idle, thinking,
 ;; streaming, waiting for approval or error (see passepartout-turn.el).
@@ -62,11 +66,29 @@ ended: done, cancelled or failed."
   :type 'hook
   :group 'passepartout)
 
+(defcustom passepartout-chat-session-files-file
+  (locate-user-emacs-file "passepartout-sessions.eld")
+  "The file that remembers which org file each saved chat session is in."
+  :type 'file
+  :group 'passepartout)
+
+(defcustom passepartout-chat-show-usage t
+  "Non-nil means the chat's header line shows tokens and cost.
+Those of the last turn, of the session and of today, from the ledger."
+  :type 'boolean
+  :group 'passepartout)
+
 (defvar passepartout-chat--sessions (make-hash-table :test 'equal)
   "Session id -> its chat buffer.")
 
 (defvar-local passepartout-chat--session nil "This buffer's session id.")
 (defvar-local passepartout-chat--turn nil "This buffer's current or last turn.")
+(defvar-local passepartout-chat--usage nil
+  "The server's last usage plist for this buffer's session: :session, :today.")
+(defvar-local passepartout-chat--turn-usage nil
+  "The last turn's :tokens and :cost, or nil.")
+(defvar-local passepartout-chat--usage-before nil
+  "The session's sums when the current turn was sent.")
 (defvar-local passepartout-chat-dropped 0
   "How many server events this buffer dropped as stale (cancelled or old turns).")
 
@@ -126,14 +148,17 @@ ended: done, cancelled or failed."
   "Return the state of BUFFER's chat: idle, thinking, streaming, waiting or error."
   (with-current-buffer (or buffer (current-buffer))
     (let ((state (passepartout-turn-display-state passepartout-chat--turn)))
-      (if (and (eq state 'idle) (eq (passepartout-state) 'error))
-          'error
-        state))))
+      (cond ((and (eq state 'idle) (eq (passepartout-state) 'error)) 'error)
+            ((and (eq state 'thinking) (eq (passepartout-state) 'starting)) 'starting)
+            (t state)))))
 
 (defun passepartout-chat--mode-line ()
   "Return the mode line text of the chat state."
   (let ((state (passepartout-chat-state)))
-    (propertize (format " [%s]" (if (eq state 'waiting) "waiting for approval" state))
+    (propertize (format " [%s]" (pcase state
+                                  ('waiting "waiting for approval")
+                                  ('starting "starting the server")
+                                  (_ state)))
                 'face (pcase state
                         ('error 'error)
                         ('idle 'shadow)
@@ -157,9 +182,16 @@ ended: done, cancelled or failed."
                         passepartout-chat--session (buffer-name other))))
         (puthash passepartout-chat--session (current-buffer) passepartout-chat--sessions)
         (setq mode-line-process '(:eval (passepartout-chat--mode-line)))
+        (when passepartout-chat-show-usage
+          (setq header-line-format '(:eval (passepartout-chat--header-line)))
+          (when (passepartout-live-p) (passepartout-chat-refresh-usage)))
+        (passepartout-chat--remember-file)
+        (add-hook 'after-save-hook #'passepartout-chat--remember-file nil t)
         (add-hook 'kill-buffer-hook #'passepartout-chat--forget nil t))
     (passepartout-chat--forget)
-    (setq mode-line-process nil)
+    (setq mode-line-process nil
+          header-line-format nil)
+    (remove-hook 'after-save-hook #'passepartout-chat--remember-file t)
     (remove-hook 'kill-buffer-hook #'passepartout-chat--forget t)))
 
 (defun passepartout-chat--forget ()
@@ -189,16 +221,119 @@ Return the buffer."
     buffer))
 
 ;;;###autoload
+(defun passepartout-chat-new ()
+  "Open a new chat buffer for a new session.  Return the buffer."
+  (interactive)
+  (passepartout-chat t))
+
+;;;; Sessions: resume, saved files, completion
+
+(defun passepartout-chat--session-files ()
+  "Return the alist (SESSION-ID . FILE) of the chats saved in files."
+  (let ((file passepartout-chat-session-files-file))
+    (when (file-readable-p file)
+      (condition-case nil
+          (with-temp-buffer
+            (insert-file-contents file)
+            (let ((data (read (current-buffer))))
+              (and (listp data)
+                   (cl-remove-if-not (lambda (e) (and (consp e) (stringp (car e))
+                                                      (stringp (cdr e))))
+                                     data))))
+        (error nil)))))
+
+(defun passepartout-chat--remember-file ()
+  "Remember the file this chat buffer is saved in, for its session."
+  (when (and passepartout-chat--session buffer-file-name)
+    (let* ((file (expand-file-name buffer-file-name))
+           (files (passepartout-chat--session-files)))
+      (unless (equal (cdr (assoc passepartout-chat--session files)) file)
+        (setq files (cons (cons passepartout-chat--session file)
+                          (cl-remove passepartout-chat--session files
+                                     :key #'car :test #'equal)))
+        (condition-case err
+            (let ((print-length nil) (print-level nil))
+              (make-directory (file-name-directory
+                               (expand-file-name passepartout-chat-session-files-file))
+                              t)
+              (with-temp-file passepartout-chat-session-files-file
+                (prin1 files (current-buffer))
+                (insert "\n")))
+          (file-error (message "Passepartout: cannot remember the chat's file: %s"
+                               (error-message-string err))))))))
+
+(defun passepartout-chat-session-candidates (sessions)
+  "Return completion candidates for SESSIONS, the server's session plists.
+Each is a cons (TEXT . ID): TEXT names the title, the last activity and
+the file the chat is saved in, if any."
+  (let ((files (passepartout-chat--session-files)))
+    (mapcar (lambda (session)
+              (let* ((id (format "%s" (plist-get session :id)))
+                     (title (passepartout-visible
+                             (format "%s" (or (plist-get session :title) ""))))
+                     (when (format "%s" (or (plist-get session :last-activity) "")))
+                     (file (cdr (assoc id files))))
+                (cons (format "%s  (%s%s)  [%s]"
+                              (if (string-empty-p title) "(no prompt)" title)
+                              (replace-regexp-in-string "T" " " when)
+                              (if file (concat ", " (abbreviate-file-name file)) "")
+                              id)
+                      id)))
+            sessions)))
+
+(defun passepartout-chat-read-session ()
+  "Read a session with completion over the server's sessions; return its id."
+  (let ((candidates (passepartout-chat-session-candidates
+                     (passepartout-call-sync 'sessions nil))))
+    (unless candidates
+      (user-error "Passepartout: no session is saved yet"))
+    (let ((choice (completing-read "Resume session: "
+                                   (lambda (string predicate action)
+                                     (if (eq action 'metadata)
+                                         '(metadata (display-sort-function . identity))
+                                       (complete-with-action action candidates
+                                                             string predicate)))
+                                   nil t)))
+      (or (cdr (assoc choice candidates))
+          (user-error "Passepartout: no session %s" choice)))))
+
+(defun passepartout-chat--check-id (session-id)
+  "Return SESSION-ID when it is a well-formed session id; else signal."
+  (unless (and (stringp session-id)
+               (string-match-p "\\`[[:alnum:]_.:-]\\{1,128\\}\\'" session-id))
+    (user-error "Passepartout: %S is not a session id" session-id))
+  session-id)
+
+;;;###autoload
 (defun passepartout-chat-resume (session-id)
-  "Open a chat buffer for SESSION-ID and insert its history from the server."
-  (interactive "sSession id: ")
-  (let ((buffer (or (gethash session-id passepartout-chat--sessions)
-                    (generate-new-buffer passepartout-chat-buffer-name))))
-    (with-current-buffer buffer
-      (unless (derived-mode-p 'org-mode) (org-mode))
+  "Open the chat of SESSION-ID and show its history.
+Interactively, choose among the server's sessions with completion: each
+shows its title (its first prompt), its last activity and the file it
+was saved in.  A chat saved in a file reopens that file; otherwise a new
+buffer shows the history the server kept.  Return the buffer."
+  (interactive (list (passepartout-chat-read-session)))
+  (passepartout-chat--check-id session-id)
+  (let ((open (gethash session-id passepartout-chat--sessions))
+        (file (cdr (assoc session-id (passepartout-chat--session-files)))))
+    (cond
+     ((buffer-live-p open)
+      (pop-to-buffer-same-window open)
+      open)
+     ((and file (file-readable-p file))
+      (find-file file)
       (unless passepartout-chat-mode
-        (insert "#+title: Passepartout\n#+passepartout_session: " session-id "\n\n")
+        (unless (derived-mode-p 'org-mode) (org-mode))
         (passepartout-chat-mode 1))
+      (current-buffer))
+     (t (passepartout-chat--resume-from-server session-id)))))
+
+(defun passepartout-chat--resume-from-server (session-id)
+  "Open a new chat buffer for SESSION-ID with the history the server kept."
+  (let ((buffer (generate-new-buffer passepartout-chat-buffer-name)))
+    (with-current-buffer buffer
+      (org-mode)
+      (insert "#+title: Passepartout\n#+passepartout_session: " session-id "\n\n")
+      (passepartout-chat-mode 1)
       (passepartout-call 'session-history (list session-id)
                          (lambda (history)
                            (when (buffer-live-p buffer)
@@ -206,6 +341,23 @@ Return the buffer."
                                (passepartout-chat--insert-history history))))))
     (pop-to-buffer-same-window buffer)
     buffer))
+
+;;;###autoload
+(defun passepartout-chat-resume-file-maybe ()
+  "Make a visited org file with a saved chat in it a chat again.
+For `org-mode-hook': a file with a #+passepartout_session: line near
+its top gets `passepartout-chat-mode', without marking it modified."
+  (when (and buffer-file-name
+             (not (bound-and-true-p passepartout-chat-mode))
+             (save-excursion
+               (goto-char (point-min))
+               (re-search-forward "^#\\+passepartout_session:[ \t]*[^ \t\n]"
+                                  (min (point-max) 4096) t)))
+    (let ((modified (buffer-modified-p)))
+      (condition-case err
+          (passepartout-chat-mode 1)
+        (user-error (message "%s" (error-message-string err))))
+      (unless modified (set-buffer-modified-p nil)))))
 
 (defun passepartout-chat--insert-history (history)
   "Insert HISTORY before the prompt: plists with :role and :content (or :text).
@@ -221,6 +373,56 @@ Messages of the person and replies with text are shown; tool traffic is not."
                       passepartout-chat-prompt-heading
                     passepartout-chat-reply-heading)
                   "\n" (passepartout-chat-render-escape (string-trim-right text) t) "\n"))))))
+
+;;;; Tokens and cost in the header line
+
+(defun passepartout-chat--header-line ()
+  "Return the header line: tokens and cost of the turn, session and today."
+  (if passepartout-chat--usage
+      (concat " " (passepartout-usage-text passepartout-chat--usage
+                                           passepartout-chat--turn-usage))
+    " Passepartout: no cost booked yet"))
+
+(defun passepartout-chat--minus (after before key)
+  "Return KEY of the sums AFTER less those of BEFORE."
+  (- (or (plist-get after key) 0) (or (plist-get before key) 0)))
+
+(defun passepartout-chat-refresh-usage (&optional turn-ended)
+  "Ask the server for this session's and today's usage; show it.
+With TURN-ENDED, the difference from when the turn was sent is the turn's."
+  (let ((buffer (current-buffer)))
+    (passepartout-call
+     'usage (list passepartout-chat--session)
+     (lambda (usage)
+       (when (buffer-live-p buffer)
+         (with-current-buffer buffer
+           (when (and turn-ended passepartout-chat--usage-before)
+             (let ((after (plist-get usage :session))
+                   (before passepartout-chat--usage-before))
+               (setq passepartout-chat--turn-usage
+                     (list :cost (passepartout-chat--minus after before :cost)
+                           :tokens-in (passepartout-chat--minus after before :tokens-in)
+                           :tokens-out (passepartout-chat--minus after before :tokens-out))
+                     passepartout-chat--usage-before nil)))
+           (setq passepartout-chat--usage usage)
+           (force-mode-line-update))))
+     (lambda (err) (passepartout--log "usage failed: %s"
+                                      (passepartout-epc-format-error err))))))
+
+(defun passepartout-chat--note-usage-before ()
+  "Record the session's sums as the turn is sent."
+  (setq passepartout-chat--usage-before
+        (or (plist-get passepartout-chat--usage :session) (list :cost 0)))
+  (let ((buffer (current-buffer)))
+    (passepartout-call 'usage (list passepartout-chat--session)
+                       (lambda (usage)
+                         (when (buffer-live-p buffer)
+                           (with-current-buffer buffer
+                             (setq passepartout-chat--usage usage)
+                             (when passepartout-chat--usage-before
+                               (setq passepartout-chat--usage-before
+                                     (or (plist-get usage :session)
+                                         (list :cost 0))))))))))
 
 ;;;; Sending and cancelling
 
@@ -259,6 +461,8 @@ A turn still running is cancelled first."
                   passepartout-chat-prompt-heading))
     (when (passepartout-turn-live-p passepartout-chat--turn)
       (passepartout-chat-cancel))
+    (when passepartout-chat-show-usage
+      (passepartout-chat--note-usage-before))
     (let ((turn (passepartout-chat--open-turn text))
           (buffer (current-buffer)))
       (goto-char (point-max))
@@ -288,6 +492,8 @@ A turn still running is cancelled first."
 (defun passepartout-chat--turn-ended (turn)
   "Refresh the mode line and run the hook for TURN, which ended."
   (force-mode-line-update)
+  (when (and passepartout-chat-show-usage (passepartout-live-p))
+    (passepartout-chat-refresh-usage t))
   (run-hook-with-args 'passepartout-chat-turn-end-functions turn))
 
 (defun passepartout-chat--end-with-error (buffer turn event text)

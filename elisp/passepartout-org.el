@@ -29,7 +29,11 @@
 ;; the file holds: an unsaved edit is not yet a change.
 ;;
 ;; With the mode on, Emacs also tells the server, when idle, which heading
-;; the person is at: a `focus' call with (:file :id :heading :outline).
+;; the person is at: a `focus' call with (:file :id :heading :outline
+;; :body), the body being the heading's own text up to the next heading,
+;; at most `passepartout-org-focus-body-max' characters.  A chat buffer is
+;; never the focus.  `passepartout-context-show' shows what the next chat
+;; turn carries.
 ;;
 ;; `global-passepartout-org-mode' turns the mode on in every org buffer;
 ;; `passepartout-org-list-jobs' shows the server's cron jobs.
@@ -53,6 +57,10 @@
 (defcustom passepartout-org-focus-delay 1.5
   "Idle seconds after which the heading at point is sent as the focus."
   :type 'number)
+
+(defcustom passepartout-org-focus-body-max 4000
+  "The most characters of the focused heading's own text sent to the server."
+  :type 'integer)
 
 (defcustom passepartout-org-start-server nil
   "Non-nil means an org edit starts the server when it is not running.
@@ -167,15 +175,31 @@ With `passepartout-org-start-server', start it when it is down."
       (run-hook-with-args 'passepartout-org-edit-functions change)
       (passepartout-org--send 'org-edit change))))
 
+(defvar passepartout-chat-mode)  ; passepartout-chat.el
+
+(defun passepartout-org--body ()
+  "The text of the heading at point after its heading line, bounded.
+Up to the next heading, so a child's text is never part of it."
+  (save-excursion
+    (org-back-to-heading t)
+    (let ((start (min (point-max) (1+ (line-end-position))))
+          (end (save-excursion (outline-next-heading) (point))))
+      (string-trim (buffer-substring-no-properties
+                    start (max start (min end (+ start passepartout-org-focus-body-max))))))))
+
 (defun passepartout-org-focus ()
-  "The focus plist of point: (:file :id :heading :outline), or nil."
-  (when (and (derived-mode-p 'org-mode) (not (org-before-first-heading-p)))
+  "The focus plist of point: (:file :id :heading :outline :body), or nil.
+Nil in a chat buffer: the conversation is no place in the person's notes."
+  (when (and (derived-mode-p 'org-mode)
+             (not (bound-and-true-p passepartout-chat-mode))
+             (not (org-before-first-heading-p)))
     (save-excursion
       (org-back-to-heading t)
       (list :file (and buffer-file-name (expand-file-name buffer-file-name))
             :id (org-entry-get nil "ID")
             :heading (substring-no-properties (org-get-heading t t t t))
-            :outline (mapcar #'substring-no-properties (org-get-outline-path))))))
+            :outline (mapcar #'substring-no-properties (org-get-outline-path))
+            :body (passepartout-org--body)))))
 
 (defun passepartout-org--send-focus ()
   "Send the heading at point as the focus, when it moved since the last one."
@@ -197,6 +221,30 @@ With `passepartout-org-start-server', start it when it is down."
      ((and (not wanted) passepartout-org--focus-timer)
       (cancel-timer passepartout-org--focus-timer)
       (setq passepartout-org--focus-timer nil)))))
+
+;;;; What the context holds
+
+;;;###autoload
+(defun passepartout-context-show ()
+  "Show what the next chat turn carries as org context.
+When called from an org buffer, the heading at point is sent as the
+focus first; from a chat buffer, the last heading sent stays the focus."
+  (interactive)
+  (let ((focus (ignore-errors (passepartout-org-focus))))
+    (when focus
+      (passepartout-call-sync 'focus (list focus))
+      (setq passepartout-org--last-focus focus)))
+  (let ((text (passepartout-call-sync 'context nil)))
+    (with-current-buffer (get-buffer-create "*passepartout-context*")
+      (let ((inhibit-read-only t))
+        (erase-buffer)
+        (insert "# What the next chat turn carries as org context (the notes\n"
+                "# related to the prompt are found when it is sent).\n\n"
+                (passepartout-visible (if (stringp text) text (format "%s" text))) "\n")
+        (goto-char (point-min))
+        (view-mode 1))
+      (display-buffer (current-buffer))
+      (current-buffer))))
 
 ;;;; The modes
 

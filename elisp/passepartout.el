@@ -21,10 +21,16 @@
 ;; Emacs is its face.  This is the package's entry: its user options, the
 ;; notifications the server sends, and the commands.
 ;;
+;;   M-x passepartout-menu      every command, in a transient menu
 ;;   M-x passepartout-chat      chat in an org buffer (passepartout-chat.el)
+;;   M-x passepartout-chat-resume  reopen a past session, with completion
 ;;   M-x passepartout-start     start the server; also -stop and -restart
-;;   M-x passepartout-status    the server's state and health
+;;   M-x passepartout-status    the server's state, model, provider and health
+;;   M-x passepartout-cost      tokens and cost of the chat's session and of today
+;;   M-x passepartout-approvals the approvals file, where Flight Plans wait
 ;;   M-x passepartout-show-log  the server's stderr
+;;
+;; An org link [[passepartout:SESSION-ID]] opens that chat session.
 ;;
 ;; The server process lives in passepartout-server.el, approvals in
 ;; passepartout-approval.el, the wire protocol in passepartout-epc.el,
@@ -34,6 +40,7 @@
 
 (require 'cl-lib)
 (require 'subr-x)
+(require 'ol)
 (require 'passepartout-server)
 
 (defcustom passepartout-model nil
@@ -83,8 +90,14 @@ A keyword loses its colon; nil is the empty string."
   (string-remove-prefix ":" (if (stringp value) value (format "%s" (or value "")))))
 
 (defun passepartout--on-notify (level text)
-  "Show TEXT, a notification of LEVEL (info, warning or error) from the server."
+  "Show TEXT, a notification of LEVEL (info, warning or error) from the server.
+A notification about a Flight Plan says how to open the approvals file,
+and every unmodified buffer visiting that file is reverted."
   (let ((text (if (stringp text) text (format "%S" text))))
+    (when (string-match-p "Flight Plan\\|approvals\\.org" text)
+      (passepartout--revert-approvals)
+      (unless (string-match-p "passepartout-approvals" text)
+        (setq text (concat text "  (M-x passepartout-approvals opens it)"))))
     (passepartout--log "notify %s: %s" level text)
     (if (member (format "%s" level) '("warning" "error" ":warning" ":error"))
         (display-warning 'passepartout text
@@ -92,17 +105,23 @@ A keyword loses its colon; nil is the empty string."
       (message "Passepartout: %s" text))))
 
 (defun passepartout--on-status (plist)
-  "Record PLIST, a status the server pushed."
+  "Record PLIST, a status the server pushed or answered."
   (setq passepartout--last-status plist)
+  (passepartout--announce-ready plist)
   (force-mode-line-update t))
 
 (defun passepartout-status-text (state status)
   "Return a one-line summary of the server's STATE and its STATUS plist."
   (let ((problems (plist-get status :problems))
         (sessions (plist-get status :sessions))
-        (approvals (plist-get status :pending-approvals)))
+        (approvals (plist-get status :pending-approvals))
+        (model (plist-get status :model)))
     (concat (format "Passepartout: %s" state)
             (if (plist-get status :health) (format ", %s" (plist-get status :health)) "")
+            (cond ((stringp model)
+                   (format ", model %s (%s)" model (or (plist-get status :provider) "?")))
+                  (status ", no model configured")
+                  (t ""))
             (if (consp sessions) (format ", %d session(s)" (length sessions)) "")
             (if (and (numberp approvals) (> approvals 0))
                 (format ", %d approval(s) waiting" approvals)
@@ -123,8 +142,154 @@ A keyword loses its colon; nil is the empty string."
                                           passepartout--state status))))
     (message "%s" (passepartout-status-text passepartout--state nil))))
 
+;;;; Calls that wait
+
+(defun passepartout-call-sync (method args &optional timeout)
+  "Call the server's METHOD with ARGS and return its value.
+Start the server when needed and wait at most TIMEOUT seconds (by
+default the start timeout and ten more).  An error answer or no answer
+is a `user-error' that names METHOD."
+  (let (done value failure)
+    (passepartout-call method args
+                       (lambda (answer) (setq value answer done t))
+                       (lambda (err) (setq failure err done t)))
+    (let ((deadline (+ (float-time) (or timeout (+ passepartout-start-timeout 10)))))
+      (while (and (not done) (< (float-time) deadline))
+        (accept-process-output nil 0.05)))
+    (cond (failure (user-error "Passepartout: %s failed: %s" method
+                               (passepartout-epc-format-error failure)))
+          ((not done) (user-error "Passepartout: no answer to %s in time" method))
+          (t value))))
+
+;;;; Starting, announced
+
+(defvar passepartout--progress-timer nil
+  "The timer that shows how long the server has been starting.")
+
+(defvar passepartout--starting-since nil
+  "When the server began to start, or nil.")
+
+(defun passepartout--stop-progress ()
+  "Stop showing the start's progress."
+  (when (timerp passepartout--progress-timer)
+    (cancel-timer passepartout--progress-timer))
+  (setq passepartout--progress-timer nil))
+
+(defun passepartout--announce-state (state)
+  "Say what STATE, the server's new state, means for the person."
+  (pcase state
+    ('starting
+     (passepartout--stop-progress)
+     (setq passepartout--starting-since (float-time))
+     (message "Passepartout: starting the server...")
+     (setq passepartout--progress-timer
+           (run-at-time 1 1 #'passepartout--show-progress)))
+    ('ready
+     (when passepartout--starting-since
+       (passepartout-call 'status nil #'passepartout--on-status)))
+    (_ (passepartout--stop-progress)
+       (setq passepartout--starting-since nil))))
+
+(defun passepartout--show-progress ()
+  "Show for how long the server has been starting, while it is.
+The handshake comes first, then the agent boots (skills, models)."
+  (if (and passepartout--starting-since (memq passepartout--state '(starting ready)))
+      (unless (active-minibuffer-window)
+        (message "Passepartout: %s... %d s"
+                 (if (eq passepartout--state 'starting) "starting the server"
+                   "the server is up, the agent is booting")
+                 (round (- (float-time) passepartout--starting-since))))
+    (passepartout--stop-progress)))
+
+(defun passepartout--announce-ready (status)
+  "Say the server is ready, with its STATUS, when a start was announced."
+  (when (and passepartout--starting-since (plist-get status :ready))
+    (let ((seconds (- (float-time) passepartout--starting-since)))
+      (setq passepartout--starting-since nil)
+      (passepartout--stop-progress)
+      (message "%s (started in %.1f s)" (passepartout-status-text 'ready status)
+               seconds))))
+
+(defun passepartout--watch-state (_symbol state operation _where)
+  "Announce STATE once it is the value of `passepartout--state'.
+Only an OPERATION that sets the variable is announced, not a binding."
+  (when (eq operation 'set)
+    (run-at-time 0 nil (lambda ()
+                         (when (eq passepartout--state state)
+                           (passepartout--announce-state state))))))
+
+(add-variable-watcher 'passepartout--state #'passepartout--watch-state)
+
+;;;; Approvals and cost
+
+(defvar passepartout-chat--session)  ; passepartout-chat.el, buffer-local
+
+(defun passepartout--approvals-file ()
+  "Return the approvals file the server named, or nil."
+  (let ((file (plist-get passepartout--last-status :approvals-file)))
+    (and (stringp file) (not (string-empty-p file)) file)))
+
+(defun passepartout--revert-approvals ()
+  "Revert each unmodified buffer that visits the approvals file."
+  (let ((file (passepartout--approvals-file)))
+    (dolist (buffer (buffer-list))
+      (let ((visited (buffer-file-name buffer)))
+        (when (and visited
+                   (if file (file-equal-p visited file)
+                     (equal (file-name-nondirectory visited) "approvals.org"))
+                   (not (buffer-modified-p buffer)))
+          (with-current-buffer buffer
+            (ignore-errors (revert-buffer t t t))))))))
+
+;;;###autoload
+(defun passepartout-approvals ()
+  "Open the approvals file, where Flight Plans wait for an answer.
+The buffer follows the file as the server changes it (`auto-revert-mode')."
+  (interactive)
+  (let* ((status (passepartout-call-sync 'status nil))
+         (file (plist-get status :approvals-file)))
+    (setq passepartout--last-status status)
+    (unless (stringp file)
+      (user-error "Passepartout: the server did not name its approvals file"))
+    (unless (file-exists-p file)
+      (message "Passepartout: no Flight Plan has been written yet (%s)" file))
+    (find-file file)
+    (auto-revert-mode 1)
+    (current-buffer)))
+
+(defun passepartout-usage-text (usage &optional turn)
+  "Return USAGE, the server's plist of :session and :today sums, as one line.
+TURN, when non-nil, is a plist of the last turn's :tokens and :cost."
+  (let ((part (lambda (name sums)
+                (when sums
+                  (format "%s $%.4f, %d tok" name (or (plist-get sums :cost) 0)
+                          (+ (or (plist-get sums :tokens-in) 0)
+                             (or (plist-get sums :tokens-out) 0)))))))
+    (mapconcat #'identity
+               (delq nil (list (and turn (funcall part "turn" turn))
+                               (funcall part "session" (plist-get usage :session))
+                               (funcall part "today" (plist-get usage :today))))
+               " | ")))
+
+;;;###autoload
+(defun passepartout-cost (&optional session)
+  "Show the tokens and cost of SESSION and of today, from the ledger.
+Interactively SESSION is the current chat buffer's session, if any."
+  (interactive (list (bound-and-true-p passepartout-chat--session)))
+  (let ((text (passepartout-usage-text
+               (passepartout-call-sync 'usage (list session)))))
+    (message "Passepartout: %s" (if (string-empty-p text) "nothing spent" text))
+    text))
+
 ;; The callbacks and commands of the other files load when first needed.
 (autoload 'passepartout-chat "passepartout-chat" "Open a Passepartout chat buffer." t)
+(autoload 'passepartout-chat-new "passepartout-chat" "Open a new chat buffer." t)
+(autoload 'passepartout-chat-resume "passepartout-chat"
+  "Open a chat buffer for a past session, chosen with completion." t)
+(autoload 'passepartout-chat-resume-file-maybe "passepartout-chat")
+(autoload 'passepartout-context-show "passepartout-org"
+  "Show what the next chat turn carries as org context." t)
+(autoload 'passepartout-menu "passepartout-menu" "The menu of every Passepartout command." t)
 (autoload 'passepartout--on-chunk "passepartout-chat")
 (autoload 'passepartout--on-done "passepartout-chat")
 (autoload 'passepartout--on-error "passepartout-chat")
@@ -137,6 +302,18 @@ A keyword loses its colon; nil is the empty string."
   "Turn `passepartout-org-mode' on in every org buffer." t)
 (autoload 'passepartout-org-list-jobs "passepartout-org"
   "Show the server's cron jobs, soonest first, in an org buffer." t)
+
+
+;;;; Links and saved chats
+
+(defun passepartout-open-link (session _arg)
+  "Open the chat SESSION of a passepartout: org link."
+  (passepartout-chat-resume session))
+
+(org-link-set-parameters "passepartout" :follow #'passepartout-open-link)
+
+;; A chat saved as an org file is a chat again when it is visited.
+(add-hook 'org-mode-hook #'passepartout-chat-resume-file-maybe)
 
 (provide 'passepartout)
 ;;; passepartout.el ends here

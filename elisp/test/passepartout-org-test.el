@@ -121,13 +121,15 @@ AGENT.register_hook(\"check-me\", orgtest_gate, \"gate\")
       (should (equal (mapcar (lambda (e) (plist-get e :id)) edits) '("guarded-1"))))))
 
 (ert-deftest passepartout-org-test-focus-plist ()
-  "The focus names the file, id, title and outline of the heading at point."
+  "The focus names the file, id, title, outline and body of the heading at point."
   (passepartout-org-test-with-buffer passepartout-org-test-file-text
     (passepartout-org-test-goto "Guarded")
     (forward-line 6)
     (should (equal (passepartout-org-focus)
                    (list :file (expand-file-name buffer-file-name) :id "guarded-1"
-                         :heading "Guarded" :outline '("Projects"))))
+                         :heading "Guarded" :outline '("Projects")
+                         :body (concat ":PROPERTIES:\n:ID: guarded-1\n:HOOK: check-me\n"
+                                       ":END:\nKeep this clean."))))
     (goto-char (point-min))
     (should (null (passepartout-org-focus)))))
 

@@ -1,0 +1,75 @@
+;;; passepartout-menu.el --- The transient menu of Passepartout  -*- lexical-binding: t; -*-
+
+;; Copyright (C) 2026 The Passepartout authors
+
+;; Author: The Passepartout authors
+;; URL: https://github.com/passepartout-agent/passepartout
+
+;; This file is not part of GNU Emacs.
+
+;; This program is free software; you can redistribute it and/or modify
+;; it under the terms of the GNU General Public License as published by
+;; the Free Software Foundation, either version 3 of the License, or
+;; (at your option) any later version.
+
+;;; Commentary:
+
+;; `M-x passepartout-menu' opens a transient menu (transient ships with
+;; Emacs 28 and later) that reaches every command of the package: chat,
+;; sessions, context, jobs and Flight Plans, the server, its log and the
+;; cost.  `passepartout-menu-commands' lists the commands it holds.
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'transient)
+(require 'passepartout)
+(require 'passepartout-chat)
+(require 'passepartout-org)
+
+(defun passepartout-menu--in-chat-p ()
+  "Non-nil in a chat buffer, where sending and cancelling apply."
+  (bound-and-true-p passepartout-chat-mode))
+
+;;;###autoload (autoload 'passepartout-menu "passepartout-menu" nil t)
+(transient-define-prefix passepartout-menu ()
+  "The menu of every Passepartout command."
+  [["Chat"
+    ("c" "Chat" passepartout-chat)
+    ("n" "New chat" passepartout-chat-new)
+    ("s" "Send the prompt" passepartout-chat-send :if passepartout-menu--in-chat-p)
+    ("k" "Cancel the turn" passepartout-chat-cancel :if passepartout-menu--in-chat-p)
+    ("r" "Resume a session" passepartout-chat-resume)]
+   ["Context"
+    ("x" "Show the context" passepartout-context-show)
+    ("o" "Org mode: focus, hooks, cron" passepartout-org-mode)
+    ("O" "Org mode everywhere" global-passepartout-org-mode)]
+   ["Jobs and approvals"
+    ("j" "Cron jobs" passepartout-org-list-jobs)
+    ("a" "Flight Plans (approvals)" passepartout-approvals)]]
+  [["Server"
+    ("S" "Start" passepartout-start)
+    ("R" "Restart" passepartout-restart)
+    ("Q" "Stop" passepartout-stop)]
+   ["State"
+    ("i" "Status: model, provider, health" passepartout-status)
+    ("l" "Log" passepartout-show-log)
+    ("$" "Cost and tokens" passepartout-cost)]])
+
+(defun passepartout-menu-commands ()
+  "Return the commands of `passepartout-menu', each with its key.
+A list of (KEY . COMMAND), read from the menu's own layout."
+  (let (found)
+    (cl-labels ((walk (node)
+                  (cond
+                   ((vectorp node) (mapc #'walk (append node nil)))
+                   ((and (proper-list-p node) (eq (nth 1 node) 'transient-suffix))
+                    (let ((plist (nth 2 node)))
+                      (push (cons (plist-get plist :key) (plist-get plist :command))
+                            found)))
+                   ((proper-list-p node) (mapc #'walk node)))))
+      (mapc #'walk (get 'passepartout-menu 'transient--layout)))
+    (nreverse found)))
+
+(provide 'passepartout-menu)
+;;; passepartout-menu.el ends here
