@@ -19,6 +19,7 @@ from passepartout.events.timestamps import TimestampError, parse_timestamp
 from passepartout.orgedit.outline import (
     PLANNING,
     PROPERTY_LINE,
+    TAGS,
     Heading,
     OrgEditError,
     Outline,
@@ -280,6 +281,8 @@ def _new_lines(level: int, new: NewHeading, keywords: set[str]) -> list[str]:
         raise OrgEditError(f"{todo!r} is not a TODO keyword of this file")
     if title.split(" ", 1)[0] in keywords:
         title = "," + title  # org would read the first word as a TODO keyword
+    if TAGS.search(" " + title):
+        raise OrgEditError(f"the title {title!r} ends like org tags: give them as tags")
     lines = [heading_line(level, todo, title, check_tags(new.tags))]
     if new.properties:
         lines.append(":PROPERTIES:\n")
