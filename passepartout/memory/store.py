@@ -14,13 +14,12 @@ EPC threads can share a store.
 from __future__ import annotations
 
 import logging
-import re
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -35,6 +34,7 @@ from passepartout.memory.schema import (
     connect,
     default_path,
 )
+from passepartout.memory.search import POOL, SearchHit, fuse, one_line, text_hits
 from passepartout.memory.tree import HeadTree, Pending, Row
 from passepartout.memory.verify import VerifyReport, check_tree, reachable
 
@@ -52,16 +52,6 @@ class SnapshotInfo:
     label: str
     created: float
     nodes: int
-
-
-@dataclass(frozen=True)
-class SearchHit:
-    """A search result; ``method`` says how it was found: "embedding" or "fts"."""
-
-    id: str
-    title: str
-    score: float
-    method: str
 
 
 @dataclass(frozen=True)
@@ -409,28 +399,62 @@ class MemoryStore:
     # ---- search and embeddings hooks -----------------------------------------
 
     def search(self, query: str, k: int = 5, threshold: float | None = None) -> list[SearchHit]:
-        """Embedding similarity when an index is attached and its model loads;
-        otherwise SQLite FTS5 full-text ranking (bm25), ``method="fts"``."""
+        """The ``k`` best nodes for ``query``: full text (FTS5, bm25) and, when an
+        embedding index is attached and its model is loaded, vectors too, fused by
+        rank (see ``search.py``). ``threshold`` is a cosine cut for the vector side
+        only. Every hit carries a snippet and its org file."""
+        if k < 1:
+            return []
+        pool = max(k, POOL)
+        text = self.text_search(query, pool)
         semantic = self._semantic
-        if semantic is not None:
-            hits = semantic.search(query, k, threshold)
-            if hits is not None:
-                return hits
-        return self.text_search(query, k)
+        vector = semantic.search(query, pool, threshold) if semantic is not None else None
+        hits = text[:k] if vector is None else fuse(text, vector, k)
+        return self._described(hits)
 
     def text_search(self, query: str, k: int = 5) -> list[SearchHit]:
-        words = re.findall(r"\w+", query)
-        if not words:
-            return []
-        match = " OR ".join('"' + w.replace('"', "") + '"' for w in words)
+        """Full-text matches alone (any word of ``query``), best bm25 first."""
         with self._lock:
             self._check_open()
-            rows = self._conn.execute(
-                "SELECT idx.id, fts.title, bm25(fts) FROM fts JOIN idx ON idx.rowid = fts.rowid"
-                " WHERE fts MATCH ? ORDER BY bm25(fts) LIMIT ?",
-                (match, k),
-            ).fetchall()
-        return [SearchHit(r[0], r[1], -float(r[2]), "fts") for r in rows]
+            return text_hits(self._conn, query, k)
+
+    def embedder_name(self) -> str | None:
+        """The model the stored vectors come from (None before any)."""
+        with self._lock:
+            self._check_open()
+            return self._tree.meta("embedder")
+
+    def use_embedder(self, name: str) -> None:
+        """Record which model the stored vectors come from; a different one than
+        before drops them all (they are recomputed in the background)."""
+        with self._txn():
+            if self._tree.meta("embedder") != name:
+                self._conn.execute("DELETE FROM embeddings")
+                self._tree.set_meta("embedder", name)
+
+    def _described(self, hits: list[SearchHit]) -> list[SearchHit]:
+        """Fill in each hit's file, and a snippet for hits full text did not find."""
+        out: list[SearchHit] = []
+        with self._lock:
+            self._check_open()
+            for h in hits:
+                row = self._tree.row(h.id)
+                if row is None:  # deleted since the search
+                    continue
+                node = self._tree.node(row)
+                snippet = h.snippet or one_line(node.body or node.title)
+                out.append(replace(h, snippet=snippet, file=self._file_of(row, node)))
+        return out
+
+    def _file_of(self, row: Row, node: MemoryNode) -> str:
+        """The org file a node lives in: its own source, else its nearest ancestor's."""
+        seen = 0
+        while node.source is None and row.parent != ROOT_ID and seen < 1000:
+            parent = self._tree.row(row.parent)
+            if parent is None:
+                break
+            row, node, seen = parent, self._tree.node(parent), seen + 1
+        return node.source or ""
 
     def set_semantic(self, semantic: SemanticSearch | None) -> None:
         self._semantic = semantic

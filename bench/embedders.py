@@ -1,0 +1,125 @@
+"""Embedders for memory search, measured on an org retrieval set (bench/retrieval_set.py).
+
+For each embedder installed here (offline: weights from its package, no hub) and
+for full text alone (SQLite FTS5, bm25): recall@10 over 48 queries (and by kind
+of query), the time to embed 1,000 notes, the model's load time, and recall@10 of
+hybrid search (full text and vectors fused by rank, what ``memory search`` does).
+Times are the median of BENCH_RUNS runs (5). The last line times a vector search
+over 100,000 stored vectors (numpy), the part sqlite-vec would otherwise do.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import numpy as np
+
+from bench.retrieval_set import QUERIES, note_count, texts, write_memex
+from passepartout.memory import Embedder, EmbeddingIndex, MemoryStore, SearchHit
+from passepartout.memory.embedders import DEFAULT_MODEL, MODELS, installed
+
+RUNS = int(os.environ.get("BENCH_RUNS", "5"))
+K = 10
+KINDS = ("word", "meaning", "mixed")
+
+
+def median_time(fn: Callable[[], object], runs: int = RUNS) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def recall(search: Callable[[str], list[SearchHit]]) -> dict[str, float]:
+    """Mean recall@K over the queries, overall and by kind."""
+    got: dict[str, list[float]] = {kind: [] for kind in KINDS}
+    for query, kind, want in QUERIES:
+        found = {h.id for h in search(query)[:K]}
+        got[kind].append(len(found & set(want)) / len(want))
+    out = {kind: statistics.mean(v) for kind, v in got.items()}
+    out["all"] = statistics.mean(x for v in got.values() for x in v)
+    return out
+
+
+def thousand_notes() -> list[str]:
+    base = list(texts().values())
+    return [f"{base[i % len(base)]} ({i})" for i in range(1000)]
+
+
+def fts_time(notes: list[str]) -> float:
+    """Indexing 1,000 notes for full text: the cost bm25 pays instead of embedding."""
+
+    def index() -> None:
+        conn = sqlite3.connect(":memory:")
+        conn.execute("CREATE VIRTUAL TABLE fts USING fts5(title, body)")
+        conn.executemany("INSERT INTO fts VALUES (?, ?)", (n.split("\n", 1) for n in notes))
+        conn.commit()
+        conn.close()
+
+    return median_time(index)
+
+
+def fmt(r: dict[str, float]) -> str:
+    return f"{r['all']:6.3f}  " + "  ".join(f"{r[k]:5.2f}" for k in KINDS)
+
+
+def main() -> int:
+    print(f"retrieval set: {note_count()} org notes, {len(QUERIES)} queries; recall@{K}; "
+          f"times are medians of {RUNS} runs")
+    print(f"{'embedder':<22}{'recall':>7}  {'word':>5}  {'mean':>5}  {'mixed':>5}"
+          f"  {'per 1k notes':>12}  {'load':>7}  {'hybrid recall':>13}")
+    notes = thousand_notes()
+    with tempfile.TemporaryDirectory() as tmp:
+        memex = Path(tmp) / "memex"
+        write_memex(memex)
+        store = MemoryStore.open(Path(tmp) / "memory.sqlite3")
+        store.import_memex(memex)
+        bm25 = recall(lambda q: store.text_search(q, K))
+        print(f"{'bm25 (fts5)':<22}{fmt(bm25)}  {fts_time(notes) * 1000:9.1f} ms  {'-':>7}"
+              f"  {'-':>13}")
+        for name, spec in MODELS.items():
+            label = name + (" (default)" if name == DEFAULT_MODEL else "")
+            if not installed(name):
+                print(f"{label:<22}not installed (pip install {spec.install})")
+                continue
+            embedder = Embedder(name)
+            start = time.perf_counter()
+            if not embedder.load():
+                print(f"{label:<22}failed to load: {embedder.error}")
+                continue
+            load = time.perf_counter() - start
+            per_1k = median_time(lambda e=embedder: e.embed(notes))
+            index = EmbeddingIndex(store, embedder).start()
+            try:
+                if not index.wait_idle(600):
+                    print(f"{label:<22}did not finish embedding the set")
+                    continue
+                vec = recall(lambda q, i=index: i.search(q, K, None) or [])
+                hybrid = recall(lambda q: store.search(q, K))
+            finally:
+                index.stop()
+            print(f"{label:<22}{fmt(vec)}  {per_1k * 1000:9.1f} ms  {load:5.2f} s"
+                  f"  {hybrid['all']:13.3f}")
+        store.close()
+    dims = max(m.dims for m in MODELS.values())
+    matrix = np.random.default_rng(0).standard_normal((100_000, dims)).astype(np.float32)
+    query = matrix[123]
+    took = median_time(lambda: np.argsort(-(matrix @ query))[:K])
+    print(f"vector search over 100,000 stored {dims}-d vectors (numpy): {took * 1000:.1f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
