@@ -161,3 +161,15 @@ def test_bad_input_is_a_clear_error_and_nothing_is_written(tmp_path: Path, home:
     with pytest.raises(PipelineError, match="not an org file"):
         tool.fn(file=str(tmp_path / "memex" / "x.txt"), heading="A", key="A", value="v")
     assert org.read_text() == TASKS
+
+
+def test_an_org_file_in_a_protected_place_is_refused_without_asking(tmp_path: Path,
+                                                                    home: Path) -> None:
+    protected = tmp_path / "skills" / "notes.org"
+    script = Script([[call("org-add-note", file=str(protected), heading="A", note="x")]])
+    agent, chan, _org = make(tmp_path, script, answer=True)
+    protected.write_text("* A\n", encoding="utf-8")
+    agent.loop.process(user())
+    assert chan.asked == [] and protected.read_text() == "* A\n"
+    denied = chan.of("denied")
+    assert denied and "policy" in denied[0]["reason"]

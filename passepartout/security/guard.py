@@ -41,7 +41,10 @@ from passepartout.signals import Signal
 log = logging.getLogger(__name__)
 
 WRITE_TOOLS = frozenset(
-    {"write-file", "edit-file", "append-file", "delete-file", "move-file", "make-directory"}
+    {"write-file", "edit-file", "append-file", "delete-file", "move-file", "make-directory",
+     # the org editing tools (skills/orgtools.py): each writes the org files it names
+     "org-add-heading", "org-set-property", "org-set-todo", "org-add-note", "org-refile",
+     "org-archive"}
 )
 ALWAYS_ASK = frozenset({"eval", "emacs-eval", "write-file"})
 PATH_ARGS = ("path", "file", "dir", "directory", "target", "dest", "destination", "src", "source")
