@@ -153,7 +153,8 @@ def test_prompt_reply_as_a_note_under_the_heading_fires_nothing_again(
         assert note.startswith("- Reply of the agent [")
         assert "\\\\\n  Blue.\n  ,* not a heading\n*** Child\nkept\n" in note
         assert "hook-write" in audit_text(env)
-        assert "prompt: wrote a note under 'Watched'" in events_text(env)
+        wait_until(lambda: "prompt: wrote a note under 'Watched'" in events_text(env),
+                   what="the note's line in events.org")
     finally:
         agent.shutdown()
 
@@ -229,7 +230,7 @@ def test_summarize_writes_the_summary_into_the_heading(
         warnings = [n for n in emacs.notes if n[0] == "warning"]
         assert len(warnings) == 1 and "outside the agent" in warnings[0][1]
         if where == "property":  # a child heading is not the heading's own text
-            assert "the agent's own edit" in events_text(env)
+            wait_until(lambda: "the agent's own edit" in events_text(env), what="the echo")
     finally:
         agent.shutdown()
 

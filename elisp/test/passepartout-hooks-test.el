@@ -92,8 +92,10 @@ What colour is the sky?
                   (goto-char (org-find-exact-headline-in-buffer "Question" nil t))
                   (should (string-match-p "Blue, on a clear day\\."
                                           (buffer-substring (point) (point-max))))
-                  (should (passepartout-hooks-test-file-has
-                           events "prompt: wrote a note under 'Question'"))
+                  (passepartout-test-wait
+                   (lambda () (passepartout-hooks-test-file-has
+                               events "prompt: wrote a note under 'Question'"))
+                   10 "the note's line in events.org")
                   ;; One reply, one note: the agent's note fired no second run.
                   (sleep-for 0.5)
                   (with-temp-buffer
