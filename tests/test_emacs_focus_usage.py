@@ -19,7 +19,7 @@ from passepartout.channels.focus import Focus as HeldFocus
 from passepartout.channels.focus import FocusHolder
 from passepartout.config import Config
 from passepartout.context import Focus, focus_for, peripheral_sections
-from passepartout.events.jobs import derive_id
+from passepartout.events.jobs import Tier, derive_id
 from passepartout.events.registry import NodeRegistry
 from passepartout.events.scan import scan_file
 from passepartout.llm import cost_cli
@@ -197,3 +197,30 @@ def test_doctor_with_the_local_model_says_so(env: dict[str, str],
     monkeypatch.setattr("passepartout.llm.models.local_installed", lambda: True)
     (check,) = doctor.check_provider(_config(monkeypatch, env))
     assert check.ok and "local model" in check.detail and "offline" in check.detail
+
+
+def test_a_job_notice_names_its_heading_by_title_and_file(tmp_path: Path) -> None:
+    from passepartout.events.orchestrator import Orchestrator
+
+    memex = tmp_path / "memex"
+    (memex / "projects").mkdir(parents=True)
+    org = memex / "projects" / "garden.org"
+    org.write_text("* Garden\n** Water the plants\n:PROPERTIES:\n"
+                   ":CRON: <2026-01-01 Thu 08:00 +1d>\n:END:\nHow wet is the soil?\n"
+                   "** Weekly review\n:PROPERTIES:\n:ID: review-7\n"
+                   ":CRON: <2026-01-01 Thu 09:00 +1w>\n:END:\nReview.\n")
+    injected: list[Signal] = []
+    orch = Orchestrator(home=tmp_path / "home", memex_dir=memex,
+                        inject=lambda s: injected.append(s) or True)
+    orch.bootstrap()
+    derived = derive_id(org.resolve(), ["Garden", "Water the plants"])
+    assert orch.heading_name(derived) == f"'Water the plants' ({org.resolve()})"
+    assert orch.heading_name("review-7").endswith("garden.org) review-7")
+    orch.dispatcher.run_prompt(derived, "How wet is the soil?", Tier.COGNITION, "cron",
+                               str(org))
+    signal = injected[-1]
+    orch.channel.send(signal, "reply", {"text": "Dry."})
+    orch.channel.send(signal, "done", {"cancelled": False})
+    log = orch.events.path.read_text()
+    assert "'Water the plants' (" in log and "garden.org): done" in log
+    assert f"{derived}: done" not in log

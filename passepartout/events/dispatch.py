@@ -74,6 +74,8 @@ class Dispatcher:
         # Whether a node lies in a private subtree: its prompt then never goes to a
         # remote model (the model layer runs it locally or refuses it).
         self.is_private: Callable[[str], bool] = lambda node_id: False
+        # How notices name a heading: its title and file, not its internal id.
+        self.name_of: Callable[[str], str] = lambda node_id: node_id
         self._runs: dict[str, _Run] = {}  # turn id -> run in flight
         self._lock = threading.Lock()
 
@@ -118,7 +120,7 @@ class Dispatcher:
             "tier": Keyword(tier.value), "session-id": f"{origin}:{node_id}", "turn-id": turn}
         if self.is_private(node_id):
             meta["private"] = True
-            self.events.record(Entry(origin, f"{node_id} is in a private subtree",
+            self.events.record(Entry(origin, f"{self.name_of(node_id)} is in a private subtree",
                                      "its prompt goes to the local model only "
                                      "(PASSEPARTOUT_PRIVATE_JOBS)", "info", node_id, file))
         signal = Signal(payload={"sensor": Keyword("user-input"), "text": prompt}, meta=meta)
@@ -127,7 +129,8 @@ class Dispatcher:
         if self.inject is None or not self.inject(signal):
             with self._lock:
                 self._runs.pop(turn, None)
-            self.events.record(Entry(origin, f"could not queue the prompt of {node_id}",
+            name = self.name_of(node_id)
+            self.events.record(Entry(origin, f"could not queue the prompt of {name}",
                                      "the agent is not accepting input", "error", node_id, file))
             if origin == "cron":
                 self.finish(node_id, "error: not queued")
@@ -153,7 +156,8 @@ class Dispatcher:
             if data.get("cancelled"):
                 text = (text + "\n(cancelled)").strip()
             failed = text.startswith("error:")
-            self.events.record(Entry(run.origin, f"{run.job_id}: {'failed' if failed else 'done'}",
+            outcome = "failed" if failed else "done"
+            self.events.record(Entry(run.origin, f"{self.name_of(run.job_id)}: {outcome}",
                                      text, "error" if failed else "info", run.job_id))
             if run.origin == "cron":
                 self.finish(run.job_id, text or "done")

@@ -71,6 +71,7 @@ class Orchestrator:
         self.channel = BackgroundChannel(self.dispatcher)
         self.private_tag = DEFAULT_TAG
         self.dispatcher.is_private = self.is_private
+        self.dispatcher.name_of = self.heading_name
         self.classifier: Classifier | None = None
         # Hook names whose handler runs the heading's tier itself (the shipped prompt
         # and summarize): a node carrying one is not also run as a prompt here.
@@ -92,6 +93,17 @@ class Orchestrator:
 
     def job(self, job_id: str) -> Job | None:
         return self.scheduler.job(job_id)
+
+    def heading_name(self, node_id: str) -> str:
+        """A heading as the person knows it: its title and file, then its :ID: if it has
+        one (an id derived from the outline means nothing to a person)."""
+        from passepartout.llm.heading_names import shown_file
+
+        node = self.registry.node(node_id)
+        if node is None:
+            return node_id
+        own = f" {node_id}" if node.properties.get("ID") == node_id else ""
+        return f"{node.heading!r} ({shown_file(node.file)}){own}"
 
     def is_private(self, node_id: str, tag: str | None = None) -> bool:
         """Whether the CRON/HOOK node ``node_id`` lies in a private subtree (org's

@@ -43,7 +43,7 @@ def heading_names(ids: Iterable[str], roots: Iterable[Path],
         except OSError as err:
             log.debug("cannot read %s for heading names: %s", path, err)
             continue
-        shown = _shown(path, home)
+        shown = shown_file(path, home)
         for node in scan.nodes:
             if node.id in wanted:
                 names[node.id] = f"{node.heading} ({shown})"
@@ -61,10 +61,10 @@ def heading_names(ids: Iterable[str], roots: Iterable[Path],
     return names
 
 
-def _shown(path: Path, home: Path | None) -> str:
+def shown_file(path: str | Path, home: Path | None = None) -> str:
     """The file as a person writes it: under ~ when it is in the home directory."""
     base = home or Path.home()
     try:
-        return "~/" + str(path.relative_to(base))
+        return "~/" + str(Path(path).relative_to(base))
     except ValueError:
         return str(path)
