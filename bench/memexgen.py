@@ -1,6 +1,7 @@
 """A seeded org memex resembling worg: nested headings, drawers, tags, src blocks.
 
     python bench/memexgen.py DIR [MEGABYTES]     # 7.5 MB: worg's size (285 files)
+    python bench/memexgen.py                     # just say what it generates
 
 Files average about 26 KB, as worg's do: a #+TITLE and #+OPTIONS header,
 headings up to four levels deep, some with TODO keywords, priorities, tags,
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import random
 import sys
+import tempfile
 from pathlib import Path
 
 _TEXT = (
@@ -116,7 +118,17 @@ def make_memex(directory: Path, megabytes: float = 7.5, seed: int = 7) -> tuple[
     return f, headings
 
 
+def main() -> None:
+    if len(sys.argv) > 1:
+        out = Path(sys.argv[1])
+        files, heads = make_memex(out, float(sys.argv[2]) if len(sys.argv) > 2 else 7.5)
+        print(f"{files} files, {heads} headings in {out}")
+        return
+    with tempfile.TemporaryDirectory() as tmp:  # run bare (make bench): say what it makes
+        files, heads = make_memex(Path(tmp))
+        size = sum(p.stat().st_size for p in Path(tmp).rglob("*.org")) / 1e6
+        print(f"memexgen: {files} files, {heads} headings, {size:.1f} MB (seed 7)")
+
+
 if __name__ == "__main__":
-    out = Path(sys.argv[1])
-    files, heads = make_memex(out, float(sys.argv[2]) if len(sys.argv) > 2 else 7.5)
-    print(f"{files} files, {heads} headings in {out}")
+    main()

@@ -1,8 +1,9 @@
 """The fast import gives exactly the nodes and hashes of the node-by-node import.
 
-The reference is the import as it was before the fast path: each file read by
-orgparse's tree, then one transaction per file putting node after node and
-rewriting the changed path of the Merkle tree each time. Both run on the same
+The reference is the import as it was before the fast path (bench/memex.py's
+``reference_import``): each file read by orgparse's tree, then one transaction
+per file putting node after node and rewriting the changed path of the Merkle
+tree each time. Both run on the same
 generated memex (bench/memexgen.py) plus hand-written awkward files, under one
 frozen clock (timestamps are part of a node's hash), and every node id, parent,
 position, hash and the root must agree; then again after edits. The scanner is
@@ -20,17 +21,15 @@ import pytest
 
 from passepartout.memory import MemoryStore
 from passepartout.memory.orgimport import (
-    FILE_PREFIX,
-    file_node_id,
     org_files,
     outline_nodes,
     parse_org_text,
     parse_org_text_orgparse,
 )
 from passepartout.memory.orgscan import scan
-from passepartout.memory.tree import Pending
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from memex import reference_import
 from memexgen import make_memex
 
 NOW = 1_700_000_000.0
@@ -66,34 +65,6 @@ def _memex(d: Path) -> Path:
     return d
 
 
-def _reference_import(store: MemoryStore, directory: Path) -> None:
-    """The import before the fast path: orgparse, one put per node, one commit per file."""
-    seen: set[str] = set()
-    for path in org_files(directory):
-        rel = path.relative_to(directory).as_posix()
-        seen.add(file_node_id(rel))
-        try:
-            nodes = parse_org_text_orgparse(path.read_text(encoding="utf-8"), rel)
-        except Exception:
-            continue
-        tree = store._tree
-        with store._txn():
-            before = tree.row(nodes[0].id)
-            old_ids = {r.id for r in tree.subtree_rows(before)} if before else set()
-            pending: Pending = {}
-            for node in nodes:
-                tree.put_one(node, pending, time.time(), [])
-            for stale in old_ids - {n.id for n in nodes}:
-                row = tree.row(stale)
-                if row is not None:
-                    tree.remove_rows(tree.subtree_rows(row))
-                    pending.setdefault(row.parent, {})[stale] = None
-            tree.propagate(pending)
-    for top in store.children(None):
-        if top.id.startswith(FILE_PREFIX) and top.id not in seen:
-            store.delete(top.id)
-
-
 def _state(store: MemoryStore) -> tuple[str, list[tuple[str, str, int, str]]]:
     rows = store._conn.execute("SELECT id, parent, pos, hash FROM idx ORDER BY id").fetchall()
     return store.root_hash(), [tuple(r) for r in rows]
@@ -121,7 +92,7 @@ def test_fast_import_equals_node_by_node_import(
     try:
         report = fast.import_memex(memex)
         assert [name for name, _why in report.skipped] == ["tricky/baddate.org"]
-        _reference_import(ref, memex)
+        reference_import(ref, memex)
         state = _state(fast)
         assert state == _state(ref)
         assert state[0] == PINNED_ROOT
@@ -129,7 +100,7 @@ def test_fast_import_equals_node_by_node_import(
 
         _edit(memex)
         again = fast.import_memex(memex)
-        _reference_import(ref, memex)
+        reference_import(ref, memex)
         assert _state(fast) == _state(ref) and fast.verify().ok
         assert again.removed > 0 and fast.get("fresh-1") is not None
     finally:

@@ -122,13 +122,15 @@ def import_org_file(store: MemoryStore, path: Path, memex_dir: Path) -> int:
     """
     rel = path.resolve().relative_to(memex_dir.resolve()).as_posix()
     if not path.exists():
-        store.delete(file_node_id(rel))
+        store.sync_subtrees([], [file_node_id(rel)])
         return 0
+    data = path.read_bytes()
     try:
-        nodes = parse_org_file(path, rel)
+        nodes = parse_org_text(_text(data), rel)
     except Exception as e:  # orgparse raises assorted errors on malformed input
         raise ValueError(f"cannot parse {rel}: {type(e).__name__}: {e}") from e
-    store.replace_subtree(nodes)
+    digest = hashlib.sha256(data).hexdigest()
+    store.sync_subtrees([nodes], marks={nodes[0].id: f"{digest} {len(nodes)}"})
     return len(nodes)
 
 

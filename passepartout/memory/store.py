@@ -510,6 +510,7 @@ class MemoryStore:
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 self._tree.count_delta = 0
+                self._tree.deferred = []
                 raise
             self._conn.execute("COMMIT")
 

@@ -69,6 +69,16 @@ class HeadTree:
         self.io = io
         # Nodes added in the open transaction, written to meta once per batch.
         self.count_delta = 0
+        # Objects of fresh subtrees, written sorted in one go before anything reads objects
+        # (hash keys are random: sorted inserts keep the B-tree writes local).
+        self.deferred: list[tuple[str, bytes]] = []
+
+    def flush_objects(self) -> None:
+        if self.deferred:
+            self.deferred.sort()
+            self.conn.executemany(_SAVE, self.deferred)
+            self.io.written += len(self.deferred)
+            self.deferred = []
 
     def meta(self, key: str) -> str | None:
         row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -193,17 +203,18 @@ class HeadTree:
             h = buf.save(node_object(cand, ch))
             kids.setdefault(parent, {})[node.id] = h
             rows.append((cand, parent, h))
-        self.conn.executemany(_SAVE, buf.rows)
-        self.io.written += len(buf.rows)
-        fts = []
-        for cand, parent, h in reversed(rows):
+        self.deferred += buf.rows
+        # The transaction holds the write lock: rowids after the largest are free.
+        last = int(self.conn.execute("SELECT coalesce(max(rowid), 0) FROM idx").fetchone()[0])
+        idx, fts = [], []
+        for rowid, (cand, parent, h) in enumerate(reversed(rows), last + 1):
             ckey = content_key(cand)
-            cur = self.conn.execute(
-                "INSERT INTO idx(id, parent, pos, hash, ckey) VALUES (?, ?, ?, ?, ?)",
-                (cand.id, parent, cand.position, h, ckey),
-            )
-            fts.append((int(cur.lastrowid or 0), cand.title, cand.body))
+            idx.append((rowid, cand.id, parent, cand.position, h, ckey))
+            fts.append((rowid, cand.title, cand.body))
             changed.append((ckey, cand.text()))
+        self.conn.executemany(
+            "INSERT INTO idx(rowid, id, parent, pos, hash, ckey) VALUES (?, ?, ?, ?, ?, ?)", idx
+        )
         self.conn.executemany("INSERT INTO fts(rowid, title, body) VALUES (?, ?, ?)", fts)
         self.count_delta += len(rows)
         pending.setdefault(pid, {})[top.id] = kids[pid][top.id]
@@ -216,6 +227,7 @@ class HeadTree:
         before = self.row(nodes[0].id)
         if before is None and self.insert_fresh(nodes, pending, now, changed):
             return 0
+        self.flush_objects()
         old_ids = {r.id for r in self.subtree_rows(before)} if before else set()
         for node in nodes:
             self.put_one(node, pending, now, changed)
@@ -251,6 +263,7 @@ class HeadTree:
 
     def propagate(self, pending: Pending) -> None:
         """Rewrite the changed maps and their ancestors, deepest first, up to the root."""
+        self.flush_objects()
         if self.count_delta:
             self.set_count(self.node_count())
         cache: dict[str, int] = {}
