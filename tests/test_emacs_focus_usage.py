@@ -224,3 +224,29 @@ def test_a_job_notice_names_its_heading_by_title_and_file(tmp_path: Path) -> Non
     log = orch.events.path.read_text()
     assert "'Water the plants' (" in log and "garden.org): done" in log
     assert f"{derived}: done" not in log
+
+
+def test_an_approved_flight_plan_that_ran_says_so(tmp_path: Path) -> None:
+    from security_agent import Script, call, make_agent
+
+    agent, _ = make_agent(
+        tmp_path, Script([[call("write-file", path="report.txt", content="made by cron\n")]]))
+    said: list[tuple[str, str]] = []
+
+    class _Emacs:
+        def notify(self, level: str, text: str) -> None:
+            said.append((level, text))
+
+    agent.services["emacs"] = _Emacs()
+    agent.services["flightplans"].inject = lambda signal: None
+    agent.loop.process(Signal(
+        payload={"sensor": Keyword("user-input"), "text": "nightly job"},
+        meta={"source": Keyword("cron"), "session-id": "job-1", "origin": Keyword("cron")}))
+    approvals = tmp_path / "memex" / "system" / "approvals.org"
+    approvals.write_text(approvals.read_text().replace("* TODO ", "* APPROVED ", 1))
+    agent.loop.process(Signal(payload={"sensor": Keyword("heartbeat"), "unix-time": 1},
+                              meta={"source": Keyword("heartbeat")}))
+    assert (tmp_path / "work" / "report.txt").exists()
+    ((level, text),) = said
+    assert level == "info" and text.startswith("Flight Plan ") and " ran: write-file(" in text
+    assert f"marked DONE in {approvals}" in text

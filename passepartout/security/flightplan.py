@@ -156,8 +156,10 @@ class FlightPlanRunner:
         audit: AuditLog,
         inject: Callable[[Signal], Any] | None = None,
         mask: Callable[[str], str] = str,
+        notify: Callable[[str], Any] | None = None,
     ) -> None:
         self.book = book
+        self.notify = notify  # tells the person a plan they approved has run
         self.evaluate = evaluate
         self.actuate = actuate
         self.clearances = clearances
@@ -251,6 +253,11 @@ class FlightPlanRunner:
         self.book.mark(plan.id, DONE, message)
         if feedback is not None and self.inject is not None:
             self.inject(feedback)
+        if self.notify is not None:
+            first = self.mask(message).strip().splitlines()[:1]
+            self.notify(f"Flight Plan {plan.id} ran: {self.mask(action.describe())}: "
+                        f"{first[0][:200] if first else 'done'} (marked DONE in "
+                        f"{self.book.path})")
         return Outcome(plan.id, DONE, self.mask(message))
 
     def _reject(self, plan: FlightPlan) -> Outcome:

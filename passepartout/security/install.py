@@ -105,7 +105,16 @@ def flight_plan_runner(agent: Any, sec: Security) -> FlightPlanRunner:
         audit=sec.audit,
         inject=agent.stimuli.inject,
         mask=sec.vault.mask,
+        notify=lambda text: _notify_person(agent, text),
     )
+
+
+def _notify_person(agent: Any, text: str) -> None:
+    """A notice in the person's Emacs when it is connected (the log has it anyway)."""
+    log.info("%s", text)
+    channel = agent.services.get("emacs")
+    if channel is not None:
+        channel.notify("info", text)
 
 
 def _mask_emits(loop: Any, sec: Security) -> None:
