@@ -312,8 +312,21 @@ Interactively SESSION is the current chat buffer's session, if any."
 
 (org-link-set-parameters "passepartout" :follow #'passepartout-open-link)
 
+(defun passepartout--chat-file-p ()
+  "Return non-nil in a visited saved chat: a session line near its top."
+  (and buffer-file-name
+       (save-excursion
+         (goto-char (point-min))
+         (re-search-forward "^#\\+passepartout_session:[ \t]*[^ \t\n]"
+                            (min (point-max) 4096) t))))
+
+(defun passepartout--visit-chat-file ()
+  "Make a visited saved chat a chat again; only then load the chat code."
+  (when (passepartout--chat-file-p)
+    (passepartout-chat-resume-file-maybe)))
+
 ;; A chat saved as an org file is a chat again when it is visited.
-(add-hook 'org-mode-hook #'passepartout-chat-resume-file-maybe)
+(add-hook 'org-mode-hook #'passepartout--visit-chat-file)
 
 (provide 'passepartout)
 ;;; passepartout.el ends here

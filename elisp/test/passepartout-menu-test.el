@@ -110,12 +110,26 @@
   (let ((result (passepartout-menu-test--fresh-emacs
                  '(progn
                     (require 'passepartout)
+                    (setq passepartout-chat-session-files-file
+                          (make-temp-file "passepartout-sessions-"))
+                    ;; An org file that is no chat does not load the chat code.
+                    (let ((notes (make-temp-file "notes-" nil ".org" "* A note\n")))
+                      (with-current-buffer (find-file-noselect notes)
+                        (when (featurep 'passepartout-chat) (error "Chat loaded"))
+                        (kill-buffer)))
+                    ;; A saved chat is a chat again when visited, unmodified.
+                    (let ((chat (make-temp-file
+                                 "chat-" nil ".org"
+                                 "#+passepartout_session: 0123abcd\n\n* You\n")))
+                      (with-current-buffer (find-file-noselect chat)
+                        (unless (and passepartout-chat-mode
+                                     (equal passepartout-chat--session "0123abcd")
+                                     (not (buffer-modified-p)))
+                          (error "Not a chat again"))
+                        (kill-buffer)))
                     (dolist (command '(passepartout-chat-resume passepartout-menu
                                                                 passepartout-chat-new))
                       (unless (commandp command) (error "Unknown: %s" command)))
-                    (autoload-do-load (symbol-function 'passepartout-chat-resume)
-                                      'passepartout-chat-resume)
-                    (unless (featurep 'passepartout-chat) (error "Not loaded"))
                     (unless (assoc "passepartout" org-link-parameters)
                       (error "No link type"))
                     (princ "require ok\n")))))
