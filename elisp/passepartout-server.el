@@ -34,6 +34,7 @@
 (require 'subr-x)
 (require 'passepartout-epc)
 (require 'passepartout-log)
+(require 'passepartout-orgedit)
 
 (defgroup passepartout nil
   "A personal agent that lives in Emacs and `org-mode'."
@@ -98,7 +99,7 @@ Each function receives one argument, a string describing what happened."
 (defconst passepartout--callbacks
   '(passepartout--on-chunk passepartout--on-done passepartout--on-error
     passepartout--on-tool passepartout--on-approval passepartout--on-notify
-    passepartout--on-status)
+    passepartout--on-status passepartout--on-org-edit)
   "The only functions the server may call in Emacs.")
 
 ;;;; State

@@ -13,7 +13,9 @@ An edit that touches a private (``@personal``) subtree, or puts text into one, i
 asked of the person by this skill's gate every time, whatever a grant says; the tool
 refuses it when the file turned private after the gates judged it.  Text is escaped
 (no title, tag, property or note can become org structure) and files are replaced
-atomically.
+atomically; then each Emacs attached gets the same edit in the buffer visiting the
+file (``passepartout--on-org-edit``): one change that ``undo`` takes back, and a
+buffer with unsaved changes keeps them.
 
 Settings: ``PASSEPARTOUT_ORG_INBOX``: the capture file (default ``inbox.org`` in the
 memex).
@@ -37,6 +39,7 @@ orgtools_TOOLS: list[Any] = []
 orgtools_NAMES = ("org-add-heading", "org-set-property", "org-set-todo", "org-add-note",
                   "org-refile", "org-archive", "org-capture")
 orgtools_APPROVAL_TTL = 600.0  # seconds a private edit's ask stays good for the tool
+orgtools_EMACS_MAX = 4 * 1024 * 1024  # characters sent to Emacs (a frame holds 8 MB)
 
 
 class orgtools_Service:
@@ -46,6 +49,7 @@ class orgtools_Service:
         from passepartout.orgedit.files import OrgFiles
         from passepartout.security.install import install
 
+        self.agent = agent
         self.sec = install(agent)
         inbox = agent.config.extra.get("PASSEPARTOUT_ORG_INBOX") or "inbox.org"
         inbox_path = Path(inbox).expanduser()
@@ -129,11 +133,27 @@ class orgtools_Service:
                     raise OrgEditError(
                         f"refused: this edit touches private text ({'; '.join(plan.private)}) "
                         "and the person was not asked; propose it again to ask them")
-            return self.files.apply(plan)
+            done = self.files.apply(plan)
         except OrgEditError as err:
             raise PipelineError(str(err)) from None
         except OSError as err:
             raise PipelineError(f"the org file could not be written: {err.strerror}") from None
+        self.show_in_emacs(plan)
+        return done
+
+    def show_in_emacs(self, plan: Any) -> None:
+        """Give the buffers visiting the edited files the same edit (undo takes it back;
+        a buffer with unsaved changes keeps them): ``passepartout--on-org-edit``."""
+        from passepartout.channels.emacs import ON_ORG_EDIT
+
+        channel = self.agent.channels.get("emacs") if hasattr(self.agent, "channels") else None
+        broadcast = getattr(channel, "broadcast", None)
+        if broadcast is None:
+            return
+        for path, new in plan.writes.items():
+            old = plan.before.get(path)
+            if old is not None and len(old) + len(new) < orgtools_EMACS_MAX:
+                broadcast(ON_ORG_EDIT, [str(path), old, new])
 
 
 if AGENT is not None:

@@ -173,3 +173,28 @@ def test_an_org_file_in_a_protected_place_is_refused_without_asking(tmp_path: Pa
     assert chan.asked == [] and protected.read_text() == "* A\n"
     denied = chan.of("denied")
     assert denied and "policy" in denied[0]["reason"]
+
+
+class Recorder(Channel):
+    """An Emacs channel that records the callbacks broadcast to its peers."""
+
+    calls: list[tuple[str, list[object]]]
+
+    def broadcast(self, method: str, args: list[object]) -> None:
+        self.calls.append((method, args))
+
+
+def test_each_edit_is_sent_to_emacs_with_the_text_before_and_after(tmp_path: Path,
+                                                                   home: Path) -> None:
+    agent, _chan, org = make(tmp_path, Script([]), answer=True)
+    recorder = Recorder(answer=True)
+    recorder.calls = []
+    agent.register_channel("emacs", recorder)
+    tool = agent.tool("org-archive")
+    assert tool is not None
+    tool.fn(file=str(org), heading="Projects/Alpha")
+    archive = tmp_path / "memex" / "tasks.org_archive"
+    # the new archive file has no buffer yet; the source file is sent
+    assert recorder.calls == [("passepartout--on-org-edit", [str(org), TASKS, org.read_text()])]
+    tool.fn(file=str(org), heading="Projects")
+    assert [args[0] for _m, args in recorder.calls[1:]] == [str(archive), str(org)]

@@ -28,9 +28,11 @@ ON_TOOL = "passepartout--on-tool"
 ON_APPROVAL = "passepartout--on-approval"
 ON_NOTIFY = "passepartout--on-notify"
 ON_STATUS = "passepartout--on-status"
+ON_ORG_EDIT = "passepartout--on-org-edit"  # an org tool's edit, shown in a visiting buffer
 
 # The only Elisp functions the server ever calls (Emacs keeps the same allow-list).
-CALLBACKS = frozenset({ON_CHUNK, ON_DONE, ON_ERROR, ON_TOOL, ON_APPROVAL, ON_NOTIFY, ON_STATUS})
+CALLBACKS = frozenset({ON_CHUNK, ON_DONE, ON_ERROR, ON_TOOL, ON_APPROVAL, ON_NOTIFY, ON_STATUS,
+                       ON_ORG_EDIT})
 
 DEFAULT_APPROVAL_TIMEOUT = 60.0
 _KEPT_RESULTS = 32

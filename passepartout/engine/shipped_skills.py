@@ -8,7 +8,7 @@ SHIPPED: dict[str, str] = {
     'flightplans.py': 'e76599c485e14843ab1cc3690f7e40e4790a36f4b9a48215349a3c7151ef5e51',
     'hooks.py': '8c92afaa841f437c713a5f7e7edbec3c7bc0798867420ce6a86a50b7f7662166',
     'memory.py': '38c4c52141383eee3f49b6c80e46afbbbbf3b2bd13bb72f97b3cdd42abf2e9bc',
-    'orgtools.py': '2b09716a404523a2f929c99357d656ca40f60817907f85de3d77ee56f951e9a7',
+    'orgtools.py': '7cdc7537441197c654a543c7b7083a069bba08284bd1f81e1f35bb539efc6504',
     'policy.py': 'fea4ae96ca7ab38dc4b522c93e66a4220436d7345a1ac2f6ae61722f0d59f008',
     'reflexes.org': 'f2a39d2001e4301ca586a27c078da3dbac14a5cbf3a9dc95f8bf2d6d7166b016',
     'shell.py': '7788713c8bfd7ceb730f0645ef88e708a246ba895c8db1679e3fa281b399d218',

@@ -36,6 +36,7 @@ class Plan:
     """One edit, worked out: the new text of each file, and what it touches."""
 
     writes: dict[Path, str] = field(default_factory=dict)
+    before: dict[Path, str] = field(default_factory=dict)  # each file's text, read
     private: list[str] = field(default_factory=list)  # why it touches private text
     summary: str = ""
 
@@ -98,7 +99,7 @@ class OrgFiles:
         path = self._org(file)
         text = self._text(path)
         outline = Outline(text)
-        plan = Plan()
+        plan = Plan(before={path: text})
         if parent:
             self._private(plan, f"{parent} is private", under_private(
                 text, outline, outline.find(parent), self.private_tag))
@@ -113,9 +114,10 @@ class OrgFiles:
         path = self.inbox
         if not is_org_file(path):
             raise OrgEditError(f"the inbox {path} is not an org file")
-        text = self._read(path, missing_ok=True) or ""
+        existing = self._read(path, missing_ok=True)
+        text = existing or ""
         outline = Outline(text)
-        plan = Plan()
+        plan = Plan(before={path: existing} if existing is not None else {})
         self._private(plan, f"the inbox {path.name} is private",
                       under_private(text, outline, None, self.private_tag))
         plan.writes[path] = edits.add_heading(text, None, new, 1)
@@ -127,7 +129,7 @@ class OrgFiles:
         text = self._text(path)
         outline = Outline(text)
         found = outline.find(heading)
-        plan = Plan()
+        plan = Plan(before={path: text})
         self._private(plan, f"{heading} is in or holds a private subtree", subtree_private(
             text, outline, found, self.private_tag))
         return path, text, outline, plan
@@ -163,6 +165,7 @@ class OrgFiles:
             plan.writes[path] = edits.refile(text, heading, to_heading or None)[0]
         else:
             other = self._text(target_path)
+            plan.before[target_path] = other
             goal = Outline(other).find(to_heading) if to_heading else None
             self._private(plan, f"the destination in {target_path.name} is private",
                           under_private(other, Outline(other), goal, self.private_tag))
@@ -179,6 +182,7 @@ class OrgFiles:
         archive = path.with_name(path.name + "_archive")
         existing = self._read(archive, missing_ok=True)
         if existing is not None:
+            plan.before[archive] = existing
             self._private(plan, f"{archive.name} is private", under_private(
                 existing, Outline(existing), None, self.private_tag))
         source, archived = edits.archive(text, heading, abbreviate(path), existing, self.now())
