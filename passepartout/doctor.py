@@ -231,6 +231,9 @@ def probe_model(model: str, *, connect_timeout: float = PROBE_CONNECT_TIMEOUT,
 
     provider = Provider(connect_timeout=connect_timeout, read_timeout=read_timeout,
                         max_tokens=1)
+    quiet = logging.getLogger("passepartout.llm.provider")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)  # the failure is this check's own line, not a log line
     try:
         result = provider.complete([model], [{"role": "user", "content": "Say ok."}],
                                    stream=False)
@@ -239,6 +242,8 @@ def probe_model(model: str, *, connect_timeout: float = PROBE_CONNECT_TIMEOUT,
         return Check("provider endpoint", False, f"{model} did not answer: {detail}",
                      "check the key, PASSEPARTOUT_MODEL and the endpoint "
                      "(e.g. OPENAI_API_BASE), or the network")
+    finally:
+        quiet.setLevel(level)
     return Check("provider endpoint", True,
                  f"{model} answered in {result.seconds:.1f} s")
 
