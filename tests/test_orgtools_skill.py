@@ -91,6 +91,7 @@ def test_a_grant_lets_org_edits_run_without_asking(tmp_path: Path, home: Path) -
         line for line in TASKS.splitlines() if line.startswith("*")]
 
 
+@pytest.mark.attack
 def test_a_private_subtree_is_asked_even_under_a_grant_and_refused_without_yes(
         tmp_path: Path, home: Path) -> None:
     (tmp_path / "config").mkdir(exist_ok=True)
@@ -115,6 +116,7 @@ def test_a_private_subtree_is_asked_even_under_a_grant_and_refused_without_yes(
     assert "** DONE Tuesday" in org.read_text()
 
 
+@pytest.mark.attack
 def test_the_tool_refuses_a_file_that_turned_private_after_the_gates(tmp_path: Path,
                                                                      home: Path) -> None:
     agent, _chan, org = make(tmp_path, Script([]), answer=True)
@@ -163,6 +165,7 @@ def test_bad_input_is_a_clear_error_and_nothing_is_written(tmp_path: Path, home:
     assert org.read_text() == TASKS
 
 
+@pytest.mark.attack
 def test_an_org_file_in_a_protected_place_is_refused_without_asking(tmp_path: Path,
                                                                     home: Path) -> None:
     protected = tmp_path / "skills" / "notes.org"
