@@ -586,6 +586,15 @@ Count the event as dropped when the turn is stale or refuses it."
                    (passepartout-chat--end-with-error buffer turn 'fail what)))))
            passepartout-chat--sessions))
 
+(defun passepartout-chat--refresh-all-usage ()
+  "Show the usage in the header line of every chat buffer."
+  (when passepartout-chat-show-usage
+    (maphash (lambda (_session buffer)
+               (when (buffer-live-p buffer)
+                 (with-current-buffer buffer (passepartout-chat-refresh-usage))))
+             passepartout-chat--sessions)))
+
+(add-hook 'passepartout-ready-hook #'passepartout-chat--refresh-all-usage)
 (add-hook 'passepartout-approval-request-functions #'passepartout-chat--approval-asked)
 (add-hook 'passepartout-approval-answer-functions #'passepartout-chat--approval-answered)
 (add-hook 'passepartout-server-exit-functions #'passepartout-chat--server-exited)
