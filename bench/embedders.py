@@ -10,6 +10,7 @@ over 100,000 stored vectors (numpy), the part sqlite-vec would otherwise do.
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 import statistics
@@ -76,10 +77,12 @@ def fmt(r: dict[str, float]) -> str:
 
 
 def main() -> int:
+    logging.disable(logging.INFO)  # no model-loading chatter between the lines
     print(f"retrieval set: {note_count()} org notes, {len(QUERIES)} queries; recall@{K}; "
           f"times are medians of {RUNS} runs")
     print(f"{'embedder':<22}{'recall':>7}  {'word':>5}  {'mean':>5}  {'mixed':>5}"
-          f"  {'per 1k notes':>12}  {'load':>7}  {'hybrid recall':>13}")
+          f"  {'per 1k notes':>12}  {'load':>7}  {'hybrid':>7}  {'word':>5}  {'mean':>5}"
+          f"  {'mixed':>5}")
     notes = thousand_notes()
     with tempfile.TemporaryDirectory() as tmp:
         memex = Path(tmp) / "memex"
@@ -87,8 +90,7 @@ def main() -> int:
         store = MemoryStore.open(Path(tmp) / "memory.sqlite3")
         store.import_memex(memex)
         bm25 = recall(lambda q: store.text_search(q, K))
-        print(f"{'bm25 (fts5)':<22}{fmt(bm25)}  {fts_time(notes) * 1000:9.1f} ms  {'-':>7}"
-              f"  {'-':>13}")
+        print(f"{'bm25 (fts5)':<22}{fmt(bm25)}  {fts_time(notes) * 1000:9.1f} ms  {'-':>7}")
         for name, spec in MODELS.items():
             label = name + (" (default)" if name == DEFAULT_MODEL else "")
             if not installed(name):
@@ -111,7 +113,7 @@ def main() -> int:
             finally:
                 index.stop()
             print(f"{label:<22}{fmt(vec)}  {per_1k * 1000:9.1f} ms  {load:5.2f} s"
-                  f"  {hybrid['all']:13.3f}")
+                  f"  {fmt(hybrid)}")
         store.close()
     dims = max(m.dims for m in MODELS.values())
     matrix = np.random.default_rng(0).standard_normal((100_000, dims)).astype(np.float32)

@@ -82,7 +82,8 @@ def _load_minilm(device: str) -> Encode:
 
     def encode(texts: Sequence[str]) -> np.ndarray:
         vecs = model.encode(
-            list(texts), batch_size=64, normalize_embeddings=True, convert_to_numpy=True
+            list(texts), batch_size=64, normalize_embeddings=True, convert_to_numpy=True,
+            show_progress_bar=False,
         )
         return _unit(vecs)
 
