@@ -19,6 +19,12 @@ from passepartout.errors import PassepartoutError
 # subcommand -> (module, help); each module has add_arguments(parser) and run(args) -> int
 COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("passepartout.serve", "run the EPC server for Emacs (prints the port)"),
+    "daemon": ("passepartout.daemon", "run the agent as your one daemon, until SIGTERM"),
+    "status": ("passepartout.daemon.status", "say whether the daemon runs, and what it does"),
+    "stop": ("passepartout.daemon.stop", "stop the daemon (memory saved) and wait for it"),
+    "service": ("passepartout.service", "install or remove the daemon as a user service"),
+    "cron": ("passepartout.daemon.cron", "list the cron jobs: next run, last result"),
+    "sessions": ("passepartout.daemon.sessions", "list the chat sessions, to resume one"),
     "chat": ("passepartout.channels.terminal", "talk to the agent in the terminal"),
     "doctor": ("passepartout.doctor", "check the installation and say what to fix"),
     "cost": (

@@ -36,10 +36,12 @@ import functools
 import hmac
 import itertools
 import logging
+import os
 import queue
 import re
 import socket
 import socketserver
+import struct
 import threading
 from typing import Any
 
@@ -345,7 +347,8 @@ class Connection(EPCHandler):
 
 
 class BridgeServer(socketserver.ThreadingMixIn, EPCServer):
-    """An EPC server on 127.0.0.1, one thread per Emacs connection.
+    """An EPC server on 127.0.0.1 (or on a Unix socket given as ``listener``: the
+    daemon's), one thread per Emacs connection.
 
     ``admission`` bounds the connections still waiting for their token; servers on
     several sockets share one, so that its cap is for them all."""
@@ -374,6 +377,17 @@ class BridgeServer(socketserver.ThreadingMixIn, EPCServer):
     def port(self) -> int:
         return int(self.server_address[1])
 
+    def verify_request(self, request: Any, client_address: Any) -> bool:
+        """On a Unix socket, only our own user: the kernel says who the peer is (the
+        socket's 0700 directory already keeps others out; this holds if it did not)."""
+        if request.family != socket.AF_UNIX:
+            return True
+        uid = peer_uid(request)
+        if uid is None or uid == os.geteuid():
+            return True
+        self.admission.refused(f"a connection from another user (uid {uid})")
+        return False
+
     def process_request(self, request: Any, client_address: Any) -> None:
         # On the accepting thread, before the connection's thread exists: over the cap,
         # the oldest waiting connection is closed, so waiting threads stay bounded.
@@ -399,6 +413,17 @@ class BridgeServer(socketserver.ThreadingMixIn, EPCServer):
             conn.close()
         self.server_close()
         self.admission.flush()
+
+
+def peer_uid(sock: socket.socket) -> int | None:
+    """The uid of the process at the other end of a Unix socket (None where the system
+    has no SO_PEERCRED: there the directory's mode alone keeps others out)."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, option,
+                                                           struct.calcsize("3i")))
+    return int(uid)
 
 
 def _shut(sock: socket.socket) -> None:

@@ -1,0 +1,151 @@
+"""``passepartout daemon``: the agent as one long-lived process per person.
+
+It runs in the foreground until SIGTERM or SIGINT (what a service manager expects),
+holds the lock of its :class:`~passepartout.daemon.place.Place` for its whole life (a
+second start says where the first runs and exits 1), and serves the EPC wire of
+:mod:`passepartout.emacs` twice, with one admission (at most 16 connections waiting
+for the token, 5 s each) for both:
+
+- on ``daemon.sock``, a Unix socket in a 0700 directory; the daemon also refuses a
+  peer of another uid (SO_PEERCRED);
+- on 127.0.0.1, a port the system picks, for clients that speak TCP.
+
+Both ask for ``hello`` with the token (a fresh one each start, in a 0600 file in the
+state directory): over the socket the kernel's uid check comes first, the token still
+after it, so a process of ours that can reach the socket but not the state directory
+(a sandboxed command) cannot drive the agent.  The agent, its sessions, cron state,
+Flight Plans and memory live in the state directory as for ``serve``: a daemon killed
+by SIGKILL starts again where it was, and runs a job it missed once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import logging
+import os
+import secrets
+import signal
+import socket
+import sys
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from passepartout.admission import Admission
+from passepartout.config import Config
+from passepartout.daemon.place import Place, PlaceError
+from passepartout.errors import ConfigError
+from passepartout.fsutil import atomic_write
+from passepartout.serve import BOOT_JOIN_TIMEOUT, _shutdown, boot_agent, listen, setup_logging
+
+if TYPE_CHECKING:
+    from passepartout.loop.actions import Think
+
+log = logging.getLogger(__name__)
+
+PROG = "passepartout daemon"
+
+
+def run_daemon(config: Config, *, think: Think | None = None) -> int:
+    """Serve until told to stop; the exit status (0 after a clean stop, 1 when another
+    daemon runs, 2 when the place or the settings are wrong)."""
+    place = Place.find(config.home)
+    try:
+        admission = Admission.from_settings(config.extra)
+        place.make()
+        lock = place.lock()
+    except (ConfigError, PlaceError) as err:
+        print(f"{PROG}: {err.message}", file=sys.stderr, flush=True)
+        return 2
+    except OSError as err:
+        print(f"{PROG}: cannot take the lock {place.lock_file}: {err.strerror}",
+              file=sys.stderr, flush=True)
+        return 2
+    if lock is None:
+        print(f"{PROG}: {already_running(place)}", file=sys.stderr, flush=True)
+        return 1
+    setup_logging(config)
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda signum, frame: stop.set())
+    try:
+        return _serve(config, place, admission, stop, think)
+    finally:
+        place.clear()
+        os.close(lock)  # last: a new daemon may start only once this one is gone
+
+
+def already_running(place: Place) -> str:
+    info = place.read_info() or {}
+    pid = info.get("pid", "?")
+    return (f"a daemon already runs (pid {pid}, socket {info.get('socket', place.socket)}); "
+            "`passepartout status` shows it, `passepartout stop` stops it")
+
+
+def _serve(config: Config, place: Place, admission: Admission, stop: threading.Event,
+           think: Think | None) -> int:
+    token = secrets.token_hex(32)
+    try:
+        config.home.mkdir(parents=True, exist_ok=True)
+        atomic_write(place.token_file, token + "\n", mode=0o600)
+        unix = listen_unix(place)
+        tcp = listen()
+    except OSError as err:
+        log.error("cannot listen: %s", err)
+        return 1
+    from passepartout.bridge import Bridge
+    from passepartout.emacs import BridgeServer
+
+    bridge = Bridge(config)
+    servers = [BridgeServer(bridge, token, listener=sock, admission=admission)
+               for sock in (unix, tcp)]
+    for server in servers:
+        threading.Thread(target=server.serve_forever, name="epc-accept", daemon=True).start()
+    port = tcp.getsockname()[1]
+    place.write_info({
+        "pid": os.getpid(), "socket": str(place.socket), "port": port,
+        "token-file": str(place.token_file), "home": str(config.home),
+        "model": config.model, "started": dt.datetime.now(dt.UTC).isoformat(),
+        "started-unix": time.time(),
+    })
+    log.info("daemon %d serving on %s and 127.0.0.1:%d", os.getpid(), place.socket, port)
+    print(f"{PROG}: pid {os.getpid()}, socket {place.socket}, port {port}", flush=True)
+    booter = threading.Thread(target=boot_agent, args=(config, bridge, think),
+                              name="boot", daemon=True)
+    booter.start()
+    while not stop.wait(0.5):
+        pass
+    log.info("stopping")
+    bridge.channel.stop()  # pending approvals are denied, so lanes can finish
+    for server in servers:
+        server.stop()
+    booter.join(BOOT_JOIN_TIMEOUT)
+    if bridge.agent is not None:
+        _shutdown(bridge.agent)
+    log.info("stopped")
+    return 0
+
+
+def listen_unix(place: Place) -> socket.socket:
+    """The daemon's socket, 0600 in its 0700 directory (a stale one from a daemon that
+    was killed is replaced: we hold the lock, so no daemon uses it)."""
+    place.check()
+    with contextlib.suppress(FileNotFoundError):
+        place.socket.unlink()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o177)  # created 0600, never open for an instant
+    try:
+        listener.bind(str(place.socket))
+        listener.listen(512)
+    except OSError:
+        listener.close()
+        raise
+    finally:
+        os.umask(old)
+    return listener
+
+
+def uptime(info: dict[str, Any]) -> float | None:
+    started = info.get("started-unix")
+    return time.time() - started if isinstance(started, int | float) else None

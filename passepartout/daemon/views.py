@@ -1,0 +1,77 @@
+"""What ``passepartout cron list`` and ``passepartout sessions`` show, from the state
+files when no daemon runs (the running daemon answers the same from memory).
+
+Nothing here writes: the cron state is read through a scheduler that is never saved,
+and the sessions database is opened read-only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from passepartout.config import Config
+from passepartout.llm.sessions import SESSIONS_FILE
+
+TITLE_CHARS = 60
+
+
+def cron_jobs(config: Config) -> list[dict[str, Any]]:
+    """Every cron job of the memex with its saved times, soonest first (as the EPC
+    ``jobs`` method describes them)."""
+    from passepartout.events.cron import Scheduler, make_job
+    from passepartout.events.scan import org_files, scan_file
+
+    roots = [config.memex_dir / d if d not in (".", "") else config.memex_dir
+             for d in config.memex_scan_dirs]
+    scheduler = Scheduler(config.home / "events" / "cron-state.json")
+    problems: list[dict[str, Any]] = []
+    for path in org_files(roots):
+        for node in scan_file(path).nodes:
+            if node.cron is None:
+                continue
+            try:
+                scheduler.upsert(make_job(node), save=False)
+            except ValueError as err:
+                problems.append({"heading": node.heading, "file": node.file,
+                                 "problem": str(err)})
+    return [job.describe() for job in scheduler.jobs()] + problems
+
+
+def sessions(home: Path) -> list[dict[str, Any]]:
+    """Each kept chat session: id, title (its first prompt), messages, last activity."""
+    path = home / SESSIONS_FILE
+    if not path.is_file():
+        return []
+    with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as db:
+        rows = db.execute(
+            "SELECT session, COUNT(*), MAX(ts),"
+            " (SELECT message FROM messages f WHERE f.session = m.session"
+            "  AND json_extract(f.message, '$.role') = 'user' ORDER BY seq LIMIT 1)"
+            " FROM messages m GROUP BY session ORDER BY MAX(ts) DESC").fetchall()
+    return [{"id": str(r[0]), "title": _title(r[3]), "messages": int(r[1]),
+             "last-activity": dt.datetime.fromtimestamp(float(r[2])).astimezone()
+             .isoformat(timespec="seconds")} for r in rows]
+
+
+def _title(raw: Any) -> str:
+    try:
+        content = json.loads(raw).get("content") if isinstance(raw, str) else None
+    except (ValueError, AttributeError):
+        content = None
+    text = " ".join(content.split()) if isinstance(content, str) else ""
+    return text if len(text) <= TITLE_CHARS else text[:TITLE_CHARS - 1] + "…"
+
+
+def table(rows: list[list[str]], header: list[str]) -> str:
+    """Columns padded to their widest cell (the last one left as it is)."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]
+    lines = []
+    for row in [header, *rows]:
+        cells = [c.ljust(w) for c, w in zip(row, widths, strict=False)] + [row[-1]]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)

@@ -1,0 +1,179 @@
+"""A client of the running daemon: the EPC wire over its Unix socket.
+
+The same frames and the same ``hello`` as Emacs sends over TCP (six hex digits of
+length, then the s-expression), so that the command line and the terminal speak to
+the daemon exactly as Emacs does.  Callbacks the daemon sends (``call``) are answered
+with ``(return UID nil)`` and kept in :attr:`DaemonClient.callbacks` for whoever wants
+them; replies are matched to their call by uid.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from passepartout.errors import PassepartoutError
+from passepartout.signals import Keyword, Symbol, dumps, loads, plist_to_dict
+
+CONNECT_TIMEOUT = 5.0
+MAX_FRAME = 8 * 1024 * 1024
+
+
+class DaemonError(PassepartoutError):
+    """The daemon cannot be reached, or refused a call (``kind`` says how)."""
+
+    kind = "daemon-error"
+
+    def __init__(self, message: str, kind: str = "daemon-error") -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def frame(value: Any) -> bytes:
+    data = dumps(value).encode("utf-8") + b"\n"
+    return b"%06x" % len(data) + data
+
+
+class DaemonClient:
+    """One connection to the daemon's socket; ``hello`` with the token from its file."""
+
+    def __init__(self, path: Path, token: str, *, timeout: float = 30.0,
+                 client: Mapping[str, Any] | None = None) -> None:
+        self.timeout = timeout
+        self.callbacks: list[tuple[str, list[Any]]] = []
+        self._buf = b""
+        self._uid = 0
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(CONNECT_TIMEOUT)
+        try:
+            self.sock.connect(str(path))
+        except OSError as err:
+            self.sock.close()
+            raise DaemonError(f"cannot connect to {path}: {err.strerror or err}",
+                              "unreachable") from None
+        self.sock.settimeout(timeout)
+        plist: list[Any] = []
+        for key, value in (client or {"client": "cli"}).items():
+            plist += [Keyword(key), value]
+        self.info = self.call("hello", token, plist or None)
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def __enter__(self) -> DaemonClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def call(self, method: str, *args: Any) -> Any:
+        """Call ``method`` and wait for its reply; a refusal raises DaemonError."""
+        self._uid += 1
+        uid = self._uid
+        try:
+            self.sock.sendall(frame([Symbol("call"), uid, Symbol(method), list(args)]))
+            while True:
+                message = self._read()
+                kind = str(message[0])
+                if kind == "call":
+                    self.callbacks.append((str(message[2]), message[3] or []))
+                    self.sock.sendall(frame([Symbol("return"), message[1], None]))
+                    continue
+                if message[1] != uid and message[1] is not None:
+                    continue
+                value = message[2] if len(message) > 2 else None
+                if kind == "return":
+                    return value
+                raise _refusal(method, value)
+        except TimeoutError:
+            raise DaemonError(f"{method}: no answer within {self.timeout:g} s",
+                              "timeout") from None
+        except OSError as err:
+            raise DaemonError(f"{method}: the connection failed ({err})", "closed") from None
+
+    def wait_callback(self, name: str, timeout: float = 30.0) -> list[Any]:
+        """The first callback ``name`` the daemon sends (those before it are kept)."""
+        deadline = time.monotonic() + timeout
+        try:
+            while True:
+                for i, (got, args) in enumerate(self.callbacks):
+                    if got == name:
+                        del self.callbacks[i]
+                        return args
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise DaemonError(f"no {name} within {timeout:g} s", "timeout")
+                self.sock.settimeout(left)
+                message = self._read()
+                if str(message[0]) == "call":
+                    self.callbacks.append((str(message[2]), message[3] or []))
+                    self.sock.sendall(frame([Symbol("return"), message[1], None]))
+        except TimeoutError:
+            raise DaemonError(f"no {name} within {timeout:g} s", "timeout") from None
+        finally:
+            self.sock.settimeout(self.timeout)
+
+    def _fill(self, n: int) -> None:
+        while len(self._buf) < n:
+            chunk = self.sock.recv(1 << 16)
+            if not chunk:
+                raise DaemonError("the daemon closed the connection", "closed")
+            self._buf += chunk
+
+    def _read(self) -> list[Any]:
+        self._fill(6)
+        try:
+            length = int(self._buf[:6], 16)
+        except ValueError:
+            raise DaemonError("the daemon sent a malformed frame", "protocol-error") from None
+        if length > MAX_FRAME:
+            raise DaemonError("the daemon sent a frame over the limit", "protocol-error")
+        self._fill(6 + length)
+        data, self._buf = self._buf[6:6 + length], self._buf[6 + length:]
+        message = loads(data.decode("utf-8", "replace"))
+        if not isinstance(message, list) or len(message) < 2:
+            raise DaemonError("the daemon sent a message that is not (KIND UID ...)",
+                              "protocol-error")
+        return message
+
+
+def _refusal(method: str, value: Any) -> DaemonError:
+    if isinstance(value, list) and len(value) == 2:
+        return DaemonError(f"{method}: {value[1]}", str(value[0]))
+    return DaemonError(f"{method}: {value}")
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """A plist reply as a dict (an empty dict for nil)."""
+    return plist_to_dict(value) if value else {}
+
+
+def connect(home: Path, *, timeout: float = 30.0,
+            environ: Mapping[str, str] | None = None) -> DaemonClient | None:
+    """A client of the daemon for the state directory ``home``; None when none runs."""
+    from passepartout.daemon.place import Place
+
+    place = Place.find(home, environ)
+    info = place.read_info()
+    if info is None:
+        return None
+    try:
+        token = Path(str(info.get("token-file") or place.token_file)).read_text(
+            encoding="utf-8").strip()
+    except OSError as err:
+        raise DaemonError(f"cannot read the daemon's token: {err.strerror}") from None
+    deadline = time.monotonic() + CONNECT_TIMEOUT
+    while True:
+        try:
+            return DaemonClient(Path(str(info.get("socket") or place.socket)), token,
+                                timeout=timeout)
+        except DaemonError as err:
+            # Just started: the socket may not accept yet; just stopped: no daemon.
+            if err.kind != "unreachable" or time.monotonic() > deadline:
+                raise
+            if place.read_info() is None:
+                return None
+            time.sleep(0.05)

@@ -1,0 +1,125 @@
+"""Starting ``passepartout daemon`` in a subprocess for the daemon suites: every file of
+it (state, config, memex, runtime directory) in a scratch place of the test's own."""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from wire_client import PYTHON, ROOT, server_env
+
+
+@dataclass
+class Daemons:
+    """The environment of one person's daemon, and the daemons started in it."""
+
+    tmp: Path
+    env: dict[str, str]
+    started: list[subprocess.Popen[str]] = field(default_factory=list)
+
+    @property
+    def home(self) -> Path:
+        return Path(self.env["PASSEPARTOUT_HOME"])
+
+    @property
+    def memex(self) -> Path:
+        return Path(self.env["MEMEX_DIR"])
+
+    @property
+    def rundir(self) -> Path:
+        return Path(self.env["XDG_RUNTIME_DIR"]) / "passepartout"
+
+    def start(self, *, ahead: int = 0, wait: bool = True,
+              **extra: str) -> subprocess.Popen[str]:
+        """``passepartout daemon``; ``ahead`` seconds moves its clock (libfaketime, loaded
+        into the daemon itself: a ``faketime`` wrapper would outlive a SIGKILL to it)."""
+        if ahead:
+            extra = {"LD_PRELOAD": libfaketime(), "FAKETIME": f"+{ahead}",
+                     # The wall clock only: timed waits keep the real monotonic clock.
+                     "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+                     "PYTHONPATH": f"{self.sleep_shim()}:{self.env['PYTHONPATH']}", **extra}
+        n = len(self.started)
+        proc = subprocess.Popen(
+            [PYTHON, "-m", "passepartout", "daemon"], cwd=ROOT,
+            env={**self.env, **extra}, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=(self.tmp / f"daemon{n}.stderr").open("wb"), text=True)
+        self.started.append(proc)
+        if wait:
+            assert proc.stdout is not None
+            line = proc.stdout.readline()
+            assert line.startswith("passepartout daemon: pid"), (line, self.log(n))
+        return proc
+
+    def sleep_shim(self) -> Path:
+        """libfaketime 0.9.10 fails Python's time.sleep (an absolute clock_nanosleep on
+        the monotonic clock it does not fake: EINVAL); this sleeps in select instead."""
+        shim = self.tmp / "faketime-shim"
+        shim.mkdir(exist_ok=True)
+        (shim / "sitecustomize.py").write_text(
+            "import select\nimport time\n\n"
+            "time.sleep = lambda seconds: select.select([], [], [], max(0.0, seconds))\n")
+        return shim
+
+    def log(self, n: int = -1) -> str:
+        n = n if n >= 0 else len(self.started) - 1
+        return (self.tmp / f"daemon{n}.stderr").read_text(errors="replace")
+
+    def cli(self, *args: str, timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([PYTHON, "-m", "passepartout", *args], cwd=ROOT, env=self.env,
+                              capture_output=True, text=True, timeout=timeout)
+
+    def wait_ready(self, timeout: float = 30.0) -> str:
+        """``passepartout status`` once the agent has booted."""
+        return wait_for(lambda: (lambda out: out if "still starting" not in out else None)(
+            self.cli("status").stdout), timeout, "the daemon's agent to boot")
+
+    def close(self) -> None:
+        for proc in self.started:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait(20)
+            if proc.stdout is not None:
+                proc.stdout.close()
+
+
+def libfaketime() -> str:
+    found = sorted(glob.glob("/usr/lib/*/faketime/libfaketime.so.1"))
+    if not found:
+        pytest.fail("libfaketime is missing: `make deps` installs faketime")
+    return found[0]
+
+
+def wait_for(probe: Callable[[], object], timeout: float, what: str) -> object:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = probe()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+def scratch_daemons(tmp_path: Path) -> Iterator[Daemons]:
+    """For a fixture: the environment of a daemon, every daemon killed at the end."""
+    # A Unix socket's path must stay short (108 bytes): the runtime directory is in /tmp.
+    runtime = Path(tempfile.mkdtemp(prefix="ppd-", dir="/tmp"))
+    os.chmod(runtime, 0o700)
+    for name in ("config", "memex/projects", "memex/system"):
+        (tmp_path / name).mkdir(parents=True)
+    env = server_env(tmp_path, XDG_RUNTIME_DIR=str(runtime), PASSEPARTOUT_STREAM="0")
+    env.update(HOME=str(tmp_path), HEARTBEAT_INTERVAL="0.5")
+    running = Daemons(tmp_path, env)
+    try:
+        yield running
+    finally:
+        running.close()
+        shutil.rmtree(runtime, ignore_errors=True)
