@@ -120,8 +120,10 @@ def run_oracle(root: Path, cases: list[dict[str, Any]]) -> tuple[str, dict[str, 
     cases_file.write_text(json.dumps(cases), encoding="utf-8")
     home = root / "home"
     home.mkdir(exist_ok=True)
+    # NO_FAKE_STAT: a frozen clock would shift the files' times by a growing offset,
+    # and Emacs would take every file for changed on disk
     env = dict(os.environ, LD_PRELOAD=_libfaketime(), FAKETIME=NOW.strftime("%Y-%m-%d %H:%M:%S"),
-               TZ=ZONE, HOME=str(home))
+               NO_FAKE_STAT="1", TZ=ZONE, HOME=str(home))
     proc = subprocess.run([emacs, "--batch", "-Q", "-l", str(ORACLE), str(cases_file)],
                           capture_output=True, text=True, env=env, timeout=120, check=False)
     lines = proc.stdout.splitlines()

@@ -1,7 +1,7 @@
 """The org edits against org-mode itself: for every edit, on generated files, the file
 after our edit is byte for byte the file after org's own command in ``emacs --batch``
 (org-insert-heading, org-set-property, org-todo with its repeater rule and state note,
-org-add-note, org-refile, org-archive-subtree), the clock pinned by libfaketime."""
+org-add-note, org-refile, org-archive-subtree, org-capture), the clock pinned by libfaketime."""
 
 from __future__ import annotations
 
@@ -113,6 +113,14 @@ def _cases(rng: random.Random) -> list[tuple[str, dict[str, Any], dict[str, str]
                         zip(["a.org", "a.org_archive"],
                             edits.archive(f["a.org"], a, str(d / "a.org"),
                                           f.get("a.org_archive"), NOW), strict=True))))
+        gen = org_file(rng)
+        new = NewHeading(title=rng.choice(["Buy milk", "Call Ann: re contract"]),
+                         tags=tuple(rng.sample(["a", "@errand"], rng.choice([0, 1, 2]))),
+                         body=rng.choice(["", "2 litres", "* not a heading"]))
+        case = {"title": new.title, "tags": list(new.tags), "body": _escaped_body(new.body)}
+        out.append(("capture", case, {"a.org": gen.text},
+                    lambda f, d, _l, n=new:
+                    {"a.org": edits.add_heading(f["a.org"], None, n, 1, capture=True)}))
     return out
 
 
@@ -156,4 +164,4 @@ def test_every_edit_matches_org_mode(tmp_path: Path, seed: int) -> None:
                 mismatches.append(f"--- {op} {case} in {name}:\n" + "\n".join(diff))
         counted[op] = counted.get(op, 0) + 1
     assert not mismatches, f"org {version}: {len(mismatches)} differ\n" + "\n".join(mismatches[:6])
-    assert all(count == PER_OPERATION for count in counted.values()) and len(counted) == 6
+    assert all(count == PER_OPERATION for count in counted.values()) and len(counted) == 7

@@ -309,18 +309,21 @@ def _blank_before(outline: Outline, heading: Heading) -> bool:
                                        and not lines[-2].strip())
 
 
-def add_heading(text: str, parent: str | None, new: NewHeading, level: int | None = None) -> str:
+def add_heading(text: str, parent: str | None, new: NewHeading, level: int | None = None,
+                *, capture: bool = False) -> str:
     """A new heading at the end of ``parent``'s subtree (one level below it, or
     ``level``), or at the end of the file (level 1, or ``level``), as
-    ``org-insert-heading-respect-content`` places it."""
+    ``org-insert-heading-respect-content`` places it (with ``capture``, as
+    ``org-capture`` places an entry at the end of its file: no blank line before)."""
     outline = Outline(text)
     lines = outline.lines
     if parent is None:
         # org-insert-heading at the end of the buffer: the blank lines before the new
         # heading become one if the last heading has a blank line before it, else none
+        # (org-capture: none)
         depth = level or 1
         anchor = outline.headings[-1] if outline.headings else None
-        blank = anchor is not None and _blank_before(outline, anchor)
+        blank = not capture and anchor is not None and _blank_before(outline, anchor)
         at = len(lines)
         while at > 0 and not lines[at - 1].strip():
             at -= 1

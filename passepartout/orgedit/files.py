@@ -120,7 +120,7 @@ class OrgFiles:
         plan = Plan(before={path: existing} if existing is not None else {})
         self._private(plan, f"the inbox {path.name} is private",
                       under_private(text, outline, None, self.private_tag))
-        plan.writes[path] = edits.add_heading(text, None, new, 1)
+        plan.writes[path] = edits.add_heading(text, None, new, 1, capture=True)
         plan.summary = f"captured {new.title!r} into {path}"
         return plan
 

@@ -13,6 +13,7 @@
 (require 'org)
 (require 'org-archive)
 (require 'org-refile)
+(require 'org-capture)
 (require 'json)
 (require 'cl-lib)
 
@@ -81,6 +82,22 @@
                           (save-excursion (org-edit-oracle--goto target) (point))))))
          (org-refile nil nil (list "target" file nil pos))))
       ("archive" (org-archive-subtree))
+      ("capture"
+       (let* ((base (current-buffer))
+              (body (org-edit-oracle--get case 'body))
+              (tags (append (org-edit-oracle--get case 'tags) nil))
+              (org-capture-templates
+               `(("i" "inbox" entry (file ,(buffer-file-name))
+                  ,(concat "* " (org-edit-oracle--get case 'title)
+                           (if (string-empty-p body) "" (concat "\n" body)))
+                  :immediate-finish t))))
+         (org-capture nil "i")
+         (set-buffer base)
+         (when tags
+           ;; As the person would in the capture: C-c C-q on the new heading.
+           (goto-char (point-max))
+           (outline-previous-heading)
+           (org-set-tags tags))))
       (_ (error "Unknown operation %s" op)))))
 
 (let ((cases (let ((json-object-type 'alist) (json-array-type 'vector)
