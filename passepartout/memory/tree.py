@@ -193,25 +193,24 @@ class HeadTree:
         rows: list[tuple[MemoryNode, str, str]] = []
         for node in reversed(nodes):  # children come after their parents in ``nodes``
             parent = pid if node is top else (node.parent or ROOT_ID)
-            cand = replace(
-                node,
-                parent=parent or None,
-                created=node.created or now,
-                updated=node.updated or now,
-            )
-            ch, _n = map_build(buf, kids.pop(node.id, {}))
-            h = buf.save(node_object(cand, ch))
+            # The object ``put_one`` would store for ``node`` (no copy of the node made).
+            obj = content_fields(node)
+            obj["created"] = node.created or now
+            obj["updated"] = node.updated or now
+            obj["k"] = "node"
+            obj["ch"], _n = map_build(buf, kids.pop(node.id, {}))
+            h = buf.save(obj)
             kids.setdefault(parent, {})[node.id] = h
-            rows.append((cand, parent, h))
+            rows.append((node, parent, h))
         self.deferred += buf.rows
         # The transaction holds the write lock: rowids after the largest are free.
         last = int(self.conn.execute("SELECT coalesce(max(rowid), 0) FROM idx").fetchone()[0])
         idx, fts = [], []
-        for rowid, (cand, parent, h) in enumerate(reversed(rows), last + 1):
-            ckey = content_key(cand)
-            idx.append((rowid, cand.id, parent, cand.position, h, ckey))
-            fts.append((rowid, cand.title, cand.body))
-            changed.append((ckey, cand.text()))
+        for rowid, (node, parent, h) in enumerate(reversed(rows), last + 1):
+            ckey = content_key(node)
+            idx.append((rowid, node.id, parent, node.position, h, ckey))
+            fts.append((rowid, node.title, node.body))
+            changed.append((ckey, node.text()))
         self.conn.executemany(
             "INSERT INTO idx(rowid, id, parent, pos, hash, ckey) VALUES (?, ?, ?, ?, ?, ?)", idx
         )
