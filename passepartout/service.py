@@ -63,7 +63,7 @@ def systemd_unit(argv: list[str], env: Mapping[str, str]) -> str:
         "",
         "[Service]",
         "Type=simple",
-        "ExecStart=" + " ".join(_systemd_word(a) for a in argv),
+        "ExecStart=" + " ".join(_systemd_word(a, command=True) for a in argv),
         *(f"Environment={_systemd_word(f'{k}={v}')}" for k, v in env.items()),
         "Restart=on-failure",
         "RestartSec=5",
@@ -77,14 +77,17 @@ def systemd_unit(argv: list[str], env: Mapping[str, str]) -> str:
     return "\n".join(lines)
 
 
-def _systemd_word(word: str) -> str:
-    """One word of a unit's command line or Environment=, quoted as systemd reads it."""
+def _systemd_word(word: str, *, command: bool = False) -> str:
+    """One word of a unit's command line (``command``) or Environment=, quoted as systemd
+    reads it: ``%`` starts a specifier everywhere, ``$`` a variable in commands only."""
     if any(c in word for c in "\n\r\0"):
         raise ServiceError(f"{word!r} cannot go in a unit file (a line break or NUL)")
-    word = word.replace("%", "%%")  # systemd's specifiers
-    if word and not any(c in word for c in ' \t"\'\\$;'):
-        return word.replace("$", "$$")
-    return '"' + word.replace("\\", "\\\\").replace('"', '\\"').replace("$", "$$") + '"'
+    word = word.replace("%", "%%")
+    if command:
+        word = word.replace("$", "$$")
+    if word and not any(c in word for c in ' \t"\'\\;'):
+        return word
+    return '"' + word.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def launchd_plist(argv: list[str], env: Mapping[str, str], log: Path) -> str:
