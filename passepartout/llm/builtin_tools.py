@@ -46,8 +46,7 @@ def builtin_tools(agent: Any) -> list[Tool]:
         return grep(pattern, _resolve(agent, dir), skip=_secret_filter(agent))
 
     def memory_search(query: str) -> str:
-        """Search the agent's memory (org notes) by words and by meaning; each result
-        gives the note's title, id, org file and a snippet of its text.
+        """Search the agent's memory (org notes) by words and by meaning.
 
         Args:
             query: what to look for
