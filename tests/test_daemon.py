@@ -89,6 +89,11 @@ def test_a_cron_job_written_into_the_memex_runs_with_no_emacs(
     assert "Check the backups" in listed.stdout and "cognition" in listed.stdout
     assert "All three backups" in listed.stdout and "from the running daemon" in listed.stdout
     assert fake_llm.request_count == 1  # a one-shot job: ran once, never again
+    assert "model      openai/gpt-4o (openai)" in daemons.cli("status").stdout
+    assert daemons.cli("stop").returncode == 0
+    offline = daemons.cli("cron", "list")  # no daemon: the memex and the saved state
+    assert "from the state files" in offline.stdout and "All three backups" in offline.stdout
+    assert "never" in offline.stdout  # a one-shot job that ran has no next run
 
 
 def test_a_second_daemon_refuses_to_start_and_says_where_the_first_runs(
@@ -155,6 +160,8 @@ def test_a_daemon_killed_with_sigkill_comes_back_and_runs_the_missed_job_once(
     assert first.wait(10) == -signal.SIGKILL
     assert not events(daemons)  # killed before its time: nothing ran
     assert daemons.cli("status").returncode == 3  # the lock went with the process
+    kept = daemons.cli("sessions")  # from the state files: the turn was kept
+    assert "chat-1" in kept.stdout and "When did I last water the plants?" in kept.stdout
     # Back four minutes later by its clock: the job fell due while no daemon ran.
     daemons.start(ahead=240)
     wait_for(lambda: "reflex log done" in events(daemons), 30, "the missed run")

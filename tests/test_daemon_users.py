@@ -117,6 +117,29 @@ def test_our_own_connection_is_admitted_and_needs_the_token(daemons: Daemons) ->
         assert client.call("ping") == "pong"
 
 
+def test_the_socket_admits_as_the_tcp_port_does(daemons: Daemons) -> None:
+    """At most 16 connections wait for their token, each for the auth deadline: over the
+    cap the oldest is closed, and a silent one is closed when its time is up."""
+    daemons.start(PASSEPARTOUT_AUTH_TIMEOUT="1.5")
+    sock = daemons.rundir / "daemon.sock"
+    waiting = []
+    for _ in range(17):
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.settimeout(5)
+        conn.connect(str(sock))
+        waiting.append(conn)
+    try:
+        assert waiting[0].recv(1) == b""  # the oldest, closed for the newcomer
+        assert waiting[-1].recv(1) == b""  # the rest at the deadline
+    finally:
+        for conn in waiting:
+            conn.close()
+    client = connect(daemons.home, environ=daemons.env)
+    assert client is not None
+    with client:
+        assert client.call("ping") == "pong"
+
+
 def test_the_daemon_keeps_its_socket_only_in_a_closed_directory_of_its_own(
     daemons: Daemons, tmp_path: Path
 ) -> None:

@@ -51,7 +51,8 @@ def describe(info: dict[str, Any], status: dict[str, Any], jobs: list[dict[str, 
         ("socket", str(info.get("socket"))),
         ("tcp", f"127.0.0.1:{info.get('port')} (token in {info.get('token-file')})"),
         ("uptime", _duration(uptime(info))),
-        ("model", str(info.get("model") or "the chat skill's default")),
+        ("model", str(status.get("model") or info.get("model") or "none configured")
+         + (f" ({status['provider']})" if status.get("provider") else "")),
         ("health", health if status.get("ready") else f"{health}, still starting"),
         ("sessions", f"{kept} kept, {len(open_sessions)} attached"),
         # This command is one of the connections; it is not counted.
