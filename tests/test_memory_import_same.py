@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from passepartout.memory import MemoryStore
+from passepartout.memory import MemoryStore, orgimport
 from passepartout.memory.orgimport import (
     org_files,
     outline_nodes,
@@ -82,10 +82,12 @@ def _edit(d: Path) -> None:
     (d / "added.org").write_text("#+TITLE: Added\n* Fresh\n:PROPERTIES:\n:ID: fresh-1\n:END:\n")
 
 
+@pytest.mark.parametrize("batch", [orgimport.BATCH_BYTES, 30_000])
 def test_fast_import_equals_node_by_node_import(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch: int
 ) -> None:
     monkeypatch.setattr(time, "time", lambda: NOW)
+    monkeypatch.setattr(orgimport, "BATCH_BYTES", batch)
     memex = _memex(tmp_path / "memex")
     fast = MemoryStore.open(tmp_path / "fast")
     ref = MemoryStore.open(tmp_path / "ref")

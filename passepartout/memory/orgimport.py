@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+BATCH_BYTES = 16_000_000
 FILE_PREFIX = "file:"
 DERIVED_PREFIX = "org:"
 _TAGS = re.compile(r"\s+(:(?:[\w@#%]+:)+)\s*$")
@@ -68,7 +69,8 @@ def org_files(directory: Path) -> Iterator[Path]:
 
 
 def import_memex(store: MemoryStore, directory: Path) -> ImportReport:
-    """Import (or re-sync) every org file under ``directory``, in one transaction.
+    """Import (or re-sync) every org file under ``directory``, a transaction per
+    ``BATCH_BYTES`` of changed files.
 
     A file whose text has the digest recorded at its last import, and whose
     nodes have not changed in memory since, is not parsed again: importing it
@@ -81,6 +83,7 @@ def import_memex(store: MemoryStore, directory: Path) -> ImportReport:
     seen: set[str] = set()
     trees: list[list[MemoryNode]] = []
     marks: dict[str, str] = {}
+    pending_bytes = 0
     for path in org_files(directory):
         rel = path.relative_to(directory).as_posix()
         fid = file_node_id(rel)
@@ -103,9 +106,13 @@ def import_memex(store: MemoryStore, directory: Path) -> ImportReport:
         marks[fid] = f"{digest} {len(nodes)}"
         report.files += 1
         report.nodes += len(nodes)
+        pending_bytes += len(data)
+        if pending_bytes > BATCH_BYTES:  # bounds the memory a large memex holds parsed
+            report.removed += store.sync_subtrees(trees, (), marks)
+            trees, marks, pending_bytes = [], {}, 0
     # A file deleted from the memex leaves memory too.
     gone = [i for i in store.top_ids() if i.startswith(FILE_PREFIX) and i not in seen]
-    report.removed = store.sync_subtrees(trees, gone, marks)
+    report.removed += store.sync_subtrees(trees, gone, marks)
     report.seconds = time.perf_counter() - start
     return report
 
