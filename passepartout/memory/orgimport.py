@@ -7,6 +7,11 @@ the file and the chain of titles, so re-importing an edited file updates the
 nodes it changed and leaves the others alone. Headline text keeps its priority
 cookie; tags keep their order; property values stay strings; planning lines
 (SCHEDULED/DEADLINE/CLOSED) are kept so that write-back reproduces the file.
+
+Files are read by ``orgscan`` (orgparse's reading without its per-line date
+objects; orgparse itself when a line trips it), new files are inserted in one
+pass each, and a file whose bytes and nodes are as its last import left them
+is not parsed again (``MemoryStore.subtree_mark``).
 """
 
 from __future__ import annotations
