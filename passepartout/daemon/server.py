@@ -1,10 +1,10 @@
 """``passepartout daemon``: the agent as one long-lived process per person.
 
-It runs in the foreground until SIGTERM or SIGINT (what a service manager expects),
-holds the lock of its :class:`~passepartout.daemon.place.Place` for its whole life (a
-second start says where the first runs and exits 1), and serves the EPC wire of
-:mod:`passepartout.emacs` twice, with one admission (at most 16 connections waiting
-for the token, 5 s each) for both:
+It runs in the foreground until SIGTERM, SIGINT or SIGHUP (a service manager sends
+the first), holds the lock of its :class:`~passepartout.daemon.place.Place` for its
+whole life (a second start says where the first runs and exits 1), and serves the EPC
+wire of :mod:`passepartout.emacs` twice, with one admission (at most 16 connections
+waiting for the token, 5 s each) for both:
 
 - on ``daemon.sock``, a Unix socket in a 0700 directory; the daemon also refuses a
   peer of another uid (SO_PEERCRED);
@@ -67,7 +67,8 @@ def run_daemon(config: Config, *, think: Think | None = None) -> int:
         return 1
     setup_logging(config)
     stop = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
+    # SIGHUP too: the terminal it was started from closing is a stop, with memory saved.
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, lambda signum, frame: stop.set())
     try:
         return _serve(config, place, admission, stop, think)
