@@ -4,7 +4,6 @@ it (state, config, memex, runtime directory) in a scratch place of the test's ow
 from __future__ import annotations
 
 import glob
-import os
 import shutil
 import subprocess
 import tempfile
@@ -111,10 +110,9 @@ def wait_for(probe: Callable[[], object], timeout: float, what: str) -> object:
 def scratch_daemons(tmp_path: Path) -> Iterator[Daemons]:
     """For a fixture: the environment of a daemon, every daemon killed at the end."""
     # A Unix socket's path must stay short (108 bytes): the runtime directory is in /tmp.
-    runtime = Path(tempfile.mkdtemp(prefix="ppd-", dir="/tmp"))
-    os.chmod(runtime, 0o700)
     for name in ("config", "memex/projects", "memex/system"):
         (tmp_path / name).mkdir(parents=True)
+    runtime = Path(tempfile.mkdtemp(prefix="ppd-", dir="/tmp"))  # made 0700
     env = server_env(tmp_path, XDG_RUNTIME_DIR=str(runtime), PASSEPARTOUT_STREAM="0")
     env.update(HOME=str(tmp_path), HEARTBEAT_INTERVAL="0.5")
     running = Daemons(tmp_path, env)
