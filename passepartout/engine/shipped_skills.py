@@ -10,6 +10,6 @@ SHIPPED: dict[str, str] = {
     'memory.py': '38c4c52141383eee3f49b6c80e46afbbbbf3b2bd13bb72f97b3cdd42abf2e9bc',
     'orgtools.py': '7cdc7537441197c654a543c7b7083a069bba08284bd1f81e1f35bb539efc6504',
     'policy.py': 'fea4ae96ca7ab38dc4b522c93e66a4220436d7345a1ac2f6ae61722f0d59f008',
-    'reflexes.org': 'f2a39d2001e4301ca586a27c078da3dbac14a5cbf3a9dc95f8bf2d6d7166b016',
+    'reflexes.org': '2028d0774ef7a163792bcce064473f549b79253bc082258128ca7aea5babee36',
     'shell.py': '7788713c8bfd7ceb730f0645ef88e708a246ba895c8db1679e3fa281b399d218',
 }

@@ -14,11 +14,14 @@ import datetime as dt
 import logging
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from passepartout.errors import PipelineError
 from passepartout.events.timestamps import OrgTimestamp, TimestampError, Unit, parse_timestamp
 from passepartout.security.orgprivacy import DEFAULT_TAG, read_private
+from passepartout.tools import Tool, make_tool
 
 log = logging.getLogger(__name__)
 
@@ -169,3 +172,21 @@ def agenda_text(root: Path, day: str = "today", *, today: dt.date | None = None,
         body = "\n".join(e.line() for e in lines) if lines else "- nothing due"
         blocks.append(f"{head}\n{body}")
     return "\n\n".join(blocks)
+
+
+def agenda_tool(memex: Callable[[], Path], tag: Callable[[], str] = lambda: DEFAULT_TAG) -> Tool:
+    """The ``agenda`` tool over the memex ``memex()`` names, hiding ``tag()`` subtrees."""
+
+    def agenda(day: str = "today") -> str:
+        """What is scheduled or due in the org files of the memex (SCHEDULED and
+        DEADLINE lines, as org's agenda shows them; private subtrees left out).
+
+        Args:
+            day: today, tomorrow, week (the next seven days) or a date YYYY-MM-DD
+        """
+        try:
+            return agenda_text(memex(), day, tag=tag())
+        except ValueError as err:
+            raise PipelineError(str(err)) from None
+
+    return make_tool(agenda, name="agenda")

@@ -27,12 +27,15 @@ EXAMPLES: dict[str, tuple[str, dict[str, Any]]] = {
     "agenda": ("what is due today?", {"day": "today"}),
     "read-file": ("show me notes/todo.org", {"path": "notes/todo.org"}),
     "eval": ("compute 12345 * 6789 in python", {"code": "12345 * 6789"}),
-    "shell": ("list the files in ~/org", {"command": "ls ~/org"}),
+    "shell": ("list the files in ~/org", {"cmd": "ls ~/org"}),
 }
 ANSWER_EXAMPLES = (
     ("What is the capital of France?", "The capital of France is Paris."),
     ("Thanks!", "You are welcome."),
 )
+
+# The date the prompt names (a test pins it: the model's choice depends on the prompt).
+today = dt.date.today
 
 _CONTEXT = re.compile(r"^<context>.*?</context>\s*", re.DOTALL)
 
@@ -79,10 +82,10 @@ def last_request(messages: list[dict[str, Any]]) -> str:
 
 
 def tool_messages(
-    messages: list[dict[str, Any]], tools: list[ToolSpec], today: dt.date | None = None
+    messages: list[dict[str, Any]], tools: list[ToolSpec], when: dt.date | None = None
 ) -> list[dict[str, str]]:
     """The short chat the model decides on: tools, examples, and the last request."""
-    day = today or dt.date.today()
+    day = when or today()
     stamp = f"{day.isoformat()} {day.strftime('%a')}"
     system = "\n".join([
         "You are Passepartout, a helpful assistant in Emacs org-mode.",
@@ -93,9 +96,10 @@ def tool_messages(
         describe(tools),
     ])
     chat = [{"role": "system", "content": system}]
-    names = {t.name for t in tools}
+    declared = {t.name: set(t.parameters.get("properties") or {}) for t in tools}
     shots = [(request, json.dumps({"name": name, "arguments": args}).replace("{today}", stamp))
-             for name, (request, args) in EXAMPLES.items() if name in names]
+             for name, (request, args) in EXAMPLES.items()
+             if name in declared and set(args) <= declared[name]]
     for request, answer in [*shots, *ANSWER_EXAMPLES]:
         chat.append({"role": "user", "content": request})
         chat.append({"role": "assistant", "content": answer})
