@@ -31,6 +31,7 @@ from orgparse.node import (
 
 _HEADER = re.compile(r"^\*+ ")
 _DATE = re.compile(r"\d{4}-\d\d-\d\d")
+_DASHES = re.compile(r"-\d\d-")  # in every date; its literal start makes a miss fast
 _REPEATED = OrgNode._repeated_tasks_re
 _TODO_KEYS = ("TODO", "SEQ_TODO", "TYP_TODO")
 
@@ -94,9 +95,11 @@ def _heading(chunk: list[str], todo_keys: list[str]) -> Heading:
     first = chunk[0]
     parsed = parse_heading_level(first)
     text, level = parsed if parsed is not None else (first, 0)
-    text, _tags = parse_heading_tags(text)
+    if text.endswith(":"):  # orgparse's tag pattern ends the heading with a colon
+        text, _tags = parse_heading_tags(text)
     text, todo = parse_heading_todos(text, todo_keys)
-    text, _priority = parse_heading_priority(text)
+    if "[#" in text:  # and its priority cookie starts with "[#"
+        text, _priority = parse_heading_priority(text)
     body = chunk[1:]
     whole = "\n".join(body)  # one substring test per marker, then only the lines holding it
     if body and _has_sdc(body[0]) and any(parse_sdc(body[0])):
@@ -107,13 +110,17 @@ def _heading(chunk: list[str], todo_keys: list[str]) -> Heading:
         body = _drop_properties(body)
     if "State" in whole:
         body = [line for line in body if not _repeated_task(line)]
-    if _DATE.search(text):
+    if _has_date(text):
         OrgDate.list_from_str(text)
     if len(body) != len(chunk) - 1:
         whole = "\n".join(body)
-    if _DATE.search(whole):
+    if _has_date(whole):
         _timestamps(body)
     return Heading(chunk, level, todo, whole)
+
+
+def _has_date(text: str) -> bool:
+    return _DASHES.search(text) is not None and _DATE.search(text) is not None
 
 
 def _has_sdc(line: str) -> bool:
@@ -145,6 +152,6 @@ def _repeated_task(line: str) -> bool:
 def _timestamps(lines: list[str]) -> list[str]:
     """``lines`` unchanged; reading their dates raises where orgparse's would."""
     for line in lines:
-        if _DATE.search(line):
+        if _has_date(line):
             OrgDate.list_from_str(line)
     return lines
