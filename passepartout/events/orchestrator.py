@@ -26,6 +26,7 @@ from passepartout.events.eventlog import Entry, EventLog, Notifier
 from passepartout.events.heartbeat import Tick
 from passepartout.events.hooks import HookBus, HookHandler, HookResult
 from passepartout.events.jobs import Job, OrgNode, ScanProblem, Tier, derive_id
+from passepartout.events.leader import Leadership
 from passepartout.events.registry import NodeChange, NodeRegistry, diff_nodes
 from passepartout.events.scan import clean_title, is_org_file, org_files, scan_file, scan_text
 from passepartout.events.seen import SeenNodes
@@ -84,6 +85,9 @@ class Orchestrator:
         self._job_problems: dict[str, ScanProblem] = {}
         self._file_lock = threading.Lock()  # one file read-and-apply at a time
         self._watcher = MemexWatcher(self.roots, self.rescan, delay=watch_delay)
+        # One agent per state directory runs cron and hooks (the first to start).
+        self.leadership = Leadership(Path(home) / "automation.lock")
+        self.leadership.held()
 
     # -- what others call --------------------------------------------------------------
 
@@ -280,6 +284,8 @@ class Orchestrator:
 
     def _fire(self, changes: list[NodeChange]) -> list[HookResult]:
         results: list[HookResult] = []
+        if changes and not self.leadership.held():
+            return results  # the agent holding the automation lock fires them
         for change in changes:
             results += self.hooks.fire(change)
             if change.new is not None and change.new.hooks:
@@ -316,6 +322,8 @@ class Orchestrator:
 
     def on_heartbeat(self, tick: Tick | None = None) -> list[str]:
         """Run the due jobs; the ids of those started."""
+        if not self.leadership.held():
+            return []  # another agent on this state directory runs them
         now = self.scheduler.clock()
         started = []
         for job in self.scheduler.due(now):
@@ -333,6 +341,7 @@ class Orchestrator:
         self._watcher.stop()
         self.scheduler.close()
         self.seen.close()
+        self.leadership.release()
 
     @property
     def watching(self) -> bool:
