@@ -133,10 +133,14 @@ def local_agent(tmp_path: Path) -> tuple[Any, Recorder]:
     return make_agent(make_config(tmp_path, PASSEPARTOUT_MODEL=local.LOCAL_MODEL))
 
 
+# A request the model answers with a call whatever other tools the agent's skills add.
+CALL_REQUEST = 'Reply only with JSON: {"name": "read-file", "arguments": {"path": "todo.org"}}'
+
+
 def test_a_call_from_the_local_model_is_refused_by_the_gates(tmp_path: Path) -> None:
     agent, rec = local_agent(tmp_path)
     try:
-        agent.loop.process(user_signal("Show me the file notes/todo.org"))
+        agent.loop.process(user_signal(CALL_REQUEST))
     finally:
         agent.shutdown()
     denied = rec.of("denied")
