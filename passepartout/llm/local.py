@@ -271,6 +271,7 @@ def _generate_with_tools(
     settings = dict(params)
     settings.setdefault("temperature", 0.0)  # the choice of a tool is not left to chance
     requested = int(settings.get("max_tokens") or settings.get("max_completion_tokens") or 0)
+    answer_limit = requested or DEFAULT_MAX_TOKENS  # a call may need more than an answer
     settings["max_tokens"] = max(requested, TOOL_MAX_TOKENS)
     llm = _ENGINE.llm()
     with _ENGINE.busy:
@@ -278,10 +279,12 @@ def _generate_with_tools(
         n_prompt = len(llm.vocab.tokenize(prompt, add_special=False, parse_special=True))
         config = _config(llm, n_prompt, settings)
         llm.grammar = grammar
+        stream = llm(prompt, config=config, stream=True)
+        pieces: list[str] = []
+        calling: bool | None = None
+        cut = False
         try:
-            pieces: list[str] = []
-            calling: bool | None = None
-            for piece in llm(prompt, config=config, stream=True):
+            for piece in stream:
                 pieces.append(piece)
                 if calling is None and "".join(pieces):
                     calling = "".join(pieces).startswith("{")
@@ -289,9 +292,14 @@ def _generate_with_tools(
                         yield "".join(pieces)
                 elif calling is False:
                     yield piece
+                    if len(pieces) >= answer_limit:
+                        cut = True
+                        break
         finally:
+            stream.close()
             llm.grammar = None
-        n_generated, finish = _finish(llm, config)
+        # A stream closed early records no counts: each piece is one token here.
+        n_generated, finish = (len(pieces), "length") if cut else _finish(llm, config)
     text = "".join(pieces)
     try:
         call = parse_output(text, tools)
