@@ -101,18 +101,20 @@ def run_cli(db: Path, *argv: str) -> int:
 
 
 def test_the_cli_shows_snippet_and_file(
-    store: MemoryStore, embedder: Embedder, capsys: pytest.CaptureFixture[str]
+    store: MemoryStore, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     db = store.path
     store.close()
+    monkeypatch.setenv("PASSEPARTOUT_EMBEDDINGS", "off")
     assert run_cli(db, "search", "Halvorsen") == 0
     out = capsys.readouterr().out
     assert "Invoice 2041  [fts]" in out and "money.org  id " in out
     assert "Sent to Halvorsen Ltd" in out
-    assert "full text only" in out  # no model has indexed this memory yet
-    s = MemoryStore.open(db)
-    assert EmbeddingIndex(s, embedder).attach()  # as the agent's index would
-    s.close()
+    assert "full text only" in out
+    monkeypatch.setenv("PASSEPARTOUT_EMBEDDINGS", "bert")
+    assert run_cli(db, "search", "Halvorsen") == 2
+    assert "must be off, on or one of" in capsys.readouterr().out
+    monkeypatch.delenv("PASSEPARTOUT_EMBEDDINGS")  # the default model indexes it first
     assert run_cli(db, "search", "what do I owe the government", "-k", "2") == 0
     out = capsys.readouterr().out
     first = out.splitlines()[:3]
@@ -120,6 +122,9 @@ def test_the_cli_shows_snippet_and_file(
     assert first[1].strip().startswith("money.org  id ")
     assert first[2].strip().startswith("The self-assessment return")
     assert "full text only" not in out
+    s = MemoryStore.open(db)
+    assert s.embedder_name() == "wordllama" and s.stats().embedded == len(s)
+    s.close()
     assert run_cli(db, "search", "x", "-k", "0") == 2
     assert "-k must be at least 1" in capsys.readouterr().out
 
