@@ -30,6 +30,9 @@ class Tool:
     parameters: dict[str, Any]
     impact: Impact = "low"
     _model: Any = field(default=None, repr=False)
+    # False: only the agent itself calls it (a hook's action, say); the model is not
+    # offered its schema, which would cost tokens in every request and do nothing.
+    offered: bool = True
 
     def schema(self) -> dict[str, Any]:
         """The OpenAI-style tool schema (what litellm passes to every provider)."""
@@ -71,7 +74,10 @@ def tool(
     return build(fn) if fn is not None else build
 
 
-def make_tool(fn: Callable[..., Any], *, name: str | None = None, impact: Impact = "low") -> Tool:
+def make_tool(
+    fn: Callable[..., Any], *, name: str | None = None, impact: Impact = "low",
+    offered: bool = True,
+) -> Tool:
     import pydantic
 
     description, arg_docs = _parse_docstring(inspect.getdoc(fn) or "")
@@ -93,7 +99,7 @@ def make_tool(fn: Callable[..., Any], *, name: str | None = None, impact: Impact
     for prop in schema.get("properties", {}).values():
         prop.pop("title", None)
     schema.setdefault("required", [])
-    return Tool(tool_name, fn, description or tool_name, schema, impact, model)
+    return Tool(tool_name, fn, description or tool_name, schema, impact, model, offered)
 
 
 def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:

@@ -187,9 +187,9 @@ if AGENT is not None:
         """
         return hooks_KIT.snapshot(ticket, label)
 
-    hooks_TOOLS = [make_tool(hook_write, name="hook-write"),
-                   make_tool(hook_notify, name="hook-notify"),
-                   make_tool(hook_snapshot, name="hook-snapshot")]
+    hooks_TOOLS = [make_tool(hook_write, name="hook-write", offered=False),
+                   make_tool(hook_notify, name="hook-notify", offered=False),
+                   make_tool(hook_snapshot, name="hook-snapshot", offered=False)]
 else:
     hooks_TOOLS = []
 

@@ -6,7 +6,7 @@ SHIPPED: dict[str, str] = {
     'events.py': '09f73beab332e25d2eff0538d0ad26a5669febbb6a8b9b1c0c785ff8af3ae00f',
     'files.py': '00e92a5564e98123bcbf1b355e8d92e418d09e4b4f8fe17f736799d9bc097182',
     'flightplans.py': 'e76599c485e14843ab1cc3690f7e40e4790a36f4b9a48215349a3c7151ef5e51',
-    'hooks.py': '8c92afaa841f437c713a5f7e7edbec3c7bc0798867420ce6a86a50b7f7662166',
+    'hooks.py': 'aee6eaead0e2a1c9cf6f10607584889d3d6a6d505709de94e815fa499c33da5f',
     'memory.py': '38c4c52141383eee3f49b6c80e46afbbbbf3b2bd13bb72f97b3cdd42abf2e9bc',
     'orgtools.py': '7cdc7537441197c654a543c7b7083a069bba08284bd1f81e1f35bb539efc6504',
     'policy.py': 'fea4ae96ca7ab38dc4b522c93e66a4220436d7345a1ac2f6ae61722f0d59f008',

@@ -211,7 +211,7 @@ class ModelLayer:
 
     def _call(self, thought: Thought, route: models.Route, key: str, persistent: bool,
               partial: list[str]) -> CallResult:
-        schemas = ([t.schema() for t in self.agent.tools()]
+        schemas = ([t.schema() for t in self.agent.tools() if t.offered]
                    if thought.prompt.use_tools else [])
         assembly = self.assemble(thought, route.primary, key, persistent, schemas)
         signal = thought.signal
