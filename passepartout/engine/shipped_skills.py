@@ -7,9 +7,10 @@ SHIPPED: dict[str, str] = {
     'files.py': '00e92a5564e98123bcbf1b355e8d92e418d09e4b4f8fe17f736799d9bc097182',
     'flightplans.py': 'e76599c485e14843ab1cc3690f7e40e4790a36f4b9a48215349a3c7151ef5e51',
     'hooks.py': 'aee6eaead0e2a1c9cf6f10607584889d3d6a6d505709de94e815fa499c33da5f',
+    'intents.py': '3b89d1220f328a7832f9d7708fdaf0d01ab5023e4b423bc07cfaa7b06ddf8949',
     'memory.py': '38c4c52141383eee3f49b6c80e46afbbbbf3b2bd13bb72f97b3cdd42abf2e9bc',
     'orgtools.py': '7cdc7537441197c654a543c7b7083a069bba08284bd1f81e1f35bb539efc6504',
     'policy.py': 'fea4ae96ca7ab38dc4b522c93e66a4220436d7345a1ac2f6ae61722f0d59f008',
-    'reflexes.org': '2028d0774ef7a163792bcce064473f549b79253bc082258128ca7aea5babee36',
+    'reflexes.org': '3a61ab36c578991725279f4bccc449a76d25cab8e174d3eded3227ab0ed26e42',
     'shell.py': '7788713c8bfd7ceb730f0645ef88e708a246ba895c8db1679e3fa281b399d218',
 }
