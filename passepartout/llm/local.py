@@ -183,17 +183,6 @@ def _grammar_sampler(vocab: Any, grammar: str, config: Any) -> Any:
     return sampler
 
 
-def _text_of(content: Any) -> str:
-    """Message content as text: OpenAI allows a list of parts."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return str(content)
-
-
 def _chat_messages(messages: list[dict[str, Any]]) -> list[dict[str, str]]:
     out = []
     for message in messages:
@@ -202,7 +191,7 @@ def _chat_messages(messages: list[dict[str, Any]]) -> list[dict[str, str]]:
         out.append(
             {
                 "role": "user" if role == "tool" else role,
-                "content": _text_of(message.get("content")),
+                "content": toolprompt.text_of(message.get("content")),
             }
         )
     return out

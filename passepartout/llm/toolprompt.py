@@ -67,9 +67,9 @@ def results_text(messages: list[dict[str, Any]]) -> str:
         results.append(message)
     results.reverse()
     if len(results) == 1:
-        return _text(results[0].get("content"))
+        return text_of(results[0].get("content"))
     return "\n\n".join(
-        f"{r.get('name') or 'tool'}: {_text(r.get('content'))}" for r in results
+        f"{r.get('name') or 'tool'}: {text_of(r.get('content'))}" for r in results
     )
 
 
@@ -77,7 +77,7 @@ def last_request(messages: list[dict[str, Any]]) -> str:
     """The person's last message, without the context block the agent puts before it."""
     for message in reversed(messages):
         if message.get("role") == "user":
-            return _CONTEXT.sub("", _text(message.get("content"))).strip()
+            return _CONTEXT.sub("", text_of(message.get("content"))).strip()
     return ""
 
 
@@ -107,7 +107,8 @@ def tool_messages(
     return chat
 
 
-def _text(content: Any) -> str:
+def text_of(content: Any) -> str:
+    """Message content as text: OpenAI allows a list of parts."""
     if content is None:
         return ""
     if isinstance(content, str):
