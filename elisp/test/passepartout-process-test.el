@@ -12,16 +12,19 @@
 (require 'passepartout-test-helpers)
 
 (defmacro passepartout-process-test-with-sh (script &rest body)
-  "Run BODY with the \"server\" being sh running SCRIPT; warnings in `warnings'."
+  "Run BODY with the \"server\" being sh running SCRIPT; warnings in `warnings'.
+A server an earlier test left running (the shared one) is stopped first."
   (declare (indent 1) (debug t))
-  `(let ((passepartout-python-command "sh")
-         (passepartout--stop-grace 0.1)
-         (passepartout-server-args (list "-c" ,script))
-         (warnings nil))
-     (cl-letf (((symbol-function 'display-warning)
-                (lambda (_type text &rest _) (push text warnings))))
-       (unwind-protect (progn ,@body)
-         (passepartout-stop)))))
+  `(progn
+     (passepartout-stop)
+     (let ((passepartout-python-command "sh")
+           (passepartout--stop-grace 0.1)
+           (passepartout-server-args (list "-c" ,script))
+           (warnings nil))
+       (cl-letf (((symbol-function 'display-warning)
+                  (lambda (_type text &rest _) (push text warnings))))
+         (unwind-protect (progn ,@body)
+           (passepartout-stop))))))
 
 (ert-deftest passepartout-process-test-exit-during-start-warns ()
   "A server that exits at start: warning with command, interpreter, last lines."
