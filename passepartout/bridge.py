@@ -204,6 +204,12 @@ def _chat_send(bridge: Bridge, peer: Peer, session: str, turn: str, text: str,
     if not session or not turn:
         raise Refusal("bad-arguments", "chat-send: session-id and turn-id must not be empty")
     meta = {k: v for k, v in context.items() if k not in _RESERVED_META}
+    from passepartout.llm.choice import TurnChoice
+
+    try:  # a preset's malformed field is refused here, before the turn starts
+        TurnChoice.from_meta(meta)
+    except ProtocolError as err:
+        raise Refusal("bad-arguments", f"chat-send: {err.message}") from None
     bridge.channel.bind(session, peer)
 
     def submit(agent: Agent | None) -> None:
@@ -282,6 +288,26 @@ def _usage(bridge: Bridge, peer: Peer, session: str | None) -> dict[str, Any]:
     return ledger.usage(session or None)
 
 
+def _models(bridge: Bridge, peer: Peer) -> dict[str, Any]:
+    """The models the configuration names, for Emacs's picker: the default, each tier's,
+    the fallbacks and the local one; ``all`` lists them once each, default first."""
+    from passepartout.errors import ConfigError
+    from passepartout.llm.models import LOCAL_MODEL, default_model
+
+    config = bridge.config
+    try:
+        default: str | None = default_model(config)
+    except ConfigError:
+        default = None
+    fallbacks = list(config.fallback_models)
+    tiers = {"cognition": config.model_cognition or default,
+             "reasoning": config.model_reasoning or default}
+    every = [default, tiers["cognition"], tiers["reasoning"], *fallbacks, LOCAL_MODEL]
+    return {"default": default, "cognition": tiers["cognition"],
+            "reasoning": tiers["reasoning"], "fallbacks": fallbacks or None,
+            "local": LOCAL_MODEL, "all": list(dict.fromkeys(m for m in every if m))}
+
+
 def _status(bridge: Bridge, peer: Peer) -> dict[str, Any]:
     return bridge.status()
 
@@ -321,6 +347,7 @@ METHODS: dict[str, Method] = {
         Method("org-edit", (("plist", PLIST),), _org_edit),
         Method("focus", (("plist", PLIST),), _focus),
         Method("status", (), _status),
+        Method("models", (), _models),
         Method("jobs", (), _jobs, slow=True),
         Method("skills-reload", (("name", STRING),), _skills_reload, slow=True),
         Method("session-history", (("session-id", STRING),), _session_history, slow=True),

@@ -25,9 +25,10 @@ from passepartout.context import (
     focus_for,
     peripheral_sections,
 )
-from passepartout.errors import PassepartoutError
+from passepartout.errors import BudgetError, PassepartoutError
 from passepartout.llm import models, tokens
 from passepartout.llm.budget import Budgets
+from passepartout.llm.choice import TurnChoice
 from passepartout.llm.ledger import Call, Ledger
 from passepartout.llm.provider import CallResult, Cancelled, Provider
 from passepartout.llm.sessions import SessionStore
@@ -95,6 +96,7 @@ class ModelLayer:
         self._pending: dict[str, list[Action]] = {}
         self._flushed: dict[str, int] = {}
         self._counts: dict[int, tuple[Message, str, int]] = {}
+        self._turn_spend: dict[str, float] = {}  # a preset's :budget caps its turn
         self._lock = threading.Lock()
 
     def close(self) -> None:
@@ -113,9 +115,11 @@ class ModelLayer:
             raise
 
     def _think(self, thought: Thought) -> list[Action]:
-        chosen = thought.signal.meta.get("model")  # Emacs's passepartout-model, per turn
-        route = models.route(self.config, thought.prompt.tier,
-                             preferred=chosen if isinstance(chosen, str) and chosen else None)
+        choice = TurnChoice.from_meta(thought.signal.meta)  # Emacs's model, tier, preset
+        tier = thought.prompt.tier
+        if choice.tier and tier != "reflex":
+            tier = choice.tier
+        route = models.route(self.config, tier, preferred=choice.model)
         if self._private_run(thought.signal):
             route = private_route(self.config, route)
         key, persistent = session_of(thought.signal)
@@ -132,7 +136,9 @@ class ModelLayer:
                 return [self._final(reply, result, key, persistent)]
             good, bad = tool_actions(reply)
             self.sessions.append(key, assistant_message(reply), persistent=persistent)
-            if not bad:
+            # A tool outside the preset's list is not run, even if the gates would allow it.
+            outside = [a for a in good if not choice.allows(a.name)]
+            if not bad and not outside:
                 with self._lock:
                     self._pending[key] = good
                 return good
@@ -141,7 +147,9 @@ class ModelLayer:
                                         f"({c.arguments[:200]!r}); call it again", c.name)
                      for c in bad]
             fixes += [tool_message(a.call_id or "", "not run: resend it with the others",
-                                   a.name) for a in good]
+                                   a.name) for a in good if choice.allows(a.name)]
+            fixes += [tool_message(a.call_id or "", "not run: this turn's preset does not "
+                                   "allow this tool", a.name) for a in outside]
             self.sessions.append(key, *fixes, persistent=persistent)
         return [Action("chat", text="The model kept sending malformed tool calls; "
                                     "please rephrase the request.")]
@@ -187,7 +195,8 @@ class ModelLayer:
                  tools_schemas: list[dict[str, Any]]) -> Assembly:
         """The messages for this step, fitted under CONTEXT_MAX_TOKENS."""
         history = repair_tool_pairs(self.sessions.messages(key, persistent=persistent))
-        prefix = system_message("\n\n".join([INSTRUCTIONS, *thought.system]),
+        extra = TurnChoice.from_meta(thought.signal.meta).system_text()
+        prefix = system_message("\n\n".join([INSTRUCTIONS, *thought.system, *extra]),
                                 cache=_caches_prompts(model))
         count = tokens.counter(model)
         encoding = tokens.encoding_name(model)
@@ -211,7 +220,9 @@ class ModelLayer:
 
     def _call(self, thought: Thought, route: models.Route, key: str, persistent: bool,
               partial: list[str]) -> CallResult:
-        schemas = ([t.schema() for t in self.agent.tools() if t.offered]
+        choice = TurnChoice.from_meta(thought.signal.meta)
+        schemas = ([t.schema() for t in self.agent.tools()
+                    if t.offered and choice.allows(t.name)]
                    if thought.prompt.use_tools else [])
         assembly = self.assemble(thought, route.primary, key, persistent, schemas)
         signal = thought.signal
@@ -221,6 +232,7 @@ class ModelLayer:
         def before(model: str) -> None:
             estimate = tokens.price(model).cost(assembly.tokens, self.expected_output)
             self.budgets.check(session=session, heading=heading, estimate=estimate)
+            self._check_turn_budget(thought, choice, estimate)
 
         def on_text(text: str) -> None:
             partial.append(text)
@@ -236,6 +248,19 @@ class ModelLayer:
         )
         self._book(result.model, result.provider, result.reply, assembly.tokens, thought)
         return result
+
+    def _check_turn_budget(self, thought: Thought, choice: TurnChoice,
+                           estimate: float) -> None:
+        if choice.budget is None:
+            return
+        with self._lock:
+            spent = self._turn_spend.get(_turn_key(thought.signal), 0.0)
+        if spent + estimate > choice.budget:
+            raise BudgetError(
+                f"Budget reached: this turn has spent ${spent:.4f} of its preset's "
+                f"${choice.budget:.4f}; the next call would cost about ${estimate:.4f}, "
+                "so it was not sent.",
+                remaining=max(choice.budget - spent, 0.0), requested=estimate)
 
     def _cancelled(self, thought: Thought, route: models.Route, key: str, persistent: bool,
                    text: str) -> None:
@@ -259,6 +284,11 @@ class ModelLayer:
             reply.text + "".join(c.name + c.arguments for c in reply.tool_calls), model)
         cost = tokens.price(model).cost(tokens_in, tokens_out, usage.cached_tokens)
         signal = thought.signal
+        with self._lock:
+            if len(self._turn_spend) > 10_000:
+                self._turn_spend.clear()
+            turn = _turn_key(signal)
+            self._turn_spend[turn] = self._turn_spend.get(turn, 0.0) + cost
         self.ledger.record(Call(
             model=model,
             provider=provider or _provider_name(model),
@@ -387,3 +417,8 @@ def _caches_prompts(model: str) -> bool:
 
 def _provider_name(model: str) -> str:
     return model.split("/", 1)[0] if "/" in model else "unknown"
+
+
+def _turn_key(signal: Signal) -> str:
+    """The turn a call belongs to (its steps share a turn id)."""
+    return str(signal.meta.get("turn-id") or signal.session_id or "background")
