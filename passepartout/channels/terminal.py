@@ -7,7 +7,9 @@ on the terminal, refused when standard input is not one, or from standard input 
 through :func:`~passepartout.security.termtext.terminal_safe`, so escape sequences from
 a model or a tool are shown, not obeyed.  ``Ctrl-C`` cancels the running turn;
 ``Ctrl-D`` or ``/quit`` ends the chat.  The session is kept, so the next
-``passepartout chat`` resumes it.
+``passepartout chat`` resumes it.  On a terminal, prompts are edited with ``readline``
+and kept in a history (:mod:`terminal_history`); ``/model``, ``/session`` and ``/cost``
+are answered here (:mod:`terminal_commands`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from passepartout.channels.terminal_answers import (
     FromTerminal,
     Refuse,
 )
+from passepartout.channels.terminal_commands import HELP, ChatState, answer, command_word
+from passepartout.channels.terminal_history import LineReader
 from passepartout.channels.terminal_streams import escaped_output
 from passepartout.config import Config
 from passepartout.errors import PassepartoutError
@@ -90,6 +94,11 @@ class TerminalChannel:
             yes = self.answers.ask(f"Allow {request.describe()}? [y/N] ", self._write)
             self._column = 0
         return yes
+
+    def say(self, text: str) -> None:
+        """A line of the chat itself (a terminal command's answer), escaped."""
+        with self._lock:
+            self._line(text)
 
     # -- turns ------------------------------------------------------------------------
 
@@ -161,29 +170,39 @@ def run_chat(
     except PassepartoutError as err:
         print(terminal_safe(f"passepartout chat: {err.message}"), file=sys.stderr)
         return 1
+    state = ChatState(config, agent.services, session)
+    lines = LineReader.for_stream(reader, config.home, interactive)
     try:
         if interactive:
-            banner = f"Passepartout (session {session}); Ctrl-D or /quit ends.\n"
+            banner = (f"Passepartout (session {session}); /help lists the commands, "
+                      "Ctrl-D or /quit ends.\n")
             writer.write(terminal_safe(banner))
         while True:
-            if interactive:
-                writer.write("> ")
-                writer.flush()
-            line = reader.readline()
-            if not line:
+            try:
+                line = lines.read(writer, interactive)
+            except KeyboardInterrupt:  # at the prompt: a fresh prompt, as in a shell
+                writer.write("\n")
+                continue
+            if line is None:
                 break
             text = line.strip()
             if not text:
                 continue
             if text in ("/quit", "/exit"):
                 break
+            local = command_word(text)
+            if local is not None:
+                channel.say(answer(state, *local))
+                continue
             channel.begin()
-            turn = agent.submit(text, session_id=session, source=SOURCE)
+            turn = agent.submit(text, session_id=state.session, source=SOURCE, **state.meta())
             try:
                 channel.wait()
             except KeyboardInterrupt:
-                agent.cancel(session, turn)
+                agent.cancel(state.session, turn)
                 channel.wait(10.0)
+            if text.lower().split()[0] == "/help":
+                channel.say(HELP)
     finally:
         agent.shutdown()
     return 1 if channel.errors else 0
