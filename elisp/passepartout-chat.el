@@ -41,6 +41,7 @@
 (require 'passepartout-approval)
 (require 'passepartout-chat-render)
 (require 'passepartout-chat-markdown)
+(require 'passepartout-models)
 
 (defcustom passepartout-chat-prompt-heading "* You"
   "The heading line under which the person writes a prompt."
@@ -446,7 +447,7 @@ With TURN-ENDED, the difference from when the turn was sent is the turn's."
 
 (defun passepartout-chat--context ()
   "Return the context plist sent with a prompt."
-  (append (and passepartout-model (list :model passepartout-model))
+  (append (passepartout-models-turn-context)
           (list :buffer (buffer-name))))
 
 (defun passepartout-chat-send ()

@@ -26,6 +26,7 @@
 (require 'passepartout)
 (require 'passepartout-chat)
 (require 'passepartout-org)
+(require 'passepartout-models)
 
 (defun passepartout-menu--in-chat-p ()
   "Non-nil in a chat buffer, where sending and cancelling apply."
@@ -40,6 +41,10 @@
     ("s" "Send the prompt" passepartout-chat-send :if passepartout-menu--in-chat-p)
     ("k" "Cancel the turn" passepartout-chat-cancel :if passepartout-menu--in-chat-p)
     ("r" "Resume a session" passepartout-chat-resume)]
+   ["Model"
+    ("m" "Model (C-u: everywhere)" passepartout-select-model)
+    ("t" "Tier (C-u: everywhere)" passepartout-select-tier)
+    ("p" "Preset (C-u: everywhere)" passepartout-select-preset)]
    ["Context"
     ("x" "Show the context" passepartout-context-show)
     ("o" "Org mode: focus, hooks, cron" passepartout-org-mode)
