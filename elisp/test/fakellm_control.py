@@ -4,7 +4,8 @@
 
 prints the base URL on the first line of stdout, then reads JSON lines on stdin:
 each is a list of replies in fakellm's script format; the replies still queued
-are dropped, the new ones queued, and ``ok`` is printed.  One server process
+are dropped, the new ones queued, and ``ok`` is printed.  The line
+``"last-request"`` prints the body of the last request the model received.  One server process
 then serves many ERT tests, each with its own script.
 """
 
@@ -25,6 +26,10 @@ def main() -> int:
         for line in sys.stdin:
             try:
                 items = json.loads(line)
+                if items == "last-request":  # the body of the last request, one JSON line
+                    body = fake.last_request.body if fake.request_count else None
+                    print(json.dumps(body), flush=True)
+                    continue
                 while fake.pop() is not None:
                     pass
                 fake.load_script(items)

@@ -46,6 +46,47 @@
         (should (string-match-p "answered by the other model"
                                 (passepartout-turn-reply turn)))))))
 
+(defun passepartout-models-test--last-request ()
+  "Return the body of the last request the shared fake model received, an alist."
+  (let* ((process (car (passepartout-test--shared-fake)))
+         (buffer (process-buffer process)))
+    (with-current-buffer buffer (erase-buffer))
+    (process-send-string process "\"last-request\"\n")
+    (passepartout-test-wait
+     (lambda () (with-current-buffer buffer
+                  (save-excursion (goto-char (point-min)) (looking-at ".*\n"))))
+     10 "the fake model's last request")
+    (with-current-buffer buffer
+      (goto-char (point-min))
+      (json-parse-string (buffer-substring (point) (line-end-position))
+                         :object-type 'alist :array-type 'list))))
+
+(ert-deftest passepartout-models-test-preset-reaches-the-request ()
+  "A preset chosen in the chat buffer sets the request's model, system text and tools."
+  (passepartout-test-with-shared-server
+      '(((model . "preset-model") (text . "ok from the preset")))
+    (let ((passepartout-presets
+           '(("french" :model "openai/preset-model" :tier "cognition"
+              :system "Answer in French.\n* Not a heading" :tools ("read-file")
+              :budget 1.0)))
+          (buffer (passepartout-chat)))
+      (with-current-buffer buffer
+        (passepartout-select-preset "french"))
+      (let ((turn (passepartout-test-prompt buffer "bonjour")))
+        (should (eq (passepartout-test-wait-turn turn) 'done))
+        (should (string-match-p "ok from the preset" (passepartout-turn-reply turn))))
+      (let* ((body (passepartout-models-test--last-request))
+             (system (alist-get 'content (car (alist-get 'messages body))))
+             (system (if (stringp system)
+                         system
+                       (mapconcat (lambda (part) (alist-get 'text part)) system ""))))
+        (should (equal (alist-get 'model body) "preset-model"))
+        (should (string-match-p "Answer in French\\." system))
+        (should-not (string-match-p "^\\* Not a heading" system))
+        (should (equal (mapcar (lambda (tool) (alist-get 'name (alist-get 'function tool)))
+                               (alist-get 'tools body))
+                       '("read-file")))))))
+
 (ert-deftest passepartout-models-test-prefix-sets-globally ()
   "With a prefix argument the model is chosen for every buffer."
   (let ((passepartout-model nil))
