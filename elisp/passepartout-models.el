@@ -212,11 +212,22 @@ and `org-global-properties'.  The walk is explicit: the inheritance of
       (symbol-value variable)
     (passepartout-models--property property)))
 
-(defun passepartout-models-turn-context ()
+(defun passepartout-models-turn-context (&optional where)
   "Return the plist of model, tier and preset fields a turn sends from here.
-Keys :model, :tier, :system, :tools and :budget; absent ones are left out.
-The buffer's own choice wins over the org properties at point, which
-win over the preset, which wins over the global `passepartout-model'."
+WHERE, a marker, reads them at that place (the org heading a text is
+sent from) instead of at point.  Keys :model, :tier, :system, :tools
+and :budget; absent ones are left out.  The buffer's own choice wins
+over the org properties at point, which win over the preset, which wins
+over the global `passepartout-model'."
+  (if (and (markerp where) (marker-buffer where))
+      (with-current-buffer (marker-buffer where)
+        (save-excursion
+          (goto-char where)
+          (passepartout-models--turn-context)))
+    (passepartout-models--turn-context)))
+
+(defun passepartout-models--turn-context ()
+  "Return the fields of `passepartout-models-turn-context' at point."
   (let* ((preset-name (or (passepartout-models--choice 'passepartout-preset
                                                        "PASSEPARTOUT_PRESET")
                           passepartout-preset))

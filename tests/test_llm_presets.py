@@ -56,6 +56,22 @@ def test_a_tool_outside_the_preset_is_not_run(provider_env: FakeLLM, tmp_path: P
     assert last["role"] == "tool" and "preset does not allow" in last["content"]
 
 
+def test_a_model_insisting_on_a_refused_tool_is_told_so(
+    provider_env: FakeLLM, tmp_path: Path
+) -> None:
+    fake = provider_env
+    agent, _rec = make_agent(make_config(tmp_path))
+    try:
+        for n in range(3):
+            fake.tool_call("read-file", {"path": "x.org"}, call_id=f"c{n}")
+        done = agent.loop.process(user_signal("read x", tools=[]))
+    finally:
+        agent.shutdown()
+    assert fake.request_count == 3
+    assert "tools" not in fake.requests[0].body  # an empty list offers no tool
+    assert "preset does not allow" in (done[-1].text or "")
+
+
 def test_the_turn_budget_stops_a_call(provider_env: FakeLLM, tmp_path: Path) -> None:
     fake = provider_env
     agent, rec = make_agent(make_config(tmp_path))

@@ -119,6 +119,12 @@
       (setq-local passepartout-model "openai/mine")
       (should (equal (plist-get (passepartout-models-turn-context) :model) "openai/mine"))
       (kill-local-variable 'passepartout-model)
+      (let ((task (save-excursion (goto-char (point-min))
+                                  (re-search-forward "^\\*\\* Task")
+                                  (point-marker))))
+        (with-temp-buffer  ; sending from elsewhere, the place given
+          (should (equal (plist-get (passepartout-models-turn-context task) :tier)
+                         "cognition"))))
       (re-search-forward "^\\* Elsewhere")
       (let ((passepartout-model "openai/global"))
         (should (equal (passepartout-models-turn-context) '(:model "openai/global")))))))

@@ -124,6 +124,8 @@ class ModelLayer:
             route = private_route(self.config, route)
         key, persistent = session_of(thought.signal)
         self._record_input(thought, key, persistent)
+        outside: list[Action] = []
+        bad: list[Any] = []
         for _ in range(BAD_ARGUMENT_RETRIES + 1):
             partial: list[str] = []
             try:
@@ -151,6 +153,10 @@ class ModelLayer:
             fixes += [tool_message(a.call_id or "", "not run: this turn's preset does not "
                                    "allow this tool", a.name) for a in outside]
             self.sessions.append(key, *fixes, persistent=persistent)
+        if outside and not bad:
+            return [Action("chat", text="The model kept asking for tools this turn's preset "
+                                        "does not allow; choose another preset or rephrase "
+                                        "the request.")]
         return [Action("chat", text="The model kept sending malformed tool calls; "
                                     "please rephrase the request.")]
 
