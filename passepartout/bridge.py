@@ -208,6 +208,8 @@ def _chat_send(bridge: Bridge, peer: Peer, session: str, turn: str, text: str,
 
     try:  # a preset's malformed field is refused here, before the turn starts
         TurnChoice.from_meta(meta)
+        if meta.get("tier") == "reflex":
+            raise ProtocolError(":tier must be cognition or reasoning (a chat asks a model)")
     except ProtocolError as err:
         raise Refusal("bad-arguments", f"chat-send: {err.message}") from None
     bridge.channel.bind(session, peer)

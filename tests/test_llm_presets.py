@@ -86,7 +86,8 @@ def test_the_turn_budget_stops_a_call(provider_env: FakeLLM, tmp_path: Path) -> 
 
 def test_bad_fields_are_refused() -> None:
     with pytest.raises(ProtocolError):
-        TurnChoice.from_meta({"tier": "reflex"})
+        TurnChoice.from_meta({"tier": "huge"})
+    assert TurnChoice.from_meta({"tier": "reflex"}).tier is None  # a reflex job's own
     with pytest.raises(ProtocolError):
         TurnChoice.from_meta({"tools": [1, 2]})
     with pytest.raises(ProtocolError):
@@ -96,6 +97,8 @@ def test_bad_fields_are_refused() -> None:
     bridge = Bridge(Config.from_mapping({"PASSEPARTOUT_MODEL": "openai/a"}))
     with pytest.raises(Refusal, match="tier"):
         METHODS["chat-send"].run(bridge, None, "s", "t", "hi", {"tier": "huge"})
+    with pytest.raises(Refusal, match="tier"):
+        METHODS["chat-send"].run(bridge, None, "s", "t", "hi", {"tier": "reflex"})
 
 
 def test_models_lists_what_is_configured() -> None:

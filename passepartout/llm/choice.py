@@ -61,6 +61,8 @@ def _text(meta: Mapping[str, Any], key: str) -> str | None:
 
 def _tier(meta: Mapping[str, Any]) -> str | None:
     tier = _text(meta, "tier")
+    if tier == "reflex":  # a reflex job's own tier: no model is asked, nothing to choose
+        return None
     if tier is not None and tier not in CHOSEN_TIERS:
         raise ProtocolError(f":tier must be one of {', '.join(CHOSEN_TIERS)}, not {tier!r}")
     return tier
