@@ -47,6 +47,10 @@ class EscapedStream(io.TextIOBase):
     def encoding(self) -> str:  # type: ignore[override]
         return self.raw.encoding
 
+    @property
+    def errors(self) -> str | None:  # type: ignore[override]  # readline needs it a str
+        return self.raw.errors
+
 
 @contextmanager
 def escaped_output() -> Iterator[None]:

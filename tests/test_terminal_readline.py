@@ -1,0 +1,120 @@
+"""``passepartout chat`` on a real pseudo-terminal: prompts are edited with readline
+and kept in ``$PASSEPARTOUT_HOME/chat_history`` (0600), read back by the next chat;
+the answer to an approval, typed on the same terminal, never lands in the history."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import select
+import stat
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+import pytest
+from fakellm import FakeLLM
+
+pytest_plugins = ["llm_agent"]
+
+UP = "\x1b[A"
+
+
+class _Terminal:
+    """The chat process on a pty of its own (its controlling terminal)."""
+
+    def __init__(self, env: dict[str, str], cwd: Path) -> None:
+        self.master, slave = os.openpty()
+        self.shown = b""
+
+        def _own_terminal() -> None:
+            os.setsid()
+            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "passepartout", "chat"], stdin=slave, stdout=slave,
+            stderr=slave, env=env, cwd=cwd, preexec_fn=_own_terminal,
+        )
+        os.close(slave)
+
+    def type(self, text: str) -> None:
+        os.write(self.master, text.encode())
+
+    def wait_for(self, text: str, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        while text.encode() not in self.shown:
+            left = max(0.0, deadline - time.monotonic())
+            ready, _, _ = select.select([self.master], [], [], left)
+            if not ready:
+                raise AssertionError(f"{text!r} not shown: {self.shown!r}")
+            try:
+                self.shown += os.read(self.master, 4096)
+            except OSError as err:  # the process ended: nothing more to read
+                raise AssertionError(f"{text!r} not shown: {self.shown!r}") from err
+        self.shown = self.shown.split(text.encode(), 1)[1]  # the next wait looks further
+
+    def end(self) -> int:
+        self.type("\x04")  # Ctrl-D at the prompt
+        try:
+            return self.process.wait(60)
+        finally:
+            os.close(self.master)
+
+
+def _env(fake: FakeLLM, tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PASSEPARTOUT")}
+    env.update(
+        HOME=str(tmp_path), PASSEPARTOUT_HOME=str(tmp_path / "home"),
+        PASSEPARTOUT_CONFIG_DIR=str(tmp_path / "config"), MEMEX_DIR=str(tmp_path / "memex"),
+        PASSEPARTOUT_WORKSPACE=str(tmp_path / "memex"), PASSEPARTOUT_MODEL="openai/gpt-4o-mini",
+        PASSEPARTOUT_EMBEDDINGS="off", PASSEPARTOUT_MEMORY_IMPORT="off",
+        OPENAI_BASE_URL=fake.base_url, OPENAI_API_KEY="sk-fake",
+        LITELLM_LOCAL_MODEL_COST_MAP="True", HF_HUB_OFFLINE="1", TERM="xterm",
+    )
+    return env
+
+
+@pytest.mark.attack
+def test_history_is_kept_without_the_approval_answer(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    memex = tmp_path / "memex"
+    memex.mkdir()
+    target = memex / "approved.txt"
+    fake_llm.reply("First answer.")
+    fake_llm.reply("Kept quiet.")
+    fake_llm.tool_call("write-file", {"path": str(target), "content": "written"})
+    fake_llm.reply("Written.")
+    fake_llm.reply("Recalled.")
+    env = _env(fake_llm, tmp_path)
+    history = tmp_path / "home" / "chat_history"
+
+    chat = _Terminal(env, tmp_path)
+    chat.wait_for("> ")
+    chat.type("hello there\n")
+    chat.wait_for("First answer.")
+    chat.wait_for("> ")
+    chat.type(" a private prompt\n")  # a leading space: not kept
+    chat.wait_for("Kept quiet.")
+    chat.wait_for("> ")
+    chat.type("write the file\n")
+    chat.wait_for("[y/N] ")
+    chat.type("yes\n")
+    chat.wait_for("Written.")
+    chat.wait_for("> ")
+    assert chat.end() == 0
+    assert target.read_text() == "written"
+    kept = history.read_text().splitlines()
+    assert kept == ["hello there", "write the file"], kept
+    assert stat.S_IMODE(history.stat().st_mode) == 0o600
+
+    # The next chat reads it back: the up arrow recalls the last prompt.
+    chat = _Terminal(env, tmp_path)
+    chat.wait_for("> ")
+    chat.type(UP + "\n")
+    chat.wait_for("Recalled.")
+    chat.wait_for("> ")
+    assert chat.end() == 0
+    last = fake_llm.requests[-1].messages[-1]
+    assert last["role"] == "user" and last["content"].rsplit("\n", 1)[-1] == "write the file"
+    assert history.read_text().splitlines() == ["hello there", "write the file"]  # no repeat
