@@ -213,6 +213,7 @@ def test_a_piped_yes_is_a_prompt_not_an_approval(fake_llm: FakeLLM, tmp_path: Pa
     last = fake_llm.requests[-1].messages[-1]  # the "yes" line was a prompt, not an answer
     assert last["role"] == "user" and last["content"].rsplit("\n", 1)[-1] == "yes"
     assert out.rstrip().endswith(b"You said yes.")
+    assert not (tmp_path / "home" / "chat_history").exists()  # no history from a pipe
     # The model's text and the tool's output are shown escaped, in the process's bytes.
     _assert_clean(out + result.stderr)
     assert out.count(b"\\x1b]52;c;cm0gLXJmIH4K\\x07") >= 2

