@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from fakellm import FakeLLM
 
-from passepartout.channels.terminal_history import HISTORY_LENGTH, LineReader
+from passepartout.channels.terminal_history import HISTORY_LENGTH, LineReader, complete
 
 pytest_plugins = ["llm_agent"]
 
@@ -117,10 +117,14 @@ def test_history_is_kept_without_the_approval_answer(fake_llm: FakeLLM, tmp_path
     chat.type(UP + "\n")
     chat.wait_for("Recalled.")
     chat.wait_for("> ")
+    chat.type("/co\t\n")  # Tab completes the command
+    chat.wait_for("session terminal: $")
+    chat.wait_for("> ")
     assert chat.end() == 0
     last = fake_llm.requests[-1].messages[-1]
     assert last["role"] == "user" and last["content"].rsplit("\n", 1)[-1] == "write the file"
-    assert history.read_text().splitlines() == ["hello there", "write the file"]  # no repeat
+    # The recalled prompt is not repeated; the completed command is kept.
+    assert history.read_text().splitlines() == ["hello there", "write the file", "/cost"]
 
 
 def _reader(history: Path) -> LineReader:
@@ -169,3 +173,9 @@ def test_no_editing_unless_standard_input_is_the_terminal(tmp_path: Path) -> Non
         os.close(master)
         os.close(slave)
     assert not (tmp_path / "chat_history").exists()
+
+
+def test_tab_completes_the_commands() -> None:
+    assert [complete("/s", n) for n in range(3)] == ["/session", "/skills", "/status"]
+    assert complete("/mo", 0) == "/model" and complete("/mo", 1) is None
+    assert complete("mo", 0) is None  # a prompt's words are not commands

@@ -6,8 +6,8 @@ With standard input a terminal, prompts are read with the standard library's
 returns as a prompt is recorded, and only by an explicit ``add_history``: automatic
 history is off, so an approval's answer (read from ``/dev/tty`` or standard input
 elsewhere) never lands in it.  A prompt starting with a space is not recorded (as in
-bash's ``ignorespace``).  Standard input that is not a terminal is read line by line,
-with neither editing nor history.
+bash's ``ignorespace``); Tab completes the slash commands.  Standard input that is not
+a terminal is read line by line, with neither editing nor history.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 HISTORY_FILE = "chat_history"
 HISTORY_LENGTH = 1000
 PROMPT = "> "
+COMMANDS = ("/cost", "/help", "/model", "/quit", "/session", "/skills", "/status", "/tools")
 
 
 @dataclass
@@ -69,6 +70,9 @@ class LineReader:
         rl.set_auto_history(False)  # recorded only by _remember, never an answer
         rl.set_history_length(HISTORY_LENGTH)
         rl.clear_history()
+        rl.set_completer(complete)
+        rl.set_completer_delims(" \t\n")
+        rl.parse_and_bind("tab: complete")
         if self.history.is_file():
             try:
                 rl.read_history_file(str(self.history))
@@ -92,6 +96,12 @@ class LineReader:
             rl.write_history_file(str(self.history))
         except OSError as err:
             log.warning("chat history %s not written: %s", self.history, err)
+
+
+def complete(text: str, state: int) -> str | None:
+    """Tab completes the chat's slash commands (readline's completer protocol)."""
+    found = [c for c in COMMANDS if c.startswith(text)] if text.startswith("/") else []
+    return found[state] if state < len(found) else None
 
 
 def _is_process_stdin(stream: TextIO) -> bool:
