@@ -33,6 +33,7 @@ from passepartout.servetoken import TokenError, receive_token
 
 if TYPE_CHECKING:
     from passepartout.bridge import Bridge
+    from passepartout.emacs import BridgeServer
     from passepartout.loop.actions import Think
 
 log = logging.getLogger(__name__)
@@ -71,7 +72,15 @@ def run_server(config: Config, *, think: Think | None = None,
     bridge = Bridge(config)
     server = BridgeServer(bridge, token, listener=listener, admission=admission)
     log.info("serving on 127.0.0.1:%d (port line after %.0f ms)", port, port_ms)
-    threading.Thread(target=server.serve_forever, name="epc-accept", daemon=True).start()
+    return serve_until_stopped(config, bridge, [server], think, stop)
+
+
+def serve_until_stopped(config: Config, bridge: Bridge, servers: list[BridgeServer],
+                        think: Think | None, stop: threading.Event) -> int:
+    """Accept on every server and boot the agent; once ``stop`` is set, stop in order
+    (approvals denied, servers closed, the agent shut down); 0 after a clean stop."""
+    for server in servers:
+        threading.Thread(target=server.serve_forever, name="epc-accept", daemon=True).start()
     booter = threading.Thread(target=boot_agent, args=(config, bridge, think),
                               name="boot", daemon=True)
     booter.start()
@@ -79,7 +88,8 @@ def run_server(config: Config, *, think: Think | None = None,
         pass
     log.info("stopping")
     bridge.channel.stop()  # pending approvals are denied, so lanes can finish
-    server.stop()
+    for server in servers:
+        server.stop()
     booter.join(BOOT_JOIN_TIMEOUT)
     if bridge.agent is not None:
         _shutdown(bridge.agent)

@@ -37,7 +37,7 @@ from passepartout.config import Config
 from passepartout.daemon.place import Place, PlaceError
 from passepartout.errors import ConfigError
 from passepartout.fsutil import atomic_write
-from passepartout.serve import BOOT_JOIN_TIMEOUT, _shutdown, boot_agent, listen, setup_logging
+from passepartout.serve import listen, serve_until_stopped, setup_logging
 
 if TYPE_CHECKING:
     from passepartout.loop.actions import Think
@@ -101,8 +101,6 @@ def _serve(config: Config, place: Place, admission: Admission, stop: threading.E
     bridge = Bridge(config)
     servers = [BridgeServer(bridge, token, listener=sock, admission=admission)
                for sock in (unix, tcp)]
-    for server in servers:
-        threading.Thread(target=server.serve_forever, name="epc-accept", daemon=True).start()
     port = tcp.getsockname()[1]
     place.write_info({
         "pid": os.getpid(), "socket": str(place.socket), "port": port,
@@ -112,20 +110,7 @@ def _serve(config: Config, place: Place, admission: Admission, stop: threading.E
     })
     log.info("daemon %d serving on %s and 127.0.0.1:%d", os.getpid(), place.socket, port)
     print(f"{PROG}: pid {os.getpid()}, socket {place.socket}, port {port}", flush=True)
-    booter = threading.Thread(target=boot_agent, args=(config, bridge, think),
-                              name="boot", daemon=True)
-    booter.start()
-    while not stop.wait(0.5):
-        pass
-    log.info("stopping")
-    bridge.channel.stop()  # pending approvals are denied, so lanes can finish
-    for server in servers:
-        server.stop()
-    booter.join(BOOT_JOIN_TIMEOUT)
-    if bridge.agent is not None:
-        _shutdown(bridge.agent)
-    log.info("stopped")
-    return 0
+    return serve_until_stopped(config, bridge, servers, think, stop)
 
 
 def listen_unix(place: Place) -> socket.socket:
