@@ -44,14 +44,34 @@ def private_views(
     return pairs
 
 
+# (file, its identity and change stamp, tag) -> its view: an unchanged file is not read
+# and hashed again for every command.
+_made: dict[tuple[str, int, int, int, int, int, str], Path] = {}
+
+
 def _view_of(original: str, view_dir: Path, tag: str) -> str | None:
     try:
         with open(original, "rb", opener=_no_follow) as handle:
+            info = os.fstat(handle.fileno())
+            key = (original, info.st_dev, info.st_ino, info.st_mtime_ns, info.st_ctime_ns,
+                   info.st_size, tag)
+            known = _made.get(key)
+            if known is not None and known.parent == view_dir and known.exists():
+                return str(known)
             data = handle.read(MAX_VIEW_BYTES + 1)
     except OSError:
         return None  # gone or not a plain file: nothing there to read either
-    digest = hashlib.sha256(original.encode() + b"\0" + data).hexdigest()[:32]
-    view = view_dir / f"{digest}.org"
+    if len(_made) >= _KEEP:
+        _made.clear()
+    _made[key] = view_dir / f"{_digest(original, data)}.org"
+    return _write_view(_made[key], original, data, tag)
+
+
+def _digest(original: str, data: bytes) -> str:
+    return hashlib.sha256(original.encode() + b"\0" + data).hexdigest()[:32]
+
+
+def _write_view(view: Path, original: str, data: bytes, tag: str) -> str:
     if view.exists():
         return str(view)
     if len(data) > MAX_VIEW_BYTES:
