@@ -174,3 +174,29 @@ def test_a_daemon_killed_with_sigkill_comes_back_and_runs_the_missed_job_once(
     log = events(daemons)
     assert log.count("while the server was down; running it once now") == 1, log
     assert log.count("reflex log done") == 1, log
+
+
+def test_detach_starts_a_daemon_that_outlives_its_starter_and_finds_a_running_one(
+        daemons: Daemons) -> None:
+    first = daemons.cli("daemon", "--detach", timeout=60)
+    assert first.returncode == 0, first.stderr
+    assert "started: pid" in first.stdout
+    info = json.loads((daemons.rundir / "daemon.json").read_text())
+    try:
+        # The starter has exited; the daemon answers, in a session of its own.
+        with connect(daemons.home, environ=daemons.env) as client:
+            assert client.call("ping") is not None
+        again = daemons.cli("daemon", "--detach")
+        assert again.returncode == 0, again.stderr
+        assert f"already runs: pid {info['pid']}" in again.stdout
+    finally:
+        stopped = daemons.cli("stop")
+        assert stopped.returncode == 0, stopped.stderr
+
+
+def test_detach_says_why_a_daemon_cannot_start(daemons: Daemons) -> None:
+    daemons.env["PASSEPARTOUT_AUTH_TIMEOUT"] = "soon"
+    started = daemons.cli("daemon", "--detach")
+    assert started.returncode == 1
+    assert "exited with status 2" in started.stderr
+    assert "Traceback" not in started.stderr
