@@ -163,6 +163,25 @@ class SkillLoader:
             self._install(entry, loaded)
             return entry
 
+    def add(self, path: Path) -> CatalogEntry:
+        """Load a skill file that appeared since boot (a known name is reloaded)."""
+        found = discovery.read_metadata(Path(path))
+        with self._lock:
+            if found.name in self.catalog:
+                return self.reload(found.name)
+            entry = self.catalog[found.name] = CatalogEntry(found.name, found.path)
+            if found.error:
+                self._set(entry, Status.BLOCKED, found.error)
+                return entry
+            files = {f.name: f for f in discovery.discover(self.dirs)}
+            ready = {n for n, e in self.catalog.items() if e.status is Status.READY}
+            missing = [d for d in found.depends_on if discovery.resolve(d, files) not in ready]
+            if missing:
+                self._set(entry, Status.BLOCKED, f"needs skills that are not ready: {missing}")
+                return entry
+            self._load_into_registry(found.path, entry)
+            return entry
+
     def _load_into_registry(self, path: Path, entry: CatalogEntry) -> None:
         self._set(entry, Status.LOADING, None)
         started = time.perf_counter()

@@ -12,5 +12,6 @@ SHIPPED: dict[str, str] = {
     'orgtools.py': '7cdc7537441197c654a543c7b7083a069bba08284bd1f81e1f35bb539efc6504',
     'policy.py': 'fea4ae96ca7ab38dc4b522c93e66a4220436d7345a1ac2f6ae61722f0d59f008',
     'reflexes.org': '3a61ab36c578991725279f4bccc449a76d25cab8e174d3eded3227ab0ed26e42',
+    'selfimprove.py': '028bd4744ad2c54d549adb432147ee31b0f973bf019fc16bfd551c9f23be7b3e',
     'shell.py': '7788713c8bfd7ceb730f0645ef88e708a246ba895c8db1679e3fa281b399d218',
 }

@@ -154,6 +154,7 @@ def build_argv(
     runtime_dir: str | None = None,
     userns: Support | None = None,
     views: Sequence[tuple[str, str]] = (),
+    readable: Sequence[Path | str] = (),
 ) -> list[str]:
     """The full argument list; ``cmd`` is a single element, never re-quoted.
 
@@ -173,6 +174,7 @@ def build_argv(
         runtime_dir=runtime_dir,
         other_homes=other_homes(home),
         views=views,
+        readable=readable,
     )
     argv += ["--chdir", ws]
     if userns is None or userns.userns:
@@ -225,6 +227,7 @@ def run_sandboxed(
     protected: Sequence[Path | str] = (),
     bwrap: str | None = None,
     views: Sequence[tuple[str, str]] = (),
+    readable: Sequence[Path | str] = (),
 ) -> RunResult:
     """Run ``cmd`` with ``bash -c`` in a bubblewrap sandbox rooted at ``workspace``.
 
@@ -260,6 +263,7 @@ def run_sandboxed(
             userns=support(exe),
             seccomp_fd=filter_fd,
             views=views,
+            readable=readable,
         )
         proc = subprocess.Popen(
             argv,

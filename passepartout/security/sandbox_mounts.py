@@ -78,12 +78,15 @@ def mount_args(
     runtime_dir: str | None = None,
     other_homes: Sequence[Path | str] = (),
     views: Sequence[tuple[str, str]] = (),
+    readable: Sequence[Path | str] = (),
 ) -> list[str]:
     """bubblewrap's mount arguments for ``workspace`` (resolved), in layer order.
 
     ``~/`` entries of ``hidden`` are hidden in ``other_homes`` too.  ``views``:
     ``(copy, original)`` pairs, each copy bound read-only over its original (a private
     org file seen redacted, see :mod:`passepartout.security.sandbox_views`).
+    ``readable``: directories seen read-only even where the sandbox masks their place
+    (the agent's own code in a checkout under ``/tmp``); the hidden ones stay hidden.
     """
     ws = str(workspace)
     socket_dirs = _socket_dirs(runtime_dir)
@@ -92,6 +95,8 @@ def mount_args(
     for entry in _PROC_READ_ONLY:
         args += ["--ro-bind-try", entry, entry]
     args += ["--tmpfs", "/tmp"]
+    for directory in readable:
+        args += ["--ro-bind-try", str(directory), str(directory)]
     for directory in around_ws:
         args += ["--tmpfs", directory]
     args += _resolver_args(around_ws)
