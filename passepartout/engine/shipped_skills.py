@@ -1,17 +1,21 @@
 """The shipped skills' sha256 (written by ``make pin-skills``)."""
 
 SHIPPED: dict[str, str] = {
+    'archivist.py': 'e154df4f30bb620ff2372f10ae58fce9edc38769a1c8f89d62f1fcac0f21e6bf',
     'chat.py': 'b64eb0f7cc88bb5c71bd457b242606139415fd4ceb0273c5653c325c859436a7',
     'dispatcher.py': 'fca8187d22307ddfcca15d2e8cd68bde772ad521684a85d37f599d648eff6632',
     'events.py': '09f73beab332e25d2eff0538d0ad26a5669febbb6a8b9b1c0c785ff8af3ae00f',
     'files.py': '00e92a5564e98123bcbf1b355e8d92e418d09e4b4f8fe17f736799d9bc097182',
     'flightplans.py': 'e76599c485e14843ab1cc3690f7e40e4790a36f4b9a48215349a3c7151ef5e51',
+    'gardener.py': '4cf8720103f06d5dabebe14b5357259de27ad8343f67b6006b24ccf899b67fc9',
     'hooks.py': 'aee6eaead0e2a1c9cf6f10607584889d3d6a6d505709de94e815fa499c33da5f',
     'intents.py': '3b89d1220f328a7832f9d7708fdaf0d01ab5023e4b423bc07cfaa7b06ddf8949',
+    'mcp.py': 'b5bb6625584a21c1b61278244566270c37102f45af8654402061ace6ea0fc72f',
     'memory.py': '38c4c52141383eee3f49b6c80e46afbbbbf3b2bd13bb72f97b3cdd42abf2e9bc',
     'orgtools.py': '7cdc7537441197c654a543c7b7083a069bba08284bd1f81e1f35bb539efc6504',
     'policy.py': 'fea4ae96ca7ab38dc4b522c93e66a4220436d7345a1ac2f6ae61722f0d59f008',
     'reflexes.org': '3a61ab36c578991725279f4bccc449a76d25cab8e174d3eded3227ab0ed26e42',
+    'scribe.py': '7084f8f991311561a4f59d394b9d1d271a3bf650076de1c92c9ea80e9777af27',
     'selfimprove.py': '028bd4744ad2c54d549adb432147ee31b0f973bf019fc16bfd551c9f23be7b3e',
     'shell.py': '7788713c8bfd7ceb730f0645ef88e708a246ba895c8db1679e3fa281b399d218',
 }

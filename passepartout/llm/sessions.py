@@ -86,6 +86,23 @@ class SessionStore:
             ).fetchall()
         return [(str(r[0]), int(r[1]), float(r[2])) for r in rows]
 
+    def since(self, ts: float) -> list[tuple[str, float, Message]]:
+        """Every persisted message written after ``ts`` (epoch seconds): its session,
+        its time and the message, oldest first (the scribe's new material)."""
+        with self._lock:
+            if self._conn is None:
+                return []
+            rows = self._conn.execute(
+                "SELECT session, ts, message FROM messages WHERE ts > ? ORDER BY ts, seq",
+                (ts,)).fetchall()
+        found: list[tuple[str, float, Message]] = []
+        for session, when, raw in rows:
+            try:
+                found.append((str(session), float(when), json.loads(raw)))
+            except json.JSONDecodeError:
+                log.warning("session %s: skipped an unreadable message", session)
+        return found
+
     def _load(self, session: str, persistent: bool) -> list[Message]:
         if not persistent:
             found = self._ephemeral.setdefault(session, [])

@@ -1,0 +1,154 @@
+"""How a background skill acts: it never edits, it proposes.
+
+A skill's action (an org tool call: archive this subtree, set that ID) is queued
+under a ticket and injected as a ``background-act`` signal from the ``background``
+source; the skill's reflex hands the loop that call, so it passes every gate like the
+model's: the policy, the dispatcher, the org tools' own gate (a private subtree is
+asked every time), and an approval, which for a background job is a Flight Plan in
+``approvals.org`` unless a rule of ``policy.toml`` or a grant allows the tool.
+
+:class:`Outcomes` is the ``background`` channel: it records in ``events.org`` what
+became of each proposal (done, refused, waiting for approval), and hands a skill the
+model's reply to a prompt it started (the scribe's).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from passepartout.events.eventlog import Entry, EventLog
+from passepartout.loop.actions import Action, ApprovalRequest
+from passepartout.signals import Keyword, Signal
+
+log = logging.getLogger(__name__)
+
+SENSOR = "background-act"
+SOURCE = "background"
+TICKET = "ticket"
+Injector = Callable[[Signal], bool]
+OnReply = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """One tool call a background skill wants, waiting for the loop."""
+
+    ticket: str
+    skill: str
+    node_id: str
+    action: Action
+
+
+class Proposals:
+    """The calls proposed and not yet handed to the loop."""
+
+    def __init__(self, inject: Injector, limit: int = 1000) -> None:
+        self.inject = inject
+        self._queued: dict[str, Proposal] = {}
+        self._limit = limit
+        self._lock = threading.Lock()
+
+    def propose(self, skill: str, node_id: str, tool: str, args: dict[str, Any]) -> bool:
+        """Queue ``tool(**args)`` for the loop; False when the agent takes no input."""
+        ticket = secrets.token_hex(8)
+        proposal = Proposal(ticket, skill, node_id,
+                            Action("tool", tool, dict(args), call_id=f"{skill}-{ticket}"))
+        with self._lock:
+            if len(self._queued) >= self._limit:
+                self._queued.pop(next(iter(self._queued)))
+            self._queued[ticket] = proposal
+        signal = Signal(payload={"sensor": Keyword(SENSOR), TICKET: ticket},
+                        meta={"source": Keyword(SOURCE), "origin": Keyword("cron"),
+                              "heading": node_id, "turn-id": f"{skill}-act-{ticket}",
+                              SENSOR: skill})
+        if self.inject(signal):
+            return True
+        with self._lock:
+            self._queued.pop(ticket, None)
+        log.warning("%s: the agent takes no input; %s not proposed", skill, tool)
+        return False
+
+    def take(self, ticket: str) -> Proposal | None:
+        """The proposal a ``background-act`` signal names (once)."""
+        with self._lock:
+            return self._queued.pop(ticket, None)
+
+
+class _Channel(Protocol):
+    def send(self, signal: Signal, kind: str, data: dict[str, Any]) -> None: ...
+
+    def approve(self, request: ApprovalRequest) -> bool: ...
+
+
+class Outcomes:
+    """The ``background`` channel: outcomes of proposals, and replies awaited."""
+
+    def __init__(self, inner: _Channel, events: EventLog) -> None:
+        self.inner = inner
+        self.events = events
+        self._waiting: dict[str, tuple[OnReply, list[str]]] = {}  # turn id -> wait
+        self._lock = threading.Lock()
+
+    def expect(self, turn: str, on_reply: OnReply) -> None:
+        with self._lock:
+            self._waiting[turn] = (on_reply, [])
+
+    def forget(self, turn: str) -> None:
+        with self._lock:
+            self._waiting.pop(turn, None)
+
+    def approve(self, request: ApprovalRequest) -> bool:
+        return self.inner.approve(request)
+
+    def send(self, signal: Signal, kind: str, data: dict[str, Any]) -> None:
+        try:
+            if signal.meta.get(SENSOR):
+                self._acted(signal, kind, data)
+            else:
+                self._reply(signal, kind, data)
+        except Exception:  # a skill's failure must not stop the run's own record
+            log.exception("background outcome handling failed")
+
+    def _reply(self, signal: Signal, kind: str, data: dict[str, Any]) -> None:
+        turn = str(signal.meta.get("turn-id") or "")
+        with self._lock:
+            wait = self._waiting.get(turn)
+            if wait is None:
+                return
+            if kind == "reply":
+                wait[1].append(str(data.get("text") or ""))
+            elif kind == "error":
+                wait[1].append(f"error: {data.get('message')}")
+            if kind != "done":
+                return
+            del self._waiting[turn]
+        text = "\n\n".join(t for t in wait[1] if t).strip()
+        node = str(signal.meta.get("heading") or "") or None
+        if data.get("cancelled") or not text or text.startswith("error:"):
+            self.events.record(Entry("background", "the model's answer did not come",
+                                     text or "(no answer)", "warning", node))
+            return
+        wait[0](text)
+
+    def _acted(self, signal: Signal, kind: str, data: dict[str, Any]) -> None:
+        skill = str(signal.meta.get(SENSOR))
+        node = str(signal.meta.get("heading") or "") or None
+        if kind == "denied":
+            plan = data.get("flightplan")
+            title = (f"{skill}: {data.get('action')} waits for approval (Flight Plan {plan})"
+                     if plan else f"{skill}: {data.get('action')} refused")
+            self.events.record(Entry(skill, title, str(data.get("reason") or ""),
+                                     "info" if plan else "warning", node))
+        elif kind == "tool-result":
+            ok = bool(data.get("ok"))
+            self.events.record(Entry(skill, f"{data.get('name')} {'done' if ok else 'failed'}",
+                                     str(data.get("output") or ""),
+                                     "info" if ok else "warning", node))
+        elif kind == "error" and not str(data.get("message") or "").startswith("stopped "):
+            self.events.record(Entry(skill, "its action failed",
+                                     str(data.get("message") or ""), "warning", node))

@@ -1,0 +1,106 @@
+"""A real agent with the three background skills, the org tools and the security
+skills, against the fake model server, on a simulated clock."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from passepartout import llm
+from passepartout.agent import Agent
+from passepartout.config import Config
+from passepartout.engine.loader import SHIPPED_SKILLS_DIR
+from passepartout.signals import Keyword, Signal
+
+SKILLS = ("policy.py", "dispatcher.py", "flightplans.py", "events.py", "chat.py",
+          "orgtools.py", "scribe.py", "gardener.py", "archivist.py")
+JOB_IDS = ("passepartout-scribe", "passepartout-gardener", "passepartout-archivist")
+
+
+class SimClock:
+    """The orchestrator's clock, moved by the test."""
+
+    def __init__(self, start: dt.datetime) -> None:
+        self.now = start
+
+    def __call__(self) -> dt.datetime:
+        return self.now
+
+
+def allow_rules(config_dir: Path, memex: Path, *tools: str) -> None:
+    """A policy.toml letting ``tools`` edit the memex without asking."""
+    config_dir.mkdir(parents=True, exist_ok=True)
+    (config_dir / "policy.toml").write_text("".join(
+        f'[[rule]]\ndecision = "allow"\ntool = "{t}"\nscope = "{memex}"\n' for t in tools))
+
+
+def make_agent(tmp_path: Path, env: dict[str, str], files: dict[str, str],
+               clock: SimClock | None = None) -> Agent:
+    memex = Path(env["MEMEX_DIR"])
+    for name, text in files.items():
+        (memex / name).parent.mkdir(parents=True, exist_ok=True)
+        (memex / name).write_text(text, encoding="utf-8")
+    env = {**env, "PASSEPARTOUT_MODEL": "openai/gpt-4o",
+           "PASSEPARTOUT_MODEL_COGNITION": "openai/gpt-4o-mini",
+           "PASSEPARTOUT_STREAM": "0", "PASSEPARTOUT_EMBEDDINGS": "off",
+           "PASSEPARTOUT_WORKSPACE": str(memex)}
+    config = Config.from_mapping(env, config_dir=Path(env["PASSEPARTOUT_CONFIG_DIR"]))
+    skills = tmp_path / "skills"
+    skills.mkdir(parents=True, exist_ok=True)
+    for name in SKILLS:
+        (skills / name).symlink_to(SHIPPED_SKILLS_DIR / name)
+    agent = Agent(config, skill_dirs=[skills])
+    llm.install(agent, warm=False)
+    agent.boot(start_threads=False)
+    status = agent.status()["skills"]
+    assert all(status[n] == "ready" for n in ("scribe", "gardener", "archivist")), status
+    orchestrator = agent.services["orchestrator"]
+    assert orchestrator.ready.wait(10)
+    if clock is not None:
+        orchestrator.scheduler.clock = clock
+        orchestrator.events._clock = clock
+        agent.services["background"].events._clock = clock
+    return agent
+
+
+def beat(agent: Agent, when: dt.datetime) -> None:
+    agent.stimuli.inject(Signal(payload={"sensor": Keyword("heartbeat"),
+                                         "unix-time": int(when.timestamp())},
+                                meta={"source": Keyword("heartbeat")}))
+    assert agent.stimuli.wait_idle(30)
+
+
+def reschedule(agent: Agent, stamps: dict[str, str]) -> Path:
+    """Edit the :CRON: of background jobs in the memex, as the person does."""
+    path = Path(agent.config.memex_dir) / "system" / "background.org"
+    text = path.read_text(encoding="utf-8")
+    for name, stamp in stamps.items():
+        text = re.sub(rf"(:ID:\s+passepartout-{name}\n:CRON:\s+)<[^>]*>",
+                      lambda m, s=stamp: m.group(1) + s, text)
+    path.write_text(text, encoding="utf-8")
+    agent.services["orchestrator"].rescan(path)
+    return path
+
+
+def stamp(moment: dt.datetime, repeat: str = "+1h") -> str:
+    return f"<{moment:%Y-%m-%d %a %H:%M} {repeat}>"
+
+
+def wait_until(condition: Callable[[], Any], timeout: float = 15.0, what: str = "") -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not in time: {what or condition}")
+        time.sleep(0.02)
+
+
+def events_text(env: dict[str, str]) -> str:
+    path = Path(env["PASSEPARTOUT_HOME"]) / "events.org"
+    return path.read_text(encoding="utf-8") if path.exists() else ""
