@@ -4,6 +4,7 @@ skills, against the fake model server, on a simulated clock."""
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import re
 import time
 from collections.abc import Callable
@@ -14,10 +15,12 @@ from passepartout import llm
 from passepartout.agent import Agent
 from passepartout.config import Config
 from passepartout.engine.loader import SHIPPED_SKILLS_DIR
+from passepartout.security.install import install
 from passepartout.signals import Keyword, Signal
 
 SKILLS = ("policy.py", "dispatcher.py", "flightplans.py", "events.py", "chat.py",
           "orgtools.py", "scribe.py", "gardener.py", "archivist.py")
+_RUNS = itertools.count(1)
 JOB_IDS = ("passepartout-scribe", "passepartout-gardener", "passepartout-archivist")
 
 
@@ -60,6 +63,7 @@ def make_agent(tmp_path: Path, env: dict[str, str], files: dict[str, str],
     assert all(status[n] == "ready" for n in ("scribe", "gardener", "archivist")), status
     orchestrator = agent.services["orchestrator"]
     assert orchestrator.ready.wait(10)
+    install(agent).policy()  # the first start's acceptance is recorded now, not mid-test
     if clock is not None:
         orchestrator.scheduler.clock = clock
         orchestrator.events._clock = clock
@@ -104,3 +108,17 @@ def wait_until(condition: Callable[[], Any], timeout: float = 15.0, what: str = 
 def events_text(env: dict[str, str]) -> str:
     path = Path(env["PASSEPARTOUT_HOME"]) / "events.org"
     return path.read_text(encoding="utf-8") if path.exists() else ""
+
+
+def run_job(agent: Agent, name: str) -> str:
+    """Make the job ``name`` due now (as the person rescheduling it), run a heartbeat,
+    and let the loop carry out what it proposed; the job's result."""
+    orch = agent.services["orchestrator"]
+    now = orch.scheduler.clock()
+    # a new :CRON: each time (an unchanged one keeps its next run, tomorrow)
+    reschedule(agent, {name: stamp(now - dt.timedelta(minutes=next(_RUNS)), "+1d")})
+    beat(agent, now)
+    job = orch.job(f"passepartout-{name}")
+    wait_until(lambda: not job.running and job.last_result is not None, what=name)
+    assert agent.stimuli.wait_idle(30)
+    return str(job.last_result)

@@ -145,21 +145,24 @@ class Scribe:
         sessions: dict[str, list[str]] = {}
         store = self.bg.agent.services.get("sessions")
         since = getattr(store, "since", None)
-        for session, when, message in (since(start.timestamp()) if callable(since) else []):
+        found = since(start.timestamp() - 1e-6) if callable(since) else []
+        for session, when, message in found:
             role = str(message.get("role") or "")
             text = content_text(message.get("content")).strip()
-            if role not in ("user", "assistant") or not text or when > end.timestamp():
+            if role not in ("user", "assistant") or not text or when >= end.timestamp():
                 continue
             sessions.setdefault(session, []).append(f"{role}: {text[:MESSAGE_MAX]}")
         ours = self.bg.node_ids()
         is_private = self.bg.orchestrator.is_private
         events = [e for e in read_events(self.bg.events.path, start.tzinfo)
-                  if start < e.when <= end and e.kind not in OWN_KINDS
+                  if start <= e.when < end and e.kind not in OWN_KINDS
                   and e.node not in ours and not (e.node and is_private(e.node))]
         return Material(sessions, events)
 
     def __call__(self, job: Job) -> str:
-        end = self.bg.now()
+        # Whole seconds (events.org's resolution): what falls in the second the run
+        # started in belongs to the next run, so nothing is lost or counted twice.
+        end = self.bg.now().replace(microsecond=0)
         start = self.since(end)
         material = self.gather(start, end)
         if material.empty():
