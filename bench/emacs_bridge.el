@@ -175,30 +175,82 @@ Return the seconds from the request to the last chunk shown."
                 (not (with-current-buffer (passepartout--log-buffer)
                        (save-excursion
                          (goto-char (point-min))
-                         (re-search-forward "embedding model \\(loaded\\|unavailable\\)"
-                                            nil t)))))
+                         (re-search-forward
+                          "embedding model [^ ]+ \\(loaded\\|unavailable\\)" nil t)))))
       (accept-process-output nil 0.1))))
 
+;; A turn with `passepartout-chat-send', and one with gptel's `gptel-send' (from a
+;; checkout named by GPTEL_DIR), against the same fake model in the same Emacs.
+
+(defun passepartout-bench--turn (buffer)
+  "Send the prompt in the chat BUFFER and wait for the reply.
+Return (SECONDS-TO-DONE SECONDS-TO-FIRST-CHUNK SENT-AT DONE-AT)."
+  (let ((turn (with-current-buffer buffer
+                (goto-char (point-max))
+                (insert (getenv "BENCH_PROMPT"))
+                (passepartout-chat-send))))
+    (passepartout-bench--wait (lambda () (not (passepartout-turn-live-p turn))) nil)
+    (unless (eq (passepartout-turn-state turn) 'done)
+      (error "Turn ended %s: %s" (passepartout-turn-state turn)
+             (passepartout-turn-reply turn)))
+    (list (- (passepartout-turn-finished turn) (passepartout-turn-sent turn))
+          (- (passepartout-turn-first turn) (passepartout-turn-sent turn))
+          (passepartout-turn-sent turn)
+          (passepartout-turn-finished turn))))
+
+(defvar passepartout-bench--gptel-buffer nil
+  "The gptel chat buffer, or nil when GPTEL_DIR is not set.")
+
+(defun passepartout-bench--gptel-setup (port)
+  "Load gptel from GPTEL_DIR and point it at the fake model on PORT.
+Return its chat buffer, or nil when GPTEL_DIR is unset."
+  (when-let ((dir (getenv "GPTEL_DIR")))
+    ;; gptel needs compat (Debian: elpa-compat) on Emacs before 29.
+    (dolist (compat (append (list (getenv "COMPAT_DIR"))
+                            (file-expand-wildcards
+                             "/usr/share/emacs/site-lisp/elpa/compat-*")))
+      (when (and compat (file-directory-p compat))
+        (add-to-list 'load-path compat t)))
+    (add-to-list 'load-path (expand-file-name dir))
+    (require 'gptel)
+    (require 'gptel-openai)
+    (setq gptel-backend (gptel-make-openai "bench"
+                          :host (format "127.0.0.1:%d" port) :protocol "http"
+                          :endpoint "/v1/chat/completions" :stream t :key "sk-bench"
+                          :models '(gptel-fake-model))
+          gptel-model 'gptel-fake-model)
+    (with-current-buffer (get-buffer-create "*gptel-bench*")
+      (org-mode)
+      (gptel-mode 1)
+      (current-buffer))))
+
+(defun passepartout-bench--gptel-turn (buffer)
+  "Send the prompt with `gptel-send' in BUFFER; return the seconds to the reply."
+  (with-current-buffer buffer
+    (goto-char (point-max))
+    (insert (getenv "BENCH_PROMPT"))
+    (let ((done nil) (start (float-time)))
+      (add-hook 'gptel-post-response-functions (lambda (&rest _) (setq done t)) nil t)
+      (gptel-send)
+      (passepartout-bench--wait (lambda () done) nil)
+      (kill-local-variable 'gptel-post-response-functions)
+      (- (float-time) start))))
+
 (defun passepartout-bench--turns (count)
-  "Send a prompt COUNT times in a chat buffer.
-Return the seconds to done, to the first chunk, and the wall-clock times
-each was sent and done."
-  (let ((buffer (passepartout-chat)) totals firsts sent done)
-    (dotimes (i count)
-      (let ((turn (with-current-buffer buffer
-                    (goto-char (point-max))
-                    (insert (getenv "BENCH_PROMPT"))
-                    (passepartout-chat-send))))
-        (passepartout-bench--wait (lambda () (not (passepartout-turn-live-p turn))) nil)
-        (unless (eq (passepartout-turn-state turn) 'done)
-          (error "Turn ended %s: %s" (passepartout-turn-state turn)
-                 (passepartout-turn-reply turn)))
-        (ignore i)
-        (push (passepartout-turn-sent turn) sent)
-        (push (passepartout-turn-finished turn) done)
-        (push (- (passepartout-turn-finished turn) (passepartout-turn-sent turn)) totals)
-        (push (- (passepartout-turn-first turn) (passepartout-turn-sent turn)) firsts)))
-    (mapcar #'nreverse (list totals firsts sent done))))
+  "Send a prompt COUNT times in a chat buffer, and as many with gptel if loaded.
+The two alternate, so that the machine's load hits both alike.
+Return the seconds to done, to the first chunk, the wall-clock times each
+was sent and done, and gptel's seconds to done."
+  (let ((buffer (passepartout-chat)) totals firsts sent done gptel)
+    (dotimes (_ count)
+      (let ((ours (passepartout-bench--turn buffer)))
+        (push (nth 0 ours) totals)
+        (push (nth 1 ours) firsts)
+        (push (nth 2 ours) sent)
+        (push (nth 3 ours) done))
+      (when passepartout-bench--gptel-buffer
+        (push (passepartout-bench--gptel-turn passepartout-bench--gptel-buffer) gptel)))
+    (mapcar #'nreverse (list totals firsts sent done gptel))))
 
 (defun passepartout-bench-run ()
   "Run every measurement and print the figures."
@@ -239,6 +291,8 @@ each was sent and done."
     ;; One turn first: the model layer loads (seconds) before anything is timed;
     ;; and the memory's embedding model, loading in the background, competes for
     ;; the server's interpreter until it is done: wait for it (60 s at most).
+    (setq passepartout-bench--gptel-buffer
+          (passepartout-bench--gptel-setup (passepartout-bench--env "BENCH_LLM_PORT")))
     (passepartout-bench--turns 1)
     (passepartout-bench--settle 60)
     (passepartout-bench--print "ping" (cl-loop repeat calls collect
@@ -254,7 +308,9 @@ each was sent and done."
       (passepartout-bench--print "turn" (nth 0 turns))
       (passepartout-bench--print "turn-first" (nth 1 turns))
       (passepartout-bench--print "turn-sent-at" (nth 2 turns))
-      (passepartout-bench--print "turn-done-at" (nth 3 turns)))
+      (passepartout-bench--print "turn-done-at" (nth 3 turns))
+      (when (nth 4 turns)
+        (passepartout-bench--print "gptel-turn" (nth 4 turns))))
     (passepartout-stop)))
 
 ;;; emacs_bridge.el ends here

@@ -17,7 +17,10 @@ same run:
   real chat buffer through the transport, against the same bytes inserted by a
   bare process filter: the difference is the per-chunk overhead;
 - a whole chat turn against the fake model (prompt sent -> reply in the
-  buffer), p50 over the turns.
+  buffer), p50 over the turns; with ``GPTEL_DIR`` set to a checkout of gptel
+  (https://github.com/karthink/gptel; it needs compat, Debian's elpa-compat, on
+  Emacs 28), the same prompt with ``gptel-send`` in an org buffer against the
+  same fake model, turns alternating with ours.
 
 Then, to see where a turn's time goes, it times here the same streamed
 completion through litellm alone and through a bare HTTP client.
@@ -123,13 +126,15 @@ def _serve(handler: Callable[[socket.socket], None]) -> tuple[socket.socket, int
 
 
 def start_fake_llm() -> tuple[FakeLLM, list[float]]:
-    """The fake model, in this process, noting when each request arrives (wall clock)."""
+    """The fake model, in this process, noting when each of our requests arrives (wall
+    clock; gptel's, for another model name, are not noted)."""
     fake = FakeLLM(default="echo").start()
     arrivals: list[float] = []
     record = fake._record
 
     def stamped(request: RecordedRequest) -> None:
-        arrivals.append(time.time())
+        if request.body.get("model") == MODEL:
+            arrivals.append(time.time())
         record(request)
 
     fake._record = stamped  # type: ignore[method-assign,unused-ignore]
@@ -234,7 +239,7 @@ def main() -> int:
                 f"PASSEPARTOUT_MODEL=openai/{MODEL}", f"OPENAI_BASE_URL={base_url}",
                 f"OPENAI_API_BASE={base_url}", "OPENAI_API_KEY=sk-bench",
                 "LITELLM_LOCAL_MODEL_COST_MAP=True", "HEARTBEAT_INTERVAL=3600"]),
-            "BENCH_PROMPT": PROMPT,
+            "BENCH_PROMPT": PROMPT, "BENCH_LLM_PORT": str(fake.port),
         })
         emacs_arrivals = list(arrivals)
         raw_http = time_raw_http(base_url, turns)
@@ -271,6 +276,13 @@ def main() -> int:
     turn = f["turn"]
     print(f"  prompt -> full reply in buffer   p50 {ms(statistics.median(turn))}"
           f"  p95 {ms(pct(turn, 0.95))}")
+    if "gptel-turn" in f:
+        gptel = f["gptel-turn"]
+        print(f"  gptel-send -> reply (gptel)      p50 {ms(statistics.median(gptel))}"
+              f"  p95 {ms(pct(gptel, 0.95))}  (GPTEL_DIR; ours / gptel p50: "
+              f"{statistics.median(turn) / statistics.median(gptel):.2f}x)")
+    else:
+        print("  gptel: not measured (set GPTEL_DIR to a gptel checkout)")
     print(f"  prompt -> first chunk            p50 {ms(statistics.median(f['turn-first']))}")
     # The last len(turn) requests belong to the timed turns, one request each.
     sent, done = f["turn-sent-at"], f["turn-done-at"]
