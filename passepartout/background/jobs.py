@@ -15,6 +15,7 @@ import datetime as dt
 import json
 import logging
 import re
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,8 +27,8 @@ log = logging.getLogger(__name__)
 FILE_NAME = "background.org"
 RECORD = "jobs.json"
 HEADER = ("#+TITLE: Background jobs\n\n"
-          "Passepartout's background skills.  Edit a :CRON: to reschedule a job; delete "
-          "the heading or its :CRON: to turn it off (it is not made again).\n")
+          "Passepartout's background skills.  Edit a :CRON: to reschedule a job; delete\n"
+          "the heading or its :CRON: to turn it off (it is not made again).\n\n")
 DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 _ID_LINE = re.compile(r"^[ \t]*:ID:[ \t]+(\S+)[ \t]*$", re.IGNORECASE | re.MULTILINE)
 
@@ -58,7 +59,8 @@ class JobSpec:
     def heading(self, now: dt.datetime) -> NewHeading:
         props = {"ID": self.node_id, "CRON": self.stamp(now), "TIER": "reflex",
                  "REFLEX": self.name, **self.properties}
-        return NewHeading(title=self.title, properties=props, body=self.body)
+        return NewHeading(title=self.title, properties=props,
+                          body=textwrap.fill(self.body, 80, break_on_hyphens=False))
 
 
 def jobs_file(memex: Path, scan_dirs: list[str] | tuple[str, ...]) -> Path:
