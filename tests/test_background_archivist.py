@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 from background_agent import allow_rules, events_text, make_agent, run_job
 
+from passepartout.background.archivist import candidates
+from passepartout.background.memex import read_memex
+
 OLD = (dt.date.today() - dt.timedelta(days=60)).strftime("%Y-%m-%d %a")
 YOUNG = (dt.date.today() - dt.timedelta(days=5)).strftime("%Y-%m-%d %a")
 
@@ -90,3 +93,19 @@ def test_without_a_rule_the_archiving_waits_as_a_flight_plan(
         assert run_job(agent, "archivist") == "nothing to archive"
     finally:
         agent.shutdown()
+
+
+def test_candidates_skip_archived_tags_and_headings_without_a_unique_name(
+        tmp_path: Path) -> None:
+    memex = tmp_path / "memex"
+    memex.mkdir()
+    (memex / "x.org").write_text(
+        f"* DONE Twin\nCLOSED: [{OLD} 10:00]\n* DONE Twin\nCLOSED: [{OLD} 10:00]\n"
+        f"* DONE Kept in place                                               :ARCHIVE:\n"
+        f"CLOSED: [{OLD} 10:00]\n"
+        f"* DONE With id\nCLOSED: [{OLD} 10:00]\n:PROPERTIES:\n:ID: w-1\n:END:\n"
+        f"* DONE Scheduled too\nSCHEDULED: <{OLD}> CLOSED: [{OLD} 12:30]\n")
+    now = dt.datetime.now().astimezone()
+    found = candidates(read_memex(memex, "@personal"), now, dt.timedelta(days=30))
+    assert [(c.address, c.closed.strftime("%H:%M")) for c in found] == [
+        ("id:w-1", "10:00"), ("Scheduled too", "12:30")]

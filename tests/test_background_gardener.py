@@ -72,3 +72,13 @@ def test_the_gardener_fixes_through_the_org_tools_and_reports_the_rest_once(
         assert agent.services["ledger"].calls() == []
     finally:
         agent.shutdown()
+
+
+def test_ids_in_system_files_count_and_those_files_are_never_orphans(tmp_path: Path) -> None:
+    memex = tmp_path / "memex"
+    (memex / "system").mkdir(parents=True)
+    (memex / "system" / "background.org").write_text(
+        "* Scribe\n:PROPERTIES:\n:ID: passepartout-scribe\n:END:\n")
+    (memex / "a.org").write_text("* A\nThe [[id:passepartout-scribe][scribe job]].\n")
+    found = examine(read_memex(memex, "@personal", archives=True, skipped=()), memex)
+    assert found.broken_ids == [] and found.orphans == []

@@ -1,7 +1,7 @@
 """The gardener: broken ``id:`` and ``file:`` links, orphaned notes, duplicate IDs.
 
-It reads every org file of the memex (archives too, for the IDs they hold) with no
-model.  What is unambiguous it proposes to fix through the org tools: a broken
+It reads every org file of the memex (archives and ``system/`` too, for the IDs they
+hold) with no model.  What is unambiguous it proposes to fix through the org tools: a broken
 ``[[id:X][Title]]`` whose target lost its ID, when exactly one heading in the memex is
 titled ``Title`` and has no ``:ID:``, gets ``:ID: X`` back (``org-set-property``).
 The rest it reports in ``events.org``: links to a missing file (with the one file of
@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 NAME = "gardener"
 LINK = re.compile(r"\[\[(id|file):([^\]\n]+?)\](?:\[([^\]\n]*)\])?\]")
 ANY_LINK = re.compile(r"\[\[[^\]\n]+\](?:\[[^\]\n]*\])?\]")
+OWN_DIRS = ("system/",)  # the agent's own files (jobs, approvals): never orphans
 SHOWN = 30  # findings of a kind listed in a report
 KEPT = 2000
 
@@ -166,7 +167,8 @@ def examine(orgs: list[OrgText], memex: Path) -> Findings:
             found.fixes.append(Fix(str(org.path), address, ident))
     resolved_linked = {p.resolve() for p in linked}
     for org in orgs:
-        if org.archive or not org.outline.headings or any(org.private):
+        if org.archive or not org.outline.headings or any(org.private) \
+                or _where(org, memex, 0).startswith(OWN_DIRS):
             continue
         if org.path not in linking and org.path.resolve() not in resolved_linked:
             found.orphans.append(_where(org, memex, 0).rsplit(":", 1)[0])
@@ -180,7 +182,7 @@ class Gardener:
         self.bg = background
 
     def __call__(self, job: Job) -> str:
-        orgs = read_memex(self.bg.memex, self.bg.private_tag, archives=True)
+        orgs = read_memex(self.bg.memex, self.bg.private_tag, archives=True, skipped=())
         found = examine(orgs, self.bg.memex)
         state = self.bg.load(NAME)
         proposed: list[str] = list(state.get("proposed") or [])
