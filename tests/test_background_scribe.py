@@ -14,7 +14,7 @@ import pytest
 from background_agent import SimClock, allow_rules, make_agent, run_job, wait_until
 from fakellm import FakeLLM
 
-from passepartout.background.scribe import read_events
+from passepartout.background.scribe import Scribe, read_events
 from passepartout.events.eventlog import Entry, EventLog
 
 DIARY = """* Diary                                                           :@personal:
@@ -89,3 +89,24 @@ def test_events_are_read_back_as_the_event_log_writes_them(tmp_path: Path) -> No
     assert [(i.kind, i.title, i.node) for i in items] == [
         ("cron", "'Digest': done", "d-1"), ("hook", "a title: with a colon", None)]
     assert items[0].text == "line one\n,* line two"
+
+
+@pytest.mark.attack
+def test_a_notes_file_outside_the_memex_is_never_made(
+        tmp_path: Path, env: dict[str, str]) -> None:
+    agent = make_agent(tmp_path, env, {})
+    try:
+        scribe = Scribe(agent.services["background"])
+        outside = tmp_path / "elsewhere" / "notes.org"
+        scribe.start_notes(outside)
+        assert not outside.exists() and not outside.parent.exists()
+        memex = Path(env["MEMEX_DIR"])
+        (memex / "link").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+        scribe.start_notes(memex / "link" / "notes.org")
+        assert not (tmp_path / "elsewhere").exists()
+        scribe.start_notes(memex / "notes" / "not-org.txt")
+        assert not (memex / "notes").exists()
+        scribe.start_notes(memex / "notes" / "day.org")
+        assert (memex / "notes" / "day.org").read_text() == "#+TITLE: Scribe notes\n"
+    finally:
+        agent.shutdown()

@@ -5,9 +5,9 @@ persisted chat sessions, and ``events.org`` entries other than the background jo
 own) and, only when there is some, asks the cognition tier's model once for a note.
 The reply becomes a heading "YYYY-MM-DD Day: notes of the day" at the end of the notes
 file (``:NOTES_FILE:`` on the job's heading, default ``notes/scribe.org`` in the
-memex), proposed as an ``org-add-heading`` call that passes the gates, with links
-back: ``[[passepartout:SESSION]]`` to each chat (Emacs opens it) and to
-``events.org``.  Nothing new: no model call, no write.
+memex; a new file there gets only its title line), proposed as an ``org-add-heading``
+call that passes the gates, with links back: ``[[passepartout:SESSION]]`` to each
+chat (Emacs opens it) and to ``events.org``.  Nothing new: no model call, no write.
 
 Private text: entries of ``events.org`` about headings in a private subtree are left
 out, and every request to a remote model passes the privacy filter anyway.  The
@@ -189,12 +189,22 @@ class Scribe:
         raw = Path(self.bg.setting(job, "NOTES_FILE", DEFAULT_NOTES)).expanduser()
         return raw if raw.is_absolute() else self.bg.memex / raw
 
+    def start_notes(self, notes: Path) -> None:
+        """A new notes file holds only its title (the note itself is proposed), and is
+        made only inside the memex: a :NOTES_FILE: elsewhere must exist already."""
+        memex = self.bg.memex.resolve()
+        target = notes.parent.resolve() / notes.name
+        if not target.is_relative_to(memex) or notes.suffix != ".org" or notes.is_symlink():
+            log.warning("scribe: %s is not an org file inside the memex; not made", notes)
+            return
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(target, "#+TITLE: Scribe notes\n")
+
     def write(self, job: Job, notes: Path, start: dt.datetime, end: dt.datetime,
               material: Material, text: str) -> None:
         """Propose the note (the model's ``text``) as a heading of the notes file."""
-        if not notes.exists():  # an empty notes file: the heading is what is proposed
-            notes.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(notes, "#+TITLE: Scribe notes\n")
+        if not notes.exists():
+            self.start_notes(notes)
         links = [f"- [[passepartout:{s}][chat {s}]] ({len(lines)} message(s))"
                  for s, lines in material.sessions.items()]
         if material.events:
