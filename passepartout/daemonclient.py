@@ -9,6 +9,7 @@ them; replies are matched to their call by uid.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import time
 from collections.abc import Mapping
@@ -61,6 +62,8 @@ class DaemonClient:
         self.info = self.call("hello", token, plist or None)
 
     def close(self) -> None:
+        with contextlib.suppress(OSError):  # wakes a thread blocked reading it
+            self.sock.shutdown(socket.SHUT_RDWR)
         self.sock.close()
 
     def __enter__(self) -> DaemonClient:
@@ -152,8 +155,10 @@ def as_dict(value: Any) -> dict[str, Any]:
 
 
 def connect(home: Path, *, timeout: float = 30.0,
-            environ: Mapping[str, str] | None = None) -> DaemonClient | None:
-    """A client of the daemon for the state directory ``home``; None when none runs."""
+            environ: Mapping[str, str] | None = None,
+            client: Mapping[str, Any] | None = None) -> DaemonClient | None:
+    """A client of the daemon for the state directory ``home``; None when none runs.
+    ``client`` is the plist ``hello`` carries (``:client``, ``:approval-timeout``)."""
     from passepartout.daemon.place import Place
 
     place = Place.find(home, environ)
@@ -169,7 +174,7 @@ def connect(home: Path, *, timeout: float = 30.0,
     while True:
         try:
             return DaemonClient(Path(str(info.get("socket") or place.socket)), token,
-                                timeout=timeout)
+                                timeout=timeout, client=client)
         except DaemonError as err:
             # Just started: the socket may not accept yet; just stopped: no daemon.
             if err.kind != "unreachable" or time.monotonic() > deadline:
