@@ -177,9 +177,11 @@ def test_http_error_maps_to_litellm_exception(
     assert fake_llm.request_count == 1
 
 
-def test_refused_connection_looks_like_a_500() -> None:
+def test_refused_connection_looks_like_a_500(monkeypatch: pytest.MonkeyPatch) -> None:
     # Nobody listening is no APIConnectionError: litellm reports "Connection error."
     # as an InternalServerError with status 500, like a provider's own 500.
+    # (Through the OpenAI SDK, which passepartout.llm.tuning switches off.)
+    monkeypatch.delenv("EXPERIMENTAL_OPENAI_BASE_LLM_HTTP_HANDLER", raising=False)
     with FakeLLM() as fake:
         pass  # closed: nothing listens on its port any more
     with pytest.raises(litellm.InternalServerError, match="Connection error") as caught:
@@ -210,9 +212,11 @@ def test_429_carries_retry_after_zero() -> None:
         assert (second.status, second.getheader("Retry-After")) == (503, "7")
 
 
-def test_openai_sdk_retries_by_default(fake_llm: FakeLLM) -> None:
+def test_openai_sdk_retries_by_default(fake_llm: FakeLLM,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
     # Without max_retries=0 the OpenAI SDK under litellm retries a 500 twice (with
     # backoff) before litellm raises: three requests for one completion() call.
+    monkeypatch.delenv("EXPERIMENTAL_OPENAI_BASE_LLM_HTTP_HANDLER", raising=False)
     fake_llm.error(500, "a").error(500, "b").reply("third time lucky")
     args = {"model": "openai/fake-model", "api_base": fake_llm.base_url, "api_key": "sk-test"}
     response = litellm.completion(messages=MESSAGES, **args)

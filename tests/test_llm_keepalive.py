@@ -16,7 +16,7 @@ import httpx
 import pytest
 from fakellm import FakeLLM
 
-from passepartout.llm.keepalive import KeepAliveTransport
+from passepartout.llm.keepalive import KeepAliveTransport, openai_handler_client
 from passepartout.llm.tuning import configure_litellm_fast
 
 EVENTS = [b'data: {"n": 1}\n\n', b'data: {"n": 2}\n\n', b"data: [DONE]\n\n"]
@@ -123,6 +123,68 @@ def test_a_stream_closed_at_done_keeps_its_connection(server: _StreamServer) -> 
     assert server.connections == 3
 
 
+def test_a_stream_left_at_done_unclosed_keeps_its_connection(server: _StreamServer) -> None:
+    """What litellm's own OpenAI handler does: stop reading at [DONE], never close."""
+    url = f"http://127.0.0.1:{server.server_address[1]}/v1/chat/completions"
+    client = httpx.Client(transport=KeepAliveTransport(httpx.HTTPTransport()))
+    kept = []
+    for _ in range(3):
+        response = client.send(client.build_request("POST", url, content=b"{}"), stream=True)
+        lines = response.iter_lines()
+        while next(lines) != "data: [DONE]":
+            pass
+        kept.append(response)  # neither read on nor closed (nor collected)
+        _join_drains()
+    assert server.connections == 1
+
+
+def test_a_stream_read_past_done_gets_every_byte(server: _StreamServer) -> None:
+    url = f"http://127.0.0.1:{server.server_address[1]}/v1/chat/completions"
+    server.events = [*EVENTS, b"data: after\n\n"]
+    client = httpx.Client(transport=KeepAliveTransport(httpx.HTTPTransport()))
+    for _ in range(2):
+        with client.stream("POST", url, content=b"{}") as response:
+            assert [line for line in response.iter_lines() if line] == [
+                'data: {"n": 1}', 'data: {"n": 2}', "data: [DONE]", "data: after"]
+    _join_drains()
+    assert server.connections == 1
+
+
+def test_provider_streams_reuse_one_connection(fake_llm: FakeLLM,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The turn's own path: Provider, litellm's OpenAI handler, the keep-alive client."""
+    from passepartout.llm.provider import Provider
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_llm.base_url)
+    monkeypatch.setenv("OPENAI_API_BASE", fake_llm.base_url)
+    port = fake_llm.port
+    connects: list[int] = []
+    real = socket.create_connection
+
+    def counting(address: tuple[str, int], *args: object, **kwargs: object) -> socket.socket:
+        if address[1] == port:
+            connects.append(port)
+        return real(address, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket, "create_connection", counting)
+    fake_llm.reply("one two", usage={"prompt_tokens": 5, "completion_tokens": 2})
+    fake_llm.tool_call("read-file", {"path": "a.org"}).reply("three")
+    provider = Provider()
+    replies = []
+    for _ in range(3):
+        shown: list[str] = []
+        result = provider.complete(["openai/fake-model"], [{"role": "user", "content": "hi"}],
+                                   on_text=shown.append)
+        replies.append((result.reply.text, [c.name for c in result.reply.tool_calls],
+                        "".join(shown), result.streamed))
+        _join_drains()
+    assert replies == [("one two", [], "one two", True), ("", ["read-file"], "", True),
+                       ("three", [], "three", True)]
+    assert "client" in provider._kwargs("openai/fake-model", [], None, True)
+    assert len(connects) == 1
+
+
 def test_a_stream_abandoned_before_done_is_dropped_at_once(server: _StreamServer) -> None:
     url = f"http://127.0.0.1:{server.server_address[1]}/v1/chat/completions"
     server.events = EVENTS[:2]  # a cancelled turn: no [DONE] read
@@ -159,6 +221,7 @@ def test_litellm_streams_reuse_one_connection(fake_llm: FakeLLM,
     for _ in range(3):
         stream = litellm.completion(model="openai/fake-model", api_base=fake_llm.base_url,
                                     api_key="sk-test", stream=True,
+                                    client=openai_handler_client(),
                                     messages=[{"role": "user", "content": "count"}])
         texts.append("".join(c.choices[0].delta.content or "" for c in stream))
         _join_drains()

@@ -7,11 +7,13 @@ reuse the connection and drops it, so every streamed call opened a new one: agai
 the fake server, 6 streamed calls made 6 connections where 6 unstreamed calls made
 one.  Against a real provider that is a TCP and TLS handshake per turn.
 
-:class:`KeepAliveTransport` wraps httpx's transport: when a response that has just
-yielded ``[DONE]`` is closed unread to its end, a daemon thread reads the few bytes
-left (64 KiB at most) and then releases the connection, so closing never waits on
-the server.  A stream abandoned before ``[DONE]`` (a cancelled turn) is closed at
-once, as before: dropping the connection is what stops the provider generating.
+:class:`KeepAliveTransport` wraps httpx's transport: as soon as a response yields
+``[DONE]``, a daemon thread reads the few bytes left (64 KiB at most) and then
+releases the connection, so closing never waits on the server.  litellm's own
+OpenAI handler (see :mod:`passepartout.llm.tuning`) neither reads on after
+``[DONE]`` nor closes the response: the same drain returns its connection.  A
+stream abandoned before ``[DONE]`` (a cancelled turn) is closed at once, as before:
+dropping the connection is what stops the provider generating.
 """
 
 from __future__ import annotations
@@ -34,33 +36,78 @@ class _DrainOnClose(httpx.SyncByteStream):
         self._inner = inner
         self._pending: Iterator[bytes] | None = None
         self._tail = b""
+        self._drainer: _Drainer | None = None
 
     def __iter__(self) -> Iterator[bytes]:
         self._pending = iter(self._inner)
         for chunk in self._pending:
             self._tail = (self._tail + chunk)[-64:]
+            if _DONE in self._tail:
+                # The event stream is over: its last bytes are read in the background
+                # from now, so that a reader stopping here (litellm's own handler never
+                # reads on, nor closes) or closing here still returns the connection.
+                self._drainer = _Drainer(self._pending, self._inner)
+                yield chunk
+                # A reader that goes on gets what the drainer read, then the rest.
+                self._drainer.thread.join()
+                yield from self._drainer.read
+                if not self._drainer.finished:
+                    yield from self._pending
+                self._pending = None
+                return
             yield chunk
         self._pending = None  # read to its end: nothing to drain
 
     def close(self) -> None:
-        pending, self._pending = self._pending, None
-        if pending is None or _DONE not in self._tail:
+        self._pending = None
+        if self._drainer is not None:
+            self._drainer.abandon()  # it closes when it is done
+        else:  # before [DONE] (a cancelled turn): dropping it stops the provider
             self._inner.close()
-            return
-        threading.Thread(target=self._drain, args=(pending,), name="llm-drain",
-                         daemon=True).start()
 
-    def _drain(self, pending: Iterator[bytes]) -> None:
-        read = 0
+
+class _Drainer:
+    """Reads what is left of a finished event stream (DRAIN_LIMIT at most), then
+    closes it, which gives a fully read connection back to the pool."""
+
+    def __init__(self, pending: Iterator[bytes], inner: Any) -> None:
+        self._pending = pending
+        self._inner = inner
+        self._lock = threading.Lock()
+        self._done = False
+        self._abandoned = False
+        self.read: list[bytes] = []
+        self.finished = False  # read to its end
+        self.thread = threading.Thread(target=self._run, name="llm-drain", daemon=True)
+        self.thread.start()
+
+    def abandon(self) -> None:
+        """The reader closed the response: close it once the drain is over."""
+        with self._lock:
+            self._abandoned = True
+            close = self._done and not self.finished
+        if close:
+            self._inner.close()
+
+    def _run(self) -> None:
+        size = 0
         try:
-            for chunk in pending:
-                read += len(chunk)
-                if read > DRAIN_LIMIT:  # not the end of an event stream after all
+            for chunk in self._pending:
+                self.read.append(chunk)
+                size += len(chunk)
+                if size > DRAIN_LIMIT:  # not the end of an event stream after all
                     break
+            else:
+                self.finished = True
         except Exception as err:  # the connection is dropped below; nothing is lost
             log.debug("draining a finished stream failed: %s", type(err).__name__)
+            self.finished = True
         finally:
-            self._inner.close()
+            with self._lock:
+                self._done = True
+                close = self.finished or self._abandoned
+            if close:
+                self._inner.close()
 
 
 class KeepAliveTransport(httpx.BaseTransport):
@@ -85,3 +132,26 @@ def keepalive_client() -> httpx.Client:
 
     transport = httpx.HTTPTransport(verify=get_ssl_configuration(), http2=http2_enabled())
     return httpx.Client(transport=KeepAliveTransport(transport), follow_redirects=True)
+
+
+_handler: Any = None
+_handler_lock = threading.Lock()
+
+
+def openai_handler_client() -> Any | None:
+    """The client for litellm's own OpenAI handler (``client=`` of a call whose
+    provider is ``openai``): litellm's ``HTTPHandler`` over :func:`keepalive_client`,
+    one per process; None when that handler is switched off (the OpenAI SDK, which
+    takes ``litellm.client_session``, serves the call then)."""
+    global _handler
+    from litellm.secret_managers.main import get_secret_bool
+
+    if not get_secret_bool("EXPERIMENTAL_OPENAI_BASE_LLM_HTTP_HANDLER"):
+        return None
+    with _handler_lock:
+        if _handler is None:
+            from litellm.llms.custom_httpx.http_handler import HTTPHandler
+
+            _handler = HTTPHandler(client=keepalive_client())
+        return _handler
+

@@ -271,6 +271,11 @@ class Provider:
         }
         if stream:
             kwargs["stream_options"] = {"include_usage": True}
+        if provider_of(model) == "openai" and "client" not in kwargs:
+            from passepartout.llm.keepalive import openai_handler_client
+
+            if (client := openai_handler_client()) is not None:
+                kwargs["client"] = client  # streams keep their connection
         if tools:
             kwargs["tools"] = tools
         if self.max_tokens:
