@@ -84,7 +84,7 @@ def test_chat_with_the_local_model(tmp_path: Path) -> None:
                PASSEPARTOUT_CONFIG_DIR=str(tmp_path / "cfg"), MEMEX_DIR=str(tmp_path),
                PASSEPARTOUT_EMBEDDINGS="off", PASSEPARTOUT_MEMORY_IMPORT="off")
     result = subprocess.run(
-        [sys.executable, "-m", "passepartout", "chat"],
+        [sys.executable, "-m", "passepartout", "chat", "--standalone"],
         input="What is the capital of France?\n", capture_output=True, text=True,
         env=env, timeout=240,
     )

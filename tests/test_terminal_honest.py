@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from fakellm import FakeLLM
 from llm_agent import make_config
+from terminal_modes import MODES, chat_mode
 
 from passepartout.channels.terminal import TerminalChannel, run_chat
 from passepartout.channels.terminal_answers import FromStream, FromTerminal, Refuse
@@ -187,7 +188,10 @@ def _memex(tmp_path: Path) -> Path:
 
 
 @pytest.mark.attack
-def test_a_piped_yes_is_a_prompt_not_an_approval(fake_llm: FakeLLM, tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", MODES)
+def test_a_piped_yes_is_a_prompt_not_an_approval(
+    fake_llm: FakeLLM, tmp_path: Path, mode: str
+) -> None:
     """The real ``passepartout chat``: stdin a pipe, its second line ``yes``."""
     memex = _memex(tmp_path)
     target = memex / "approved.txt"
@@ -201,10 +205,12 @@ def test_a_piped_yes_is_a_prompt_not_an_approval(fake_llm: FakeLLM, tmp_path: Pa
         OPENAI_BASE_URL=fake_llm.base_url, OPENAI_API_KEY="sk-fake",
         LITELLM_LOCAL_MODEL_COST_MAP="True", HF_HUB_OFFLINE="1",
     )
-    result = subprocess.run(
-        [sys.executable, "-m", "passepartout", "chat"], input=b"write the file\nyes\n",
-        capture_output=True, env=env, cwd=tmp_path, timeout=180,
-    )
+    with chat_mode(mode, env) as args:
+        result = subprocess.run(
+            [sys.executable, "-m", "passepartout", "chat", *args],
+            input=b"write the file\nyes\n", capture_output=True, env=env, cwd=tmp_path,
+            timeout=180,
+        )
     out = result.stdout
     assert result.returncode == 0, result.stderr.decode(errors="replace")
     assert not target.exists()

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from fakellm import FakeLLM
+from terminal_modes import MODES, chat_mode
 
 from passepartout.channels.terminal_history import HISTORY_LENGTH, LineReader, complete
 
@@ -28,7 +29,7 @@ UP = "\x1b[A"
 class _Terminal:
     """The chat process on a pty of its own (its controlling terminal)."""
 
-    def __init__(self, env: dict[str, str], cwd: Path) -> None:
+    def __init__(self, env: dict[str, str], cwd: Path, args: list[str]) -> None:
         self.master, slave = os.openpty()
         self.shown = b""
 
@@ -37,7 +38,7 @@ class _Terminal:
             fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "passepartout", "chat"], stdin=slave, stdout=slave,
+            [sys.executable, "-m", "passepartout", "chat", *args], stdin=slave, stdout=slave,
             stderr=slave, env=env, cwd=cwd, preexec_fn=_own_terminal,
         )
         os.close(slave)
@@ -80,7 +81,16 @@ def _env(fake: FakeLLM, tmp_path: Path) -> dict[str, str]:
 
 
 @pytest.mark.attack
-def test_history_is_kept_without_the_approval_answer(fake_llm: FakeLLM, tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", MODES)
+def test_history_is_kept_without_the_approval_answer(
+    fake_llm: FakeLLM, tmp_path: Path, mode: str
+) -> None:
+    with chat_mode(mode, env := _env(fake_llm, tmp_path)) as args:
+        _history_without_the_answer(fake_llm, tmp_path, env, args)
+
+
+def _history_without_the_answer(fake_llm: FakeLLM, tmp_path: Path, env: dict[str, str],
+                                args: list[str]) -> None:
     memex = tmp_path / "memex"
     memex.mkdir()
     target = memex / "approved.txt"
@@ -89,10 +99,9 @@ def test_history_is_kept_without_the_approval_answer(fake_llm: FakeLLM, tmp_path
     fake_llm.tool_call("write-file", {"path": str(target), "content": "written"})
     fake_llm.reply("Written.")
     fake_llm.reply("Recalled.")
-    env = _env(fake_llm, tmp_path)
     history = tmp_path / "home" / "chat_history"
 
-    chat = _Terminal(env, tmp_path)
+    chat = _Terminal(env, tmp_path, args)
     chat.wait_for("> ")
     chat.type("hello there\n")
     chat.wait_for("First answer.")
@@ -112,7 +121,7 @@ def test_history_is_kept_without_the_approval_answer(fake_llm: FakeLLM, tmp_path
     assert stat.S_IMODE(history.stat().st_mode) == 0o600
 
     # The next chat reads it back: the up arrow recalls the last prompt.
-    chat = _Terminal(env, tmp_path)
+    chat = _Terminal(env, tmp_path, args)
     chat.wait_for("> ")
     chat.type(UP + "\n")
     chat.wait_for("Recalled.")

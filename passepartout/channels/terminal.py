@@ -1,5 +1,8 @@
 """The terminal channel: ``passepartout chat`` talks to the same loop as Emacs.
 
+By default the chat attaches to the daemon (:mod:`terminal_attached`; one is started
+when none runs, and it keeps running after the chat), so it has Emacs's sessions,
+memory and ledger; ``--standalone`` runs the agent in this process instead.
 Each line read is a turn; the reply streams as it comes; tool calls, refusals and errors
 are shown on their own lines.  An approval is asked where :mod:`terminal_answers` says:
 on the terminal, refused when standard input is not one, or from standard input with
@@ -61,6 +64,10 @@ class TerminalChannel:
     # -- the Channel protocol ---------------------------------------------------------
 
     def send(self, signal: Signal, kind: str, data: dict[str, Any]) -> None:
+        self.show(kind, data)
+
+    def show(self, kind: str, data: dict[str, Any]) -> None:
+        """Print one event of the loop's kinds (a daemon's events are mapped to them)."""
         with self._lock:
             if kind == "chunk":
                 text = str(data.get("text", ""))
@@ -87,11 +94,14 @@ class TerminalChannel:
                 self._done.set()
 
     def approve(self, request: ApprovalRequest) -> bool:
+        return self.ask(request.describe())
+
+    def ask(self, description: str) -> bool:
         """Ask where the answers come from; only "y" or "yes" is a yes."""
         with self._lock:
             self._end_line()
             self._streamed = ""
-            yes = self.answers.ask(f"Allow {request.describe()}? [y/N] ", self._write)
+            yes = self.answers.ask(f"Allow {description}? [y/N] ", self._write)
             self._column = 0
         return yes
 
@@ -149,21 +159,27 @@ def run_chat(
     stdout: TextIO | None = None,
     session_id: str | None = None,
     answers_from_stdin: bool = False,
+    standalone: bool = True,
 ) -> int:
     """Chat on the terminal until end of input; 0, or 1 when a turn ended in an error.
 
-    Approvals are answered by the next line of ``stdin`` with ``answers_from_stdin``,
-    else on the terminal when ``stdin`` is one, else refused."""
-    from passepartout.agent import Agent
-    from passepartout.llm import install
-
+    With ``standalone`` the agent runs in this process; else the chat attaches to the
+    daemon, which is started when none runs and outlives the chat.  Approvals are
+    answered by the next line of ``stdin`` with ``answers_from_stdin``, else on the
+    terminal when ``stdin`` is one, else refused."""
     reader = stdin or sys.stdin
     writer = stdout or sys.stdout
     interactive = _isatty(reader)
     session = session_id or config.extra.get("PASSEPARTOUT_SESSION") or DEFAULT_SESSION
+    answers = _answers(config, reader, interactive, answers_from_stdin)
+    channel = TerminalChannel(writer, answers)
+    if not standalone:
+        return _attached(config, reader, writer, channel, session, interactive)
+    from passepartout.agent import Agent
+    from passepartout.llm import install
+
     agent = Agent(config)
     install(agent)
-    channel = TerminalChannel(writer, _answers(config, reader, interactive, answers_from_stdin))
     agent.register_channel(SOURCE, channel)
     try:
         agent.boot()
@@ -208,12 +224,40 @@ def run_chat(
     return 1 if channel.errors else 0
 
 
+def _attached(config: Config, reader: TextIO, writer: TextIO, channel: TerminalChannel,
+              session: str, interactive: bool) -> int:
+    from passepartout.channels.terminal_attached import chat_attached
+    from passepartout.daemon.face import Face
+    from passepartout.daemon.start import ensure_daemon
+
+    try:
+        running = ensure_daemon(config)
+        face = Face.attach(config.home, client={"approval-timeout": _approval_timeout(config)})
+    except PassepartoutError as err:
+        print(terminal_safe(f"passepartout chat: {err.message} (--standalone runs the agent "
+                            "in this process instead)"), file=sys.stderr)
+        return 1
+    if face is None:
+        print("passepartout chat: the daemon stopped as the chat started; try again",
+              file=sys.stderr)
+        return 1
+    try:
+        return chat_attached(config, face, reader=reader, writer=writer, channel=channel,
+                             session=session, interactive=interactive,
+                             pid=running.info.get("pid", "?"))
+    finally:
+        face.close()
+
+
+def _approval_timeout(config: Config) -> float:
+    return float(config.extra.get("PASSEPARTOUT_APPROVAL_TIMEOUT") or APPROVAL_TIMEOUT)
+
+
 def _answers(config: Config, reader: TextIO, interactive: bool, from_stdin: bool) -> Answers:
     if from_stdin:
         return FromStream(reader)
     if interactive:
-        timeout = float(config.extra.get("PASSEPARTOUT_APPROVAL_TIMEOUT") or APPROVAL_TIMEOUT)
-        return FromTerminal(timeout)
+        return FromTerminal(_approval_timeout(config))
     return Refuse()
 
 
@@ -232,6 +276,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "it an approval is asked on the terminal, and refused when standard input is "
         "not a terminal",
     )
+    parser.add_argument(
+        "--standalone", action="store_true",
+        help="run the agent in this process instead of attaching to the daemon (which is "
+        "started when none runs, and keeps running after the chat)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -240,4 +289,5 @@ def run(args: argparse.Namespace) -> int:
             Config.load(),
             session_id=getattr(args, "session", None),
             answers_from_stdin=bool(getattr(args, "answers_from_stdin", False)),
+            standalone=bool(getattr(args, "standalone", False)),
         )

@@ -12,6 +12,7 @@ reflexes as before.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +37,8 @@ class ChatState:
     session: str
     model: str | None = None
     notes: list[str] = field(default_factory=list)
+    # Attached to the daemon, the ledger is read through it (it holds the writer).
+    usage: Callable[[str], dict[str, Any]] | None = None
 
     def meta(self) -> dict[str, Any]:
         """What each turn carries to the model layer."""
@@ -145,11 +148,16 @@ def _sessions(state: ChatState) -> list[dict[str, Any]]:
 
 
 def _cost(state: ChatState) -> str:
-    llm = state.services.get("llm")
-    ledger = getattr(llm, "ledger", None)
-    if ledger is None:
-        return "No ledger: the model layer is not loaded."
-    usage = ledger.usage(state.session)
+    if state.usage is not None:
+        try:
+            usage = state.usage(state.session)
+        except PassepartoutError as err:
+            return f"No cost: {err.message}"
+    else:
+        ledger = getattr(state.services.get("llm"), "ledger", None)
+        if ledger is None:
+            return "No ledger: the model layer is not loaded."
+        usage = ledger.usage(state.session)
     lines = []
     for name, label in (("session", f"session {state.session}"), ("today", "today")):
         part = usage.get(name)

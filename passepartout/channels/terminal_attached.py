@@ -1,0 +1,184 @@
+"""``passepartout chat`` attached to the running daemon (the default).
+
+The chat is one more face of the daemon (:class:`~passepartout.daemon.face.Face`):
+the same sessions, memory, ledger and cron as Emacs.  Each line read is a prompt sent
+in the chat's session; the turn's events are shown by the same
+:class:`~passepartout.channels.terminal.TerminalChannel` as in ``--standalone``, and an
+approval the daemon asks is answered where :mod:`terminal_answers` says (only a yes
+approves; the daemon waits as long as the terminal does).  Notifications of the daemon
+(a cron job's result, a warning) are shown as they come, between the chat's lines.
+End of input closes the connection at once; the daemon keeps running.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from typing import TextIO
+
+from passepartout.channels.terminal import TURN_TIMEOUT, TerminalChannel
+from passepartout.channels.terminal_commands import HELP, ChatState, answer, command_word
+from passepartout.channels.terminal_history import LineReader
+from passepartout.config import Config
+from passepartout.daemon.face import (
+    ApprovalAsked,
+    Chunk,
+    Disconnected,
+    Done,
+    Event,
+    Face,
+    Notice,
+    ToolEvent,
+    Turn,
+    TurnError,
+)
+from passepartout.daemonclient import DaemonError
+from passepartout.security.termtext import terminal_safe
+
+log = logging.getLogger(__name__)
+
+CANCEL_WAIT = 10.0
+POLL = 0.5  # how often a waiting turn checks for Ctrl-C (and for the connection)
+
+
+def chat_attached(config: Config, face: Face, *, reader: TextIO, writer: TextIO,
+                  channel: TerminalChannel, session: str, interactive: bool,
+                  pid: object = "?") -> int:
+    """Chat until end of input; 0, or 1 when a turn ended in an error."""
+    state = ChatState(config, {}, session, usage=face.usage)
+    notices = _NoticePrinter(face, channel)
+    face.listen(notices.put)
+    lines = LineReader.for_stream(reader, config.home, interactive)
+    if interactive:
+        writer.write(terminal_safe(
+            f"Passepartout (session {session}, attached to the daemon, pid {pid}); "
+            "/help lists the commands, "
+            "Ctrl-D or /quit ends.\n"))
+    while not face.closed:
+        try:
+            line = lines.read(writer, interactive)
+        except KeyboardInterrupt:  # at the prompt: a fresh prompt, as in a shell
+            writer.write("\n")
+            continue
+        if line is None:
+            break
+        text = line.strip()
+        if not text:
+            continue
+        if text in ("/quit", "/exit"):
+            break
+        local = command_word(text)
+        if local is not None:
+            channel.say(answer(state, *local))
+            continue
+        try:
+            turn = face.send(state.session, text, context=state.meta())
+        except DaemonError as err:
+            channel.show("error", {"message": err.message})
+            break
+        follow(face, turn, channel)
+        if text.lower().split()[0] == "/help":
+            channel.say(HELP)
+    if face.closed:
+        channel.show("error", {"message": f"the daemon went away: {face.closed_reason}"})
+    return 1 if channel.errors else 0
+
+
+def follow(face: Face, turn: Turn, channel: TerminalChannel) -> None:
+    """Show a turn's events until it is done; Ctrl-C cancels it."""
+    waited = 0.0
+    cancelling = False
+    while True:
+        try:
+            event = turn.next(POLL)
+        except KeyboardInterrupt:
+            if not cancelling:
+                cancelling, waited = True, 0.0
+                _quietly_cancel(face, turn)
+            continue
+        if event is None:
+            waited += POLL
+            if waited >= (CANCEL_WAIT if cancelling else TURN_TIMEOUT):
+                channel.show("error", {"message": "the turn did not end in time"})
+                return
+            continue
+        show(face, event, channel)
+        if isinstance(event, Done | Disconnected):
+            return
+
+
+def show(face: Face, event: Event, channel: TerminalChannel) -> None:
+    """One event of the daemon, shown as the standalone chat shows the loop's."""
+    if isinstance(event, Chunk):
+        channel.show("chunk", {"text": event.text})
+    elif isinstance(event, ToolEvent):
+        if event.event == "tool":
+            channel.show("tool", {"name": event.name, "args": event.args})
+        elif event.event == "tool-result":
+            channel.show("tool-result", {"ok": event.ok, "output": event.output or ""})
+        else:
+            channel.show("denied", {"action": event.name, "reason": event.reason})
+    elif isinstance(event, ApprovalAsked):
+        _approve(face, event, channel)
+    elif isinstance(event, TurnError):
+        channel.show("error", {"message": event.message or event.kind})
+    elif isinstance(event, Done):
+        channel.show("done", {"cancelled": event.cancelled})
+    elif isinstance(event, Disconnected):
+        channel.show("error", {"message": f"the daemon went away: {event.reason}"})
+        channel.show("done", {})
+    elif isinstance(event, Notice):
+        channel.show("notice", {"text": event.text})
+
+
+def _approve(face: Face, event: ApprovalAsked, channel: TerminalChannel) -> None:
+    if event.tool == "emacs-eval":
+        # Emacs evaluates that code itself, after asking there: a terminal cannot.
+        channel.say(f"Refused {event.description}: it needs Emacs, where the code is "
+                    "shown and evaluated")
+        yes = False
+    else:
+        yes = channel.ask(event.description)
+    try:
+        if not face.answer(event.approval_id, yes):
+            channel.say("(too late: the approval had already timed out, and was refused)")
+    except DaemonError as err:
+        channel.show("error", {"message": f"the answer was not sent: {err.message}"})
+
+
+def _quietly_cancel(face: Face, turn: Turn) -> None:
+    try:
+        turn.cancel()
+    except DaemonError as err:
+        log.info("cancel not sent: %s", err.message)
+
+
+class _NoticePrinter:
+    """Prints the daemon's notifications on a thread of its own, so that the face's
+    reader never waits for the terminal (an approval question may hold it)."""
+
+    def __init__(self, face: Face, channel: TerminalChannel) -> None:
+        self.face = face
+        self.channel = channel
+        self._queue: queue.SimpleQueue[Event] = queue.SimpleQueue()
+        threading.Thread(target=self._run, name="passepartout-notices", daemon=True).start()
+
+    def put(self, event: Event) -> None:
+        if isinstance(event, Notice | ApprovalAsked):
+            self._queue.put(event)
+
+    def _run(self) -> None:
+        while True:
+            event = self._queue.get()
+            if isinstance(event, Notice):
+                self.channel.show("notice", {"text": event.text})
+            elif isinstance(event, ApprovalAsked):
+                # Not a turn of this chat (a job's): no one is at this prompt to be
+                # asked, so it is refused at once rather than holding the job.
+                self.channel.show("notice", {"text": f"refused {event.description}: "
+                                                     "asked outside this chat"})
+                try:
+                    self.face.answer(event.approval_id, False)
+                except DaemonError as err:
+                    log.info("refusal not sent: %s", err.message)

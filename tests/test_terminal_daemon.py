@@ -1,0 +1,183 @@
+"""``passepartout chat`` as a face of the daemon: beside an Emacs-like EPC client each
+gets its own replies and approvals; it starts the daemon when none runs, which then
+outlives it; it exits promptly after end of input; ``--standalone`` still runs the
+agent in process, and no mode aborts at exit (status 134).
+
+Everything is real: the daemon and the chat are processes, the model is the fake
+OpenAI-protocol server, the Emacs-like client speaks the EPC wire over the socket.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from daemon_proc import Daemons, scratch_daemons, wait_for
+from fakellm import FakeLLM
+from wire_client import PYTHON, ROOT
+
+from passepartout.channels.emacs import ON_APPROVAL, ON_CHUNK, ON_DONE, ON_TOOL
+from passepartout.daemon.face import (
+    ApprovalAsked,
+    Chunk,
+    Done,
+    Face,
+    Notice,
+    ToolEvent,
+    TurnError,
+)
+from passepartout.daemon.face_events import parse_event
+from passepartout.daemonclient import as_dict, connect
+from passepartout.signals import Keyword, Symbol
+
+ABORT = 134  # "terminate called without an active exception"
+
+
+@pytest.fixture
+def daemons(tmp_path: Path, fake_llm: FakeLLM) -> Iterator[Daemons]:
+    for running in scratch_daemons(tmp_path):
+        running.env.update(OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=fake_llm.base_url,
+                           PASSEPARTOUT_MODEL="openai/gpt-4o")
+        try:
+            yield running
+        finally:
+            if running.cli("status").returncode == 0:  # one a chat started
+                running.cli("stop")
+
+
+def chat(daemons: Daemons, *args: str, stdin: str = "",
+         timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([PYTHON, "-m", "passepartout", "chat", *args], cwd=ROOT,
+                          env=daemons.env, input=stdin, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_chat_and_an_emacs_client_each_get_their_own_replies_and_approvals(
+    daemons: Daemons, fake_llm: FakeLLM
+) -> None:
+    fake_llm.tool_call("eval", {"code": "1+1"})  # Emacs's first step
+    fake_llm.tool_call("eval", {"code": "2+2"})  # the chat's
+    fake_llm.reply("Four.")
+    fake_llm.reply("Not computed, as you wish.")  # Emacs's, after its no
+    daemons.start()
+    daemons.wait_ready()
+    emacs = connect(daemons.home, environ=daemons.env)
+    assert emacs is not None
+    with emacs:
+        emacs.call("chat-send", "emacs-s", "t1", "compute one and one", None)
+        approval_id, session, turn, description, _info = emacs.wait_callback(ON_APPROVAL)
+        assert (session, turn) == ("emacs-s", "t1") and "1+1" in description
+        result = chat(daemons, "--session", "term", "--answers-from-stdin",
+                      stdin="compute two and two\ny\n")
+        assert result.returncode == 0, result.stderr
+        assert "Allow eval(code='2+2')" in result.stdout
+        assert "[ok] 4" in result.stdout and "Four." in result.stdout
+        assert "1+1" not in result.stdout and "Not computed" not in result.stdout
+        assert emacs.call("approval-answer", approval_id, None) is True  # Emacs says no
+        assert emacs.wait_callback(ON_CHUNK)[2] == "Not computed, as you wish."
+        assert emacs.wait_callback(ON_DONE)[:2] == ["emacs-s", "t1"]
+        seen = [args for name, args in emacs.callbacks if name in (ON_CHUNK, ON_TOOL)]
+        assert all(args[0] == "emacs-s" for args in seen)  # none of the chat's events
+    listed = daemons.cli("sessions")
+    assert listed.returncode == 0
+    assert "term" in listed.stdout and "compute two and two" in listed.stdout
+    assert "emacs-s" in listed.stdout
+    assert daemons.cli("status").returncode == 0  # the daemon outlived the chat
+
+
+def test_chat_starts_the_daemon_it_then_leaves_running(
+    daemons: Daemons, fake_llm: FakeLLM
+) -> None:
+    fake_llm.reply("Hello from the daemon.")
+    fake_llm.reply("Still the same session.")
+    first = chat(daemons, stdin="hello\n")
+    assert first.returncode == 0, first.stderr
+    assert "Hello from the daemon." in first.stdout
+    status = daemons.cli("status")
+    assert status.returncode == 0 and "running" in status.stdout
+    second = chat(daemons, stdin="and again\n")
+    assert "Still the same session." in second.stdout
+    messages = [m["role"] for m in fake_llm.last_request.messages]
+    assert messages[:4] == ["system", "user", "assistant", "user"]  # resumed
+    assert fake_llm.last_request.messages[1]["content"] == "hello"
+    offline = daemons.cli("sessions")
+    assert "terminal" in offline.stdout and "hello" in offline.stdout
+    assert daemons.cli("stop").returncode == 0
+    assert "hello" in daemons.cli("sessions").stdout  # read from the state files
+
+
+def test_chat_exits_promptly_after_end_of_input(daemons: Daemons, fake_llm: FakeLLM) -> None:
+    fake_llm.reply("Quick.")
+    daemons.start()
+    daemons.wait_ready()
+    proc = subprocess.Popen([PYTHON, "-m", "passepartout", "chat"], cwd=ROOT, env=daemons.env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write("hi\n")
+    proc.stdin.flush()
+    assert proc.stdout.readline().strip() == "Quick."
+    closed = time.monotonic()
+    proc.stdin.close()
+    status = proc.wait(10)
+    took = time.monotonic() - closed
+    assert status == 0, proc.stderr.read() if proc.stderr else ""
+    assert took < 1.0, f"{took:.2f} s to exit after end of input"
+    proc.stdout.close()
+    if proc.stderr:
+        proc.stderr.close()
+    assert daemons.cli("status").returncode == 0
+
+
+def test_standalone_still_runs_the_agent_in_process(daemons: Daemons, fake_llm: FakeLLM) -> None:
+    fake_llm.reply("From this process.")
+    result = chat(daemons, "--standalone", stdin="hello\n")
+    assert result.returncode == 0, (result.returncode, result.stderr)
+    assert "From this process." in result.stdout
+    assert "terminate called" not in result.stderr
+    assert daemons.cli("status").returncode == 3  # no daemon was started
+
+
+def test_a_cron_result_reaches_the_open_chat_as_a_notice(
+    daemons: Daemons, fake_llm: FakeLLM
+) -> None:
+    import datetime as dt
+
+    fake_llm.reply("The backups are fresh.")
+    daemons.start()
+    daemons.wait_ready()
+    face = Face.attach(daemons.home, environ=daemons.env)
+    assert face is not None
+    notices: list[Notice] = []
+    with face:
+        face.listen(lambda e: notices.append(e) if isinstance(e, Notice) else None)
+        (daemons.memex / "projects" / "jobs.org").write_text(
+            "* Check the backups\n:PROPERTIES:\n:ID: backups-1\n"
+            f":CRON: <{dt.datetime.now():%Y-%m-%d %a %H:%M}>\n:END:\nAre they fresh?\n",
+            encoding="utf-8")
+        wait_for(lambda: any("backups are fresh" in n.text for n in notices), 30,
+                 "the job's result as a notice")
+
+
+def test_the_face_types_every_callback_and_drops_malformed_ones() -> None:
+    assert parse_event(ON_CHUNK, ["s", "t", "hi"]) == Chunk("s", "t", "hi")
+    tool = parse_event(ON_TOOL, ["s", "t", [Keyword("event"), Symbol("tool-result"),
+                                            Keyword("name"), "shell", Keyword("ok"), True,
+                                            Keyword("output"), "done"]])
+    assert tool == ToolEvent("s", "t", "tool-result", "shell", ok=True, output="done")
+    asked = parse_event(ON_APPROVAL, ["id1", "s", "t", "shell(cmd='ls')",
+                                      [Keyword("tool"), "shell",
+                                       Keyword("args"), [Keyword("cmd"), "ls"]]])
+    assert isinstance(asked, ApprovalAsked)
+    assert asked.tool == "shell" and asked.info["args"] == {"cmd": "ls"}
+    assert parse_event("passepartout--on-error", ["s", "t", "boom", "it broke"]) == \
+        TurnError("s", "t", "boom", "it broke")
+    assert parse_event(ON_DONE, ["s", "t", [Keyword("cancelled"), True]]) == Done("s", "t", True)
+    assert parse_event("passepartout--on-notify", [Symbol("warning"), "careful"]) == \
+        Notice("warning", "careful")
+    assert parse_event(ON_TOOL, ["s", "t", [Keyword("odd")]]) is None  # a broken plist
+    assert parse_event("passepartout--unknown", []) is None
+    assert as_dict(None) == {}
