@@ -300,9 +300,12 @@ class Provider:
         )
         worker.start()
         acc = StreamAccumulator()
+        held: tuple[str, Any] | None = None
+        shown = False
         while True:
             try:
-                kind, value = events.get(timeout=_POLL)
+                kind, value = held or events.get(timeout=_POLL)
+                held = None
             except queue.Empty:
                 if cancel.is_set():
                     stop.set()
@@ -310,7 +313,13 @@ class Provider:
                 continue
             if kind == "chunk":
                 text = acc.add(value)
+                # After the first text, chunks that came meanwhile go on as one text: one
+                # event, one frame to Emacs, one masking (a secret split between them is
+                # masked whole too).
+                while shown and (held := _next_now(events)) is not None and held[0] == "chunk":
+                    text += acc.add(held[1])
                 if text and on_text is not None:
+                    shown = True
                     on_text(text)
                 if cancel.is_set():
                     stop.set()
@@ -321,6 +330,13 @@ class Provider:
                 raise value
             else:  # "end"
                 return acc.reply(), True
+
+
+def _next_now(events: queue.SimpleQueue[tuple[str, Any]]) -> tuple[str, Any] | None:
+    try:
+        return events.get_nowait()
+    except queue.Empty:
+        return None
 
 
 def _produce(lit: ModuleType, kwargs: dict[str, Any],
