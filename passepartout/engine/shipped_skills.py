@@ -10,6 +10,7 @@ SHIPPED: dict[str, str] = {
     'gardener.py': '4cf8720103f06d5dabebe14b5357259de27ad8343f67b6006b24ccf899b67fc9',
     'hooks.py': 'aee6eaead0e2a1c9cf6f10607584889d3d6a6d505709de94e815fa499c33da5f',
     'intents.py': '3b89d1220f328a7832f9d7708fdaf0d01ab5023e4b423bc07cfaa7b06ddf8949',
+    'mcp.py': 'b5bb6625584a21c1b61278244566270c37102f45af8654402061ace6ea0fc72f',
     'memory.py': '38c4c52141383eee3f49b6c80e46afbbbbf3b2bd13bb72f97b3cdd42abf2e9bc',
     'orgtools.py': '7cdc7537441197c654a543c7b7083a069bba08284bd1f81e1f35bb539efc6504',
     'policy.py': 'fea4ae96ca7ab38dc4b522c93e66a4220436d7345a1ac2f6ae61722f0d59f008',

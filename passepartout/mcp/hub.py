@@ -1,0 +1,250 @@
+"""The MCP sessions of one agent, on one background event loop thread.
+
+The agent is threaded (a lane per session) and the SDK is asyncio: each configured
+server gets one task on this loop that connects, lists the tools, keeps the session
+open and pings it; a lane's tool call is handed to the loop and waited for with the
+server's timeout.  A server that cannot start, or dies (its process exits, a ping or a
+call fails), is marked so, its tools leave the belt, and the status says why; the agent
+goes on.  :meth:`McpHub.stop` closes every session (stdio children are terminated).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from passepartout.errors import PipelineError
+from passepartout.mcp.config import ServerSpec
+from passepartout.mcp.tools import Offer, offer, result_text
+from passepartout.mcp.untrusted import one_line
+
+log = logging.getLogger(__name__)
+
+PING_EVERY = 10.0  # seconds between two listings of a session's tools
+CONNECT_TIMEOUT = 20.0
+STOP_TIMEOUT = 5.0
+
+
+@dataclass
+class ServerState:
+    """What the status says of one server."""
+
+    spec: ServerSpec
+    state: str = "starting"  # starting | ready | failed | died | stopped
+    error: str = ""
+    offers: list[Offer] = field(default_factory=list)
+    client: Any = None
+
+    def line(self) -> str:
+        """One status line: ``weather: ready, 3 tools (1 withheld: ...)``."""
+        if self.state == "ready":
+            tools = [o for o in self.offers if o.tool is not None]
+            withheld = [o for o in self.offers if o.tool is None]
+            text = f"{self.spec.name}: ready, {len(tools)} tool{'s' * (len(tools) != 1)}"
+            if withheld:
+                text += "; withheld: " + ", ".join(f"{o.remote} ({o.withheld})"
+                                                   for o in withheld)
+            return text
+        return f"{self.spec.name}: {self.state}" + (f" ({self.error})" if self.error else "")
+
+
+class McpHub:
+    """Connects the configured servers and calls their tools for the lanes."""
+
+    def __init__(self, specs: tuple[ServerSpec, ...], *, log_dir: Path | None = None,
+                 on_change: Callable[[], None] = lambda: None,
+                 ping_every: float = PING_EVERY) -> None:
+        self.states = {s.name: ServerState(s) for s in specs}
+        self.log_dir = log_dir
+        self.on_change = on_change
+        self.ping_every = ping_every
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run, name="mcp-client", daemon=True)
+        self._stopping: asyncio.Event | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._settled = threading.Event()
+
+    # -- life cycle -------------------------------------------------------------------
+
+    def start(self) -> McpHub:
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self._stopping = asyncio.Event()
+        self._tasks = [self.loop.create_task(self._serve(s.spec))
+                       for s in self.states.values()]
+        self.loop.run_until_complete(self._first_settle())
+        self.loop.run_until_complete(asyncio.gather(*self._tasks, return_exceptions=True))
+        self.loop.close()
+
+    async def _first_settle(self) -> None:
+        while any(s.state == "starting" for s in self.states.values()) and not all(
+                t.done() for t in self._tasks):
+            await asyncio.sleep(0.02)
+        self._settled.set()
+
+    def wait_settled(self, timeout: float) -> bool:
+        """Whether every server is past starting (ready or failed) within ``timeout``."""
+        return self._settled.wait(timeout)
+
+    def stop(self) -> None:
+        if not self._thread.is_alive():
+            return
+        stopping = self._stopping
+        if stopping is not None:
+            self.loop.call_soon_threadsafe(stopping.set)
+        self._thread.join(STOP_TIMEOUT + 1)
+        if self._thread.is_alive():
+            log.warning("MCP sessions did not close within %g s", STOP_TIMEOUT)
+
+    # -- one server -------------------------------------------------------------------
+
+    async def _serve(self, spec: ServerSpec) -> None:
+        from mcp import Client
+
+        state = self.states[spec.name]
+        errlog = self._errlog(spec)
+        try:
+            async with Client(self._transport(spec, errlog), read_timeout_seconds=spec.timeout,
+                              cache=None) as client:
+                listed = await asyncio.wait_for(self._list_tools(client), CONNECT_TIMEOUT)
+                state.offers = [offer(spec.name, t, self.call) for t in listed]
+                state.client, state.state, state.error = client, "ready", ""
+                log.info("MCP server %s: %d tools", spec.name, len(state.offers))
+                self.on_change()
+                await self._keep(state, client)
+            self._settle(state, "stopped", "")
+        except asyncio.CancelledError:
+            self._settle(state, "stopped", "")
+        except BaseException as err:  # an ExceptionGroup from the SDK's task groups too
+            if isinstance(err, KeyboardInterrupt | SystemExit):
+                raise
+            died = state.state == "ready"
+            why = _reason(err) + _stderr_tail(errlog)
+            log.warning("MCP server %s %s: %s", spec.name, "died" if died else "failed", why)
+            self._settle(state, "died" if died else "failed", why)
+        finally:
+            if errlog is not None:
+                errlog.close()
+
+    def _settle(self, state: ServerState, to: str, why: str) -> None:
+        if state.state in ("failed", "died") and to == "stopped":
+            return
+        was_ready = state.state == "ready"
+        state.client, state.state, state.error = None, to, why
+        if was_ready:
+            self.on_change()
+
+    async def _keep(self, state: ServerState, client: Any) -> None:
+        """Hold the session open; list the tools again now and then (the protocol of
+        2026 has no ping): a server that died is noticed, a changed list is taken."""
+        stopping = self._stopping
+        assert stopping is not None
+        while not stopping.is_set():
+            try:
+                await asyncio.wait_for(stopping.wait(), self.ping_every)
+            except TimeoutError:
+                listed = await asyncio.wait_for(self._list_tools(client), CONNECT_TIMEOUT)
+                names = [(o.remote, o.tool.description if o.tool else o.withheld)
+                         for o in state.offers]
+                offers = [offer(state.spec.name, t, self.call) for t in listed]
+                if names != [(o.remote, o.tool.description if o.tool else o.withheld)
+                             for o in offers]:
+                    state.offers = offers
+                    self.on_change()
+
+    @staticmethod
+    async def _list_tools(client: Any) -> list[Any]:
+        tools: list[Any] = []
+        cursor: str | None = None
+        for _page in range(50):
+            page = await client.list_tools(cursor=cursor)
+            tools += list(page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        return tools
+
+    def _transport(self, spec: ServerSpec, errlog: Any) -> Any:
+        if spec.url:
+            import httpx2
+            from mcp.client.streamable_http import streamable_http_client
+
+            http = httpx2.AsyncClient(headers=spec.headers, timeout=spec.timeout)
+            return streamable_http_client(spec.url, http_client=http)
+        from mcp import StdioServerParameters
+        from mcp.client.stdio import stdio_client
+
+        assert spec.command is not None
+        params = StdioServerParameters(command=spec.command, args=list(spec.args),
+                                       env=spec.env or None, cwd=spec.cwd)
+        return stdio_client(params, errlog=errlog) if errlog is not None else stdio_client(params)
+
+    def _errlog(self, spec: ServerSpec) -> Any:
+        """Where a stdio server's stderr goes (the status quotes its last line)."""
+        if spec.url or self.log_dir is None:
+            return None
+        try:
+            self.log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            return open(self.log_dir / f"{spec.name}.stderr", "w+", encoding="utf-8")
+        except OSError as err:
+            log.warning("no stderr log for MCP server %s: %s", spec.name, err)
+            return None
+
+    # -- what the lanes and the status use ----------------------------------------------
+
+    def tools(self) -> list[Any]:
+        return [o.tool for s in self.states.values() if s.state == "ready"
+                for o in s.offers if o.tool is not None]
+
+    def lines(self) -> list[str]:
+        return [s.line() for s in self.states.values()]
+
+    def problems(self) -> list[str]:
+        return [s.line() for s in self.states.values() if s.state in ("failed", "died")]
+
+    def call(self, server: str, tool: str, args: dict[str, Any]) -> str:
+        """Call ``tool`` of ``server`` from a lane; its text, or a PipelineError."""
+        state = self.states.get(server)
+        client = state.client if state is not None else None
+        if state is None or client is None:
+            why = state.line() if state is not None else f"{server}: not configured"
+            raise PipelineError(f"the MCP server is not available: {why}")
+        future = asyncio.run_coroutine_threadsafe(client.call_tool(tool, args), self.loop)
+        try:
+            result = future.result(state.spec.timeout + 1)
+        except (TimeoutError, concurrent.futures.TimeoutError):
+            future.cancel()
+            raise PipelineError(f"the MCP server {server} did not answer within "
+                                f"{state.spec.timeout:g} s") from None
+        except Exception as err:
+            raise PipelineError(f"the MCP server {server} failed: {_reason(err)}") from None
+        return result_text(result)
+
+
+def _reason(err: BaseException) -> str:
+    """The innermost message of an error (the SDK wraps them in groups)."""
+    while isinstance(err, BaseExceptionGroup) and err.exceptions:
+        err = err.exceptions[0]
+    text = str(err) or type(err).__name__
+    return one_line(f"{type(err).__name__}: {text}" if str(err) else text, 300)
+
+
+def _stderr_tail(errlog: Any) -> str:
+    if errlog is None:
+        return ""
+    try:
+        errlog.flush()
+        errlog.seek(0)
+        lines = [line.strip() for line in errlog.read().splitlines() if line.strip()]
+    except (OSError, ValueError):
+        return ""
+    return f"; it said: {one_line(lines[-1], 200)}" if lines else ""

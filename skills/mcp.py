@@ -1,0 +1,91 @@
+"""MCP: the tools of the servers in ``mcp.json`` for the model, and the memex for other
+agents (``passepartout mcp``).
+
+The servers are connected on one background event loop (:mod:`passepartout.mcp.hub`)
+once the agent has booted; each tool they list becomes ``mcp__SERVER__TOOL``, high
+impact, so every call passes the gates and asks unless a grant allows it
+(``passepartout grant add TITLE --tool 'mcp__SERVER__*'``).  Descriptions that speak to
+the model withhold their tool; results go back through the same masks as every tool's.
+A server that fails or dies is a line of the agent's health, never a crash.
+
+The memex face (:mod:`passepartout.mcp.memex`) is published for the bridge as
+``services["mcp-memex"]``; the results of its writes that a Flight Plan ran come back as
+tool output, which this skill's reflex takes (no model is asked about them).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from passepartout.api import Action, Signal, defskill, host
+
+DEPENDS_ON = ["policy", "dispatcher"]
+
+AGENT = host()
+
+
+class mcp_Service:
+    """The hub of one agent, and what the status says of it."""
+
+    def __init__(self, agent: Any) -> None:
+        from passepartout.mcp.config import load
+        from passepartout.mcp.hub import McpHub
+
+        self.agent = agent
+        self.config = load(agent.config.config_dir)
+        self.hub = McpHub(self.config.servers, log_dir=agent.config.home / "mcp",
+                          on_change=self.refresh)
+
+    def start(self) -> None:
+        def later() -> None:
+            self.agent.booted.wait()
+            self.hub.start()
+
+        threading.Thread(target=later, name="mcp-start", daemon=True).start()
+
+    def refresh(self) -> None:
+        """The skill's tools are the ready servers' tools (read at every model call)."""
+        skill = self.agent.registry.get("mcp")
+        if skill is not None:
+            skill.tools = tuple(self.hub.tools())
+
+    def problems(self) -> list[str]:
+        return [*self.config.errors, *self.hub.problems()]
+
+    def lines(self) -> list[str]:
+        return [*self.config.errors, *self.hub.lines()]
+
+    def stop(self) -> None:
+        self.hub.stop()
+
+
+def mcp_trigger(signal: Signal) -> bool:
+    """The output of a write an MCP client asked for (run from a Flight Plan)."""
+    from passepartout.mcp.memex import ORIGIN
+
+    return signal.sensor == "tool-output" and str(signal.meta.get("origin", "")) == ORIGIN
+
+
+def mcp_reflex(signal: Signal) -> Action:
+    results = signal.payload.get("results") or []
+    text = "; ".join(str(r.get("output", "")) for r in results if isinstance(r, dict))
+    return Action("chat", text=text or "done")
+
+
+if AGENT is not None:
+    from passepartout.mcp.memex import MemexFace, snapshot_first
+
+    previous = AGENT.services.get("mcp")
+    if previous is not None:  # a reload: the old sessions close first
+        previous.stop()
+    mcp_SERVICE = mcp_Service(AGENT)
+    AGENT.services["mcp"] = mcp_SERVICE
+    AGENT.services["mcp-memex"] = MemexFace(AGENT)
+    AGENT.loop.register_actuator("tool", snapshot_first(AGENT, AGENT.loop.actuators["tool"]))
+    AGENT.on_shutdown(mcp_SERVICE.stop)
+    mcp_SERVICE.start()
+    defskill("mcp", priority=60, depends_on=DEPENDS_ON, trigger=mcp_trigger,
+             reflex=mcp_reflex)
+else:
+    defskill("mcp", priority=60, depends_on=DEPENDS_ON)

@@ -1,0 +1,250 @@
+"""The MCP client: real MCP servers (tests/mcp_peers.py, written with the SDK) on stdio
+and on streamable HTTP at 127.0.0.1 lend their tools to an agent whose model is the fake
+server.  Every call passes the gates (asked by default, granted per server or tool);
+descriptions that speak to the model withhold their tool; results pass the same masks
+as every tool's; a server that fails or dies is a status line, never a crash."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fakellm import FakeLLM
+from llm_agent import Recorder, make_agent, make_config, user_signal
+
+from passepartout.agent import Agent
+from passepartout.mcp.config import load
+from passepartout.security.policy import rule_from_mapping
+
+pytest_plugins = ["llm_agent"]
+
+PEER = str(Path(__file__).with_name("mcp_peers.py"))
+SECRET = "Xq7-supersecret-value-9931"
+CANARY = "CANARY zebra 7731 my secret diary line"
+
+
+def servers(tmp_path: Path, entries: dict[str, Any]) -> None:
+    config = tmp_path / "config"
+    config.mkdir(exist_ok=True)
+    (config / "mcp.json").write_text(json.dumps({"mcpServers": entries}))
+
+
+def stdio(**extra: Any) -> dict[str, Any]:
+    return {"command": sys.executable, "args": [PEER, "stdio"], **extra}
+
+
+def ready(agent: Agent, timeout: float = 20.0) -> Any:
+    service = agent.services["mcp"]
+    assert service.hub.wait_settled(timeout), service.lines()
+    return service
+
+
+def start(tmp_path: Path, recorder: Recorder | None = None) -> tuple[Agent, Recorder]:
+    agent, rec = make_agent(make_config(tmp_path), recorder)
+    ready(agent)
+    return agent, rec
+
+
+def sent(fake: FakeLLM) -> str:
+    return "\n".join(json.dumps(r.body) for r in fake.requests)
+
+
+@pytest.fixture
+def http_peer() -> Iterator[str]:
+    proc = subprocess.Popen([sys.executable, PEER, "http", "--token", "tok-123"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdout is not None
+        port = proc.stdout.readline().strip()
+        assert port.isdigit(), port
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.kill()
+        proc.wait(10)
+
+
+def test_a_stdio_tool_is_offered_asked_and_called(provider_env: FakeLLM,
+                                                   tmp_path: Path) -> None:
+    servers(tmp_path, {"peer": stdio()})
+    agent, rec = start(tmp_path)
+    try:
+        provider_env.tool_call("mcp__peer__add", {"a": 2, "b": 40}, call_id="c1")
+        provider_env.reply("It is 42.")
+        agent.loop.process(user_signal("add 2 and 40"))
+    finally:
+        agent.shutdown()
+    assert len(rec.asked) == 1  # high impact: the person was asked
+    assert "mcp__peer__add" in rec.asked[0].describe()
+    assert rec.of("tool-result")[0] == {"name": "mcp__peer__add", "ok": True, "output": "42",
+                                        "call-id": "c1"}
+    offered = {t["function"]["name"]: t["function"]
+               for t in provider_env.requests[0].body["tools"]}
+    assert offered["mcp__peer__add"]["description"] == "[MCP server peer] Add two numbers."
+    assert offered["mcp__peer__add"]["parameters"]["required"] == ["a", "b"]
+    assert provider_env.requests[1].messages[-1]["content"] == "42"
+
+
+def test_a_refused_call_never_reaches_the_server(provider_env: FakeLLM,
+                                                  tmp_path: Path) -> None:
+    servers(tmp_path, {"peer": stdio()})
+    agent, rec = start(tmp_path, Recorder(answer=False))
+    try:
+        provider_env.tool_call("mcp__peer__die", {}, call_id="c1")
+        provider_env.reply("Not allowed.")
+        agent.loop.process(user_signal("stop the server"))
+        assert agent.services["mcp"].hub.states["peer"].state == "ready"  # it never ran
+    finally:
+        agent.shutdown()
+    assert len(rec.asked) == 1 and not rec.of("tool-result")
+
+
+@pytest.mark.parametrize("pattern", ["mcp__peer__*", "mcp__peer__add"])
+def test_a_grant_per_server_or_per_tool_lets_it_run_unasked(
+        provider_env: FakeLLM, tmp_path: Path, pattern: str) -> None:
+    servers(tmp_path, {"peer": stdio()})
+    agent, rec = start(tmp_path)
+    try:
+        book = agent.services["security"].book
+        book.add_grant(rule_from_mapping({"decision": "allow", "tool": pattern}, "test"),
+                       "the peer's tools")
+        provider_env.tool_call("mcp__peer__add", {"a": 1, "b": 1}, call_id="c1")
+        provider_env.tool_call("mcp__peer__echo", {"text": "hi"}, call_id="c2")
+        provider_env.reply("done")
+        agent.loop.process(user_signal("add"))
+    finally:
+        agent.shutdown()
+    asked = [r.action.name for r in rec.asked]
+    assert "mcp__peer__add" not in asked
+    assert asked == ([] if pattern.endswith("*") else ["mcp__peer__echo"])
+
+
+def test_bad_arguments_are_refused_before_the_call_leaves(provider_env: FakeLLM,
+                                                          tmp_path: Path) -> None:
+    servers(tmp_path, {"peer": stdio()})
+    agent, rec = start(tmp_path)
+    try:
+        provider_env.tool_call("mcp__peer__add", {"a": "two", "b": 1}, call_id="c1")
+        provider_env.reply("sorry")
+        agent.loop.process(user_signal("add"))
+    finally:
+        agent.shutdown()
+    result = rec.of("tool-result")[0]
+    assert result["ok"] is False and "bad arguments for mcp__peer__add: a:" in result["output"]
+
+
+def test_streamable_http_with_a_token(provider_env: FakeLLM, tmp_path: Path,
+                                      http_peer: str) -> None:
+    servers(tmp_path, {"web": {"url": http_peer, "headers": {"Authorization": "Bearer tok-123"}},
+                       "nokey": {"url": http_peer}})
+    agent, rec = start(tmp_path)
+    try:
+        provider_env.tool_call("mcp__web__add", {"a": 20, "b": 3}, call_id="c1")
+        provider_env.reply("23")
+        agent.loop.process(user_signal("add"))
+        lines = agent.services["mcp"].lines()
+    finally:
+        agent.shutdown()
+    assert rec.of("tool-result")[0]["output"] == "23"
+    assert lines[0].startswith("web: ready, 4 tools")
+    assert lines[1].startswith("nokey: failed (")  # 401 without the token
+
+
+@pytest.mark.attack
+def test_a_poisoned_description_withholds_its_tool(provider_env: FakeLLM,
+                                                   tmp_path: Path) -> None:
+    servers(tmp_path, {"peer": stdio()})
+    agent, _ = start(tmp_path)
+    try:
+        names = [t.name for t in agent.tools()]
+        status = agent.status()
+        line = agent.services["mcp"].lines()[0]
+        provider_env.reply("hello")
+        agent.loop.process(user_signal("hi"))
+    finally:
+        agent.shutdown()
+    assert "mcp__peer__add" in names and "mcp__peer__helper" not in names
+    assert "id_rsa" not in sent(provider_env) and "do not tell" not in sent(provider_env)
+    assert "withheld: helper (its description holds" in line
+    assert status["health"] == "healthy"
+
+
+@pytest.mark.attack
+def test_results_pass_the_secret_mask_and_the_privacy_filter(
+        provider_env: FakeLLM, tmp_path: Path) -> None:
+    servers(tmp_path, {"peer": stdio()})
+    (tmp_path / "config" / ".env").write_text(f"API_TOKEN={SECRET}\n")
+    (tmp_path / "memex").mkdir(exist_ok=True)
+    (tmp_path / "memex" / "diary.org").write_text(f"* Public\nhello\n* Diary :@personal:\n"
+                                                  f"{CANARY}\n")
+    agent, _ = start(tmp_path, Recorder(answer=True))
+    try:
+        provider_env.tool_call("mcp__peer__echo", {"text": f"a {SECRET} b"}, call_id="c1")
+        provider_env.tool_call("mcp__peer__echo", {"text": f"x {CANARY} y"}, call_id="c2")
+        provider_env.reply("done")
+        agent.loop.process(user_signal("echo"))
+    finally:
+        agent.shutdown()
+    later = "\n".join(json.dumps(r.body) for r in provider_env.requests[1:])
+    assert SECRET not in later and "zebra 7731" not in later
+    assert "x [private: withheld] y" in later or "[private: withheld]" in later
+
+
+def test_a_server_that_fails_or_dies_is_a_status_line(provider_env: FakeLLM,
+                                                      tmp_path: Path) -> None:
+    servers(tmp_path, {"peer": stdio(), "broken": stdio(env={"PEER_FAIL_AT_START": "1"}),
+                       "missing": {"command": str(tmp_path / "no-such-program")}})
+    agent, rec = start(tmp_path, Recorder(answer=True))
+    try:
+        health = agent.check_health()
+        provider_env.tool_call("mcp__peer__die", {}, call_id="c1")
+        provider_env.reply("It stopped.")
+        agent.loop.process(user_signal("stop it"))
+        deadline = time.monotonic() + 10
+        while agent.services["mcp"].hub.states["peer"].state == "ready":
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        after = agent.check_health()
+        names = [t.name for t in agent.tools()]
+        provider_env.reply("still here")
+        agent.loop.process(user_signal("are you there?"))
+    finally:
+        agent.shutdown()
+    assert health.status == "degraded"
+    assert any("broken: failed" in p and "refusing to start" in p for p in health.problems)
+    assert any(p.startswith("mcp: missing: failed") for p in health.problems)
+    assert rec.of("tool-result")[0]["ok"] is False
+    assert any(p.startswith("mcp: peer: died") for p in after.problems)
+    assert not any(n.startswith("mcp__peer__") for n in names)
+    assert rec.of("reply")[-1]["text"] == "still here"
+
+
+@pytest.mark.parametrize(("text", "error"), [
+    ("{", "not JSON"),
+    ('{"servers": {}}', 'needs an object "mcpServers"'),
+    ('{"mcpServers": {"a": {"command": "x", "colour": 1}}}', "unknown key 'colour'"),
+    ('{"mcpServers": {"a": {"url": "ftp://x"}}}', "url must be an http"),
+    ('{"mcpServers": {"a": {"command": "x", "args": "y"}}}', "args must be a list"),
+    ('{"mcpServers": {"a b": {"command": "x"}}}', "a server's name"),
+    ('{"mcpServers": {"a": {"type": "sse", "url": "http://x"}}}', "'sse' is not supported"),
+])
+def test_a_bad_mcp_json_is_a_clear_error(tmp_path: Path, text: str, error: str) -> None:
+    (tmp_path / "mcp.json").write_text(text)
+    found = load(tmp_path)
+    assert not found.servers and len(found.errors) == 1 and error in found.errors[0]
+
+
+def test_mcp_json_reads_both_transports(tmp_path: Path) -> None:
+    (tmp_path / "mcp.json").write_text(json.dumps({"mcpServers": {
+        "a": {"command": "uvx", "args": ["x"], "env": {"K": "v"}},
+        "b": {"type": "http", "url": "http://127.0.0.1:1/mcp", "headers": {"X": "y"}},
+        "c": {"command": "off", "disabled": True}}}))
+    found = load(tmp_path)
+    assert [(s.name, s.transport) for s in found.servers] == [("a", "stdio"), ("b", "http")]
+    assert found.servers[0].env == {"K": "v"} and not found.errors
+    assert load(tmp_path / "nowhere").servers == ()
