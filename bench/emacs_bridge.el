@@ -265,6 +265,8 @@ was sent and done, and gptel's seconds to done."
          (passepartout-server-args (if (getenv "BENCH_SERVER_ARGS")
                                        (split-string (getenv "BENCH_SERVER_ARGS") "\n")
                                      passepartout-server-args))
+         ;; A `serve' child of this Emacs is measured, not the daemon.
+         (passepartout-server-lifetime 'emacs)
          ;; The server saves its state on the way out: give it time (a profile too).
          (passepartout--stop-grace 30)
          (passepartout-server-environment (split-string (getenv "BENCH_SERVER_ENV") "\n")))

@@ -491,24 +491,31 @@ USED, a bool vector, records the attachments placed; OBJECT is modified."
 ;;;; Public interface
 
 (cl-defun passepartout-epc-connect (host port &key handlers log-function on-close
-                                          attachments)
+                                          attachments family)
   "Connect to the EPC server at HOST and PORT and return the connection.
-HANDLERS is an alist of (NAME . FUNCTION), the only functions the server
-may call; NAME is a string.  LOG-FUNCTION receives protocol messages as
-strings.  ON-CLOSE is called with the connection when it closes.  With
-ATTACHMENTS, long strings are sent as attachments: for a server that
-reads them."
+With FAMILY `local', PORT is the file name of a Unix socket and HOST is
+ignored.  HANDLERS is an alist of (NAME . FUNCTION), the only functions
+the server may call; NAME is a string.  LOG-FUNCTION receives protocol
+messages as strings.  ON-CLOSE is called with the connection when it
+closes.  With ATTACHMENTS, long strings are sent as attachments: for a
+server that reads them."
   (let* ((buffer (generate-new-buffer " *passepartout-epc*" t))
          ;; Many small frames: read them as they come, do not wait for more.
          (process-adaptive-read-buffering nil)
-         (process (make-network-process
-                   :name "passepartout-epc" :buffer buffer
-                   :host host :service port
-                   :coding 'binary :noquery t
-                   ;; Emacs cannot set TCP_NODELAY (`:nodelay' is ignored), so
-                   ;; the server acknowledges every frame at once (TCP_QUICKACK)
-                   ;; for our small frames not to wait on a delayed ACK.
-                   :nowait nil))
+         (process (condition-case err
+                      (apply #'make-network-process
+                             :name "passepartout-epc" :buffer buffer
+                             :service port
+                             :coding 'binary :noquery t
+                             ;; Emacs cannot set TCP_NODELAY (`:nodelay' is
+                             ;; ignored), so the server acknowledges every frame
+                             ;; at once (TCP_QUICKACK) for our small frames not
+                             ;; to wait on a delayed ACK.  A Unix socket has no
+                             ;; such delay.
+                             :nowait nil
+                             (if (eq family 'local) '(:family local) (list :host host)))
+                    (error (kill-buffer buffer)
+                           (signal (car err) (cdr err)))))
          (conn (passepartout-epc--make-connection
                 :process process :handlers handlers
                 :log-function log-function :on-close on-close

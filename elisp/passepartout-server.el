@@ -15,7 +15,18 @@
 
 ;;; Commentary:
 
-;; The server's life: `passepartout-start' runs the Python server, writes
+;; Two lifetimes (`passepartout-server-lifetime').  `persistent', the
+;; default: the agent is the person's daemon, which outlives Emacs.
+;; `passepartout-start' attaches to it over its Unix socket with the token
+;; of its 0600 file, or first runs `passepartout daemon --detach' in the
+;; background when none answers; `passepartout-stop' detaches (with a
+;; prefix argument it stops the daemon too), and exiting Emacs leaves it
+;; running.  When the connection drops (the daemon was restarted, or killed
+;; and brought back by a service manager), the turns and approvals in
+;; flight end with an error and Emacs attaches again by itself, with a
+;; growing delay, and says so.  passepartout-daemon.el finds the daemon.
+;;
+;; `emacs': the server is a child of Emacs.  `passepartout-start' runs it, writes
 ;; a fresh token as the first line of its stdin (never in its environment,
 ;; which /proc/PID/environ keeps readable for the process's life), reads
 ;; its port from the first line of stdout, connects and says `hello' with
@@ -32,6 +43,7 @@
 
 (require 'cl-lib)
 (require 'subr-x)
+(require 'passepartout-daemon)
 (require 'passepartout-epc)
 (require 'passepartout-log)
 (require 'passepartout-orgedit)
@@ -64,8 +76,26 @@ The default is the project's .venv/bin/python when it exists beside this
 package's directory, else \"python3\"."
   :type 'string)
 
+(defcustom passepartout-server-lifetime 'persistent
+  "How long the agent lives, and who starts it.
+`persistent': one daemon per person that outlives Emacs, runs cron jobs
+whether Emacs is open or not, and serves several Emacs processes (and
+the terminal) at once; `passepartout-start' attaches to it, starting it
+with `passepartout daemon --detach' when none runs.  `emacs': a
+`passepartout serve' child of this Emacs that stops with it."
+  :type '(choice (const :tag "A daemon that outlives Emacs" persistent)
+                 (const :tag "A child of this Emacs" emacs)))
+
 (defcustom passepartout-server-args '("-m" "passepartout" "serve")
-  "The arguments given to `passepartout-python-command' to start the server."
+  "The arguments given to `passepartout-python-command' to start the server.
+For the `emacs' lifetime; the daemon's commands are
+`passepartout-cli-args' followed by a subcommand."
+  :type '(repeat string))
+
+(defcustom passepartout-cli-args '("-m" "passepartout")
+  "The arguments that run the `passepartout' command line.
+`passepartout-python-command' runs them followed by \"daemon --detach\" or
+\"stop\" for the daemon of the `persistent' lifetime."
   :type '(repeat string))
 
 (defcustom passepartout-server-environment nil
@@ -84,7 +114,12 @@ when there is one, else in your home directory."
   :type 'number)
 
 (defcustom passepartout-start-timeout 60
-  "Seconds the server has to print its port after it starts."
+  "Seconds the server has to print its port after it starts.
+For the daemon: seconds for attaching, starting it included."
+  :type 'number)
+
+(defcustom passepartout-reconnect-max-delay 30
+  "The longest wait, in seconds, between two attempts to reattach to the daemon."
   :type 'number)
 
 (defcustom passepartout-ready-hook nil
@@ -112,9 +147,18 @@ Each function receives one argument, a string describing what happened."
 (defvar passepartout--queue nil "Calls waiting for the server to be ready.")
 (defvar passepartout--start-timer nil "Timer that gives up on a slow start.")
 (defvar passepartout--stopping nil "Non-nil while the server is stopped on purpose.")
+(defvar passepartout--daemon nil
+  "Non-nil while the connection is to the daemon: the daemon.json plist.")
+(defvar passepartout--daemon-directory nil
+  "Where the daemon said it keeps daemon.json, once `daemon --detach' said it.")
+(defvar passepartout--helper nil
+  "The `passepartout daemon --detach' or `passepartout stop' process running.")
+(defvar passepartout--reconnect-timer nil "The timer of the next attempt to reattach.")
+(defvar passepartout--reconnect-attempts 0 "Attempts to reattach since the drop.")
+(defvar passepartout--last-command nil "The command the last start ran.")
 
 (defun passepartout-state ()
-  "Return the server's state: stopped, starting, ready or error."
+  "Return the server's state: stopped, starting, ready, reconnecting or error."
   passepartout--state)
 
 (defun passepartout-live-p ()
@@ -156,11 +200,25 @@ generator seeded by the system, the time and the process id."
   "Return the command line of the server."
   (cons passepartout-python-command passepartout-server-args))
 
+(defun passepartout--cli-command (&rest args)
+  "Return the command line of `passepartout' with ARGS."
+  (append (list passepartout-python-command) passepartout-cli-args args))
+
+(defun passepartout--directory ()
+  "Return the directory the server's processes run in."
+  (file-name-as-directory
+   (expand-file-name (or passepartout-server-directory (passepartout--source-root) "~/"))))
+
+(defun passepartout-persistent-p ()
+  "Return non-nil when the agent is the daemon that outlives Emacs."
+  (eq passepartout-server-lifetime 'persistent))
+
 (defun passepartout--failure-report (what)
   "Return a report for WHAT went wrong, with the command and the last lines."
   (format "%s\nCommand: %s\nInterpreter: %s\nLast lines of %s:\n%s"
           what
-          (mapconcat #'shell-quote-argument (passepartout--command) " ")
+          (mapconcat #'shell-quote-argument
+                     (or passepartout--last-command (passepartout--command)) " ")
           (or (executable-find passepartout-python-command) passepartout-python-command)
           passepartout-log-buffer-name
           (passepartout--log-tail)))
@@ -174,28 +232,36 @@ generator seeded by the system, the time and the process id."
 
 ;;;###autoload
 (defun passepartout-start ()
-  "Start the Passepartout server, unless it is running already.
-Return at once; the handshake completes in the background and
-`passepartout-ready-hook' runs when the server is ready."
+  "Start the Passepartout server, or attach to the daemon, unless done already.
+With the `persistent' lifetime, attach to the running daemon, starting
+one (in the background) when none answers.  Return at once; the
+handshake completes in the background and `passepartout-ready-hook' runs
+when the server is ready."
   (interactive)
-  (if (and (process-live-p passepartout--process)
-           (memq passepartout--state '(starting ready)))
-      (when (called-interactively-p 'interactive)
-        (message "Passepartout: server already %s" passepartout--state))
-    (passepartout--launch)))
+  (cond ((passepartout--running-p)
+         (when (called-interactively-p 'interactive)
+           (message "Passepartout: %s already %s"
+                    (if passepartout--daemon "daemon" "server") passepartout--state)))
+        ((passepartout-persistent-p) (passepartout--attach t))
+        (t (passepartout--launch))))
+
+(defun passepartout--running-p ()
+  "Return non-nil when the server is ready or on its way."
+  (and (memq passepartout--state '(starting ready))
+       (or (process-live-p passepartout--process)
+           (process-live-p passepartout--helper)
+           (passepartout-epc-live-p passepartout--connection))))
 
 (defun passepartout--launch ()
   "Launch the server process with a fresh token."
   (passepartout--cleanup)
+  (setq passepartout--last-command (passepartout--command))
   (let* ((token (passepartout--random-token))
          ;; A stale PASSEPARTOUT_TOKEN (the old hand-over) would win over stdin: unset.
          (process-environment
           (append '("PASSEPARTOUT_TOKEN") passepartout-server-environment
                   process-environment))
-         (default-directory (file-name-as-directory
-                             (expand-file-name (or passepartout-server-directory
-                                                   (passepartout--source-root)
-                                                   "~/"))))
+         (default-directory (passepartout--directory))
          (stdout (generate-new-buffer " *passepartout-stdout*" t))
          (stderr (make-pipe-process
                   :name "passepartout-stderr" :buffer nil :noquery t
@@ -252,33 +318,52 @@ Return at once; the handshake completes in the background and
 (defun passepartout--connect (port token)
   "Connect to the server on PORT and present TOKEN."
   (passepartout--log "server listens on port %d" port)
-  (condition-case err
-      (setq passepartout--connection
-            (passepartout-epc-connect
-             "127.0.0.1" port
-             :handlers (mapcar (lambda (sym) (cons (symbol-name sym) sym))
-                               passepartout--callbacks)
-             :log-function (lambda (text) (passepartout--log "epc: %s" text))
-             :on-close #'passepartout--connection-closed
-             :attachments t))
-    (error (passepartout--fail (format "Could not connect to port %d: %s"
-                                       port (error-message-string err)))))
-  (when passepartout--connection
-    (passepartout-epc-call
-     passepartout--connection 'hello
-     (list token (list :approval-timeout passepartout-approval-timeout
-                       :emacs-version emacs-version
-                       :attachments t))
-     #'passepartout--hello-done
-     (lambda (err)
-       (passepartout--fail (format "The server refused the handshake: %s"
-                                   (passepartout-epc-format-error err)))))))
+  (passepartout--handshake port nil token #'passepartout--fail))
+
+(defun passepartout--handshake (service family token on-fail)
+  "Connect to SERVICE and say `hello' with TOKEN; ON-FAIL receives why not.
+FAMILY nil: SERVICE is a port of 127.0.0.1; `local': the path of a Unix
+socket.  ON-FAIL is called once, with a description, when the connection
+or the handshake fails, unless the connection was given up meanwhile."
+  (let ((conn (condition-case err
+                  (passepartout-epc-connect
+                   "127.0.0.1" service
+                   :family family
+                   :handlers (mapcar (lambda (sym) (cons (symbol-name sym) sym))
+                                     passepartout--callbacks)
+                   :log-function (lambda (text) (passepartout--log "epc: %s" text))
+                   :on-close #'passepartout--connection-closed
+                   :attachments t)
+                (error (funcall on-fail (format "Could not connect to %s: %s" service
+                                                (error-message-string err)))
+                       nil))))
+    (when conn
+      (setq passepartout--connection conn)
+      (passepartout-epc-call
+       conn 'hello
+       (list token (list :approval-timeout passepartout-approval-timeout
+                         :emacs-version emacs-version
+                         :attachments t
+                         ;; A face: the notices sent while none was attached come now.
+                         :backlog t))
+       (lambda (info)
+         (when (eq conn passepartout--connection)
+           (passepartout--hello-done info)))
+       (lambda (err)
+         (when (eq conn passepartout--connection)
+           (setq passepartout--connection nil)
+           (passepartout-epc-close conn)
+           (funcall on-fail (format "The server refused the handshake: %s"
+                                    (passepartout-epc-format-error err)))))))))
 
 (defun passepartout--hello-done (info)
   "Record the server's INFO and send each queued call."
   (when (timerp passepartout--start-timer)
     (cancel-timer passepartout--start-timer))
   (setq passepartout--server-info info)
+  (when (eq passepartout--state 'reconnecting)
+    (message "Passepartout: reconnected to the daemon"))
+  (setq passepartout--reconnect-attempts 0)
   (passepartout--set-state 'ready)
   (passepartout--log "ready: %S" info)
   (let ((queue (nreverse passepartout--queue)))
@@ -288,7 +373,8 @@ Return at once; the handshake completes in the background and
 
 (defun passepartout--start-timed-out (process)
   "Give up on PROCESS when it has not completed the handshake."
-  (when (and (eq process passepartout--process) (eq passepartout--state 'starting))
+  (when (and (eq process passepartout--process) (eq passepartout--state 'starting)
+             (not passepartout--daemon))
     (passepartout--fail (format "The server did not start within %s seconds."
                                 passepartout-start-timeout))))
 
@@ -326,7 +412,11 @@ Return at once; the handshake completes in the background and
 
 (defun passepartout--connection-closed (conn)
   "React to CONN, the connection to the server, closing."
-  (when (and (eq conn passepartout--connection) (not passepartout--stopping))
+  (when (and (eq conn passepartout--connection) (not passepartout--stopping)
+             passepartout--daemon)
+    (passepartout--daemon-lost "the connection to the daemon closed"))
+  (when (and (eq conn passepartout--connection) (not passepartout--stopping)
+             (not passepartout--daemon))
     (let ((process passepartout--process))
       ;; A dying server closes its socket first: report its exit instead, when it comes.
       (when (process-live-p process)
@@ -353,16 +443,23 @@ Return at once; the handshake completes in the background and
     (run-hook-with-args 'passepartout-server-exit-functions what)))
 
 (defun passepartout--cleanup ()
-  "Close the connection and kill the process, if any."
+  "Close the connection and kill the process, if any.
+The daemon itself is left running."
   (let ((passepartout--stopping t)
         (process passepartout--process)
+        (helper passepartout--helper)
         (conn passepartout--connection))
     (setq passepartout--process nil
+          passepartout--helper nil
           passepartout--connection nil
-          passepartout--server-info nil)
+          passepartout--server-info nil
+          passepartout--daemon nil)
+    (passepartout--cancel-reconnect)
     (when (timerp passepartout--start-timer)
       (cancel-timer passepartout--start-timer)
       (setq passepartout--start-timer nil))
+    ;; A daemon it started meanwhile runs on, in a session of its own.
+    (when (process-live-p helper) (delete-process helper))
     (when conn (passepartout-epc-close conn))
     (when process
       (let ((stderr (process-get process 'passepartout-stderr)))
@@ -385,32 +482,200 @@ Return at once; the handshake completes in the background and
   (when (process-live-p process)
     (delete-process process)))
 
-(defun passepartout-stop ()
-  "Stop the Passepartout server.
-Calls still waiting for it fail, and so do the turns it was running."
-  (interactive)
-  (let ((running (memq passepartout--state '(starting ready))))
+(defun passepartout-stop (&optional daemon)
+  "Stop the Passepartout server, or detach from the daemon.
+Calls still waiting for it fail, and so do the turns it was running.
+With the `persistent' lifetime the daemon runs on, for cron jobs and
+the other clients; with a prefix argument DAEMON, it is stopped too
+\(see `passepartout-stop-daemon')."
+  (interactive "P")
+  (let ((running (memq passepartout--state '(starting ready reconnecting)))
+        (attached passepartout--daemon)
+        (what (if passepartout--daemon "Detached from the daemon." "The server was stopped.")))
     (passepartout--cleanup)
-    (passepartout--drop-queue "The server was stopped.")
+    (passepartout--drop-queue what)
     (passepartout--set-state 'stopped)
-    (passepartout--log "stopped")
+    (passepartout--log "%s" (if attached "detached" "stopped"))
     (when running
-      (run-hook-with-args 'passepartout-server-exit-functions "The server was stopped.")))
-  (when (called-interactively-p 'interactive)
-    (message "Passepartout: server stopped")))
+      (run-hook-with-args 'passepartout-server-exit-functions what))
+    (cond (daemon (passepartout-stop-daemon))
+          ((called-interactively-p 'interactive)
+           (message "Passepartout: %s" (if attached
+                                           "detached; the daemon runs on (C-u M-x passepartout-stop stops it)"
+                                         "server stopped"))))))
+
+(defun passepartout-stop-daemon (&optional then)
+  "Detach, and stop the daemon with `passepartout stop' (memory is saved).
+Every attached client is detached.  Return the process at once; the
+echo area says when the daemon has exited.  THEN, when non-nil, is
+called with the process once it has."
+  (interactive)
+  (when (memq passepartout--state '(starting ready reconnecting))
+    (passepartout-stop))
+  (let ((command (passepartout--cli-command "stop")))
+    (passepartout--log "running: %s" (mapconcat #'identity command " "))
+    (message "Passepartout: stopping the daemon...")
+    (let ((process
+           (passepartout-daemon-run
+            "passepartout-stop" command
+            :environment passepartout-server-environment
+            :directory (passepartout--directory)
+            :on-exit (lambda (process status output)
+                       (passepartout--log "stop: %s" (string-trim output))
+                       (if (zerop status)
+                           (message "Passepartout: %s"
+                                    (string-remove-prefix "passepartout stop: "
+                                                          (string-trim output)))
+                         (display-warning 'passepartout
+                                          (format "The daemon did not stop: %s"
+                                                  (string-trim output))
+                                          :error))
+                       (when then (funcall then process))))))
+      (set-process-query-on-exit-flag process nil)
+      process)))
 
 (defun passepartout-restart ()
-  "Stop the server, then start it again."
+  "Stop the server, then start it again.
+With the `persistent' lifetime this restarts the daemon: it is what
+reads new code, skills and settings, and every attached client
+reattaches by itself.  To attach again without restarting it, use
+`passepartout-stop' then `passepartout-start'."
   (interactive)
-  (passepartout-stop)
-  (passepartout-start))
+  (if (not (passepartout-persistent-p))
+      (progn (passepartout-stop) (passepartout-start))
+    (passepartout-stop)
+    (let ((stopping (passepartout-stop-daemon
+                     (lambda (process)
+                       (when (and (eq process passepartout--helper)
+                                  (eq passepartout--state 'starting))
+                         (setq passepartout--helper nil)
+                         (passepartout--attach t))))))
+      (message "Passepartout: restarting the daemon (every attached client reattaches)")
+      (setq passepartout--helper stopping)
+      (passepartout--set-state 'starting))))
 
 (defun passepartout--kill-emacs ()
-  "Stop the server when Emacs exits."
-  (when (process-live-p passepartout--process)
-    (passepartout-stop)))
+  "Stop the server when Emacs exits; leave the daemon running."
+  (cond ((process-live-p passepartout--process) (passepartout-stop))
+        (passepartout--daemon (passepartout--cleanup))))
 
 (add-hook 'kill-emacs-hook #'passepartout--kill-emacs)
+
+;;;; The daemon
+
+(defun passepartout--daemon-directory ()
+  "Return where daemon.json should be: as the daemon said, else as it is found."
+  (or passepartout--daemon-directory
+      (passepartout-daemon-directory passepartout-server-environment)))
+
+(defun passepartout--attach (may-start)
+  "Attach to the running daemon; when none answers and MAY-START, start one.
+Return at once: the rest happens in the background."
+  (passepartout--cleanup)
+  (passepartout--set-state 'starting)
+  (setq passepartout--start-timer
+        (run-at-time passepartout-start-timeout nil #'passepartout--attach-timed-out))
+  (passepartout--attach-to
+   (passepartout-daemon-read-info (passepartout--daemon-directory))
+   (lambda (why)
+     (passepartout--log "no daemon to attach to (%s)" why)
+     (if may-start
+         (passepartout--start-daemon)
+       (passepartout--fail why)))))
+
+(defun passepartout--attach-timed-out ()
+  "Give up attaching when it has taken too long."
+  (when (eq passepartout--state 'starting)
+    (passepartout--fail (format "Could not attach to the daemon within %s seconds."
+                                passepartout-start-timeout))))
+
+(defun passepartout--attach-to (info on-fail)
+  "Connect to the daemon INFO describes and say hello; ON-FAIL receives why not."
+  (let ((token (and info (passepartout-daemon-token info))))
+    (if (not token)
+        (funcall on-fail (if info "its token file cannot be read" "no daemon.json"))
+      (setq passepartout--daemon info)
+      (passepartout--handshake (plist-get info :socket) 'local token
+                               (lambda (why)
+                                 (setq passepartout--daemon nil)
+                                 (funcall on-fail why))))))
+
+(defun passepartout--start-daemon ()
+  "Run `passepartout daemon --detach' in the background, then attach."
+  (let ((command (passepartout--cli-command "daemon" "--detach")))
+    (setq passepartout--last-command command)
+    (passepartout--log "starting: %s" (mapconcat #'identity command " "))
+    (setq passepartout--helper
+          (passepartout-daemon-run
+           "passepartout-daemon-start" command
+           :environment passepartout-server-environment
+           :directory (passepartout--directory)
+           :on-exit #'passepartout--daemon-started))
+    (set-process-query-on-exit-flag passepartout--helper nil)))
+
+(defun passepartout--daemon-started (process status output)
+  "Attach to the daemon that `daemon --detach' started or found.
+PROCESS is that command, STATUS and OUTPUT are its exit status and output."
+  (when (and (eq process passepartout--helper) (eq passepartout--state 'starting))
+    (setq passepartout--helper nil)
+    (passepartout--log-insert output)
+    (let ((socket (and (zerop status) (passepartout-daemon-parse-detach output))))
+      (if (not socket)
+          (passepartout--fail (format "The daemon did not start (status %d): %s"
+                                      status (string-trim output)))
+        (setq passepartout--daemon-directory (file-name-directory socket))
+        (passepartout--attach-to
+         (passepartout-daemon-read-info passepartout--daemon-directory)
+         (lambda (why) (passepartout--fail (format "Could not attach to the daemon: %s"
+                                                   why))))))))
+
+(defun passepartout--daemon-lost (what)
+  "The connection to the daemon dropped (WHAT): end what was in flight, reattach."
+  (passepartout--log "%s" what)
+  (let ((passepartout--stopping t))
+    (when passepartout--connection
+      (passepartout-epc-close passepartout--connection)))
+  (setq passepartout--connection nil
+        passepartout--server-info nil
+        passepartout--daemon nil
+        passepartout--reconnect-attempts 0)
+  (passepartout--drop-queue what)
+  (passepartout--set-state 'reconnecting)
+  (message "Passepartout: %s; reconnecting..." what)
+  (run-hook-with-args 'passepartout-server-exit-functions
+                      (format "%s; reconnecting" what))
+  (passepartout--schedule-reconnect))
+
+(defun passepartout--reconnect-delay (attempt)
+  "Return the seconds to wait before reconnection ATTEMPT (0, 1, ...)."
+  (min passepartout-reconnect-max-delay (* 0.1 (expt 2 (min attempt 16)))))
+
+(defun passepartout--schedule-reconnect ()
+  "Try to reattach after a delay that grows with each attempt."
+  (passepartout--cancel-reconnect)
+  (setq passepartout--reconnect-timer
+        (run-at-time (passepartout--reconnect-delay passepartout--reconnect-attempts)
+                     nil #'passepartout--reconnect))
+  (cl-incf passepartout--reconnect-attempts))
+
+(defun passepartout--cancel-reconnect ()
+  "Cancel the next attempt to reattach, if one is planned."
+  (when (timerp passepartout--reconnect-timer)
+    (cancel-timer passepartout--reconnect-timer))
+  (setq passepartout--reconnect-timer nil))
+
+(defun passepartout--reconnect ()
+  "One attempt to reattach to the daemon; another is planned when it fails.
+Only attaches: the daemon is started again by a service manager, or by
+the next call made from Emacs."
+  (setq passepartout--reconnect-timer nil)
+  (when (eq passepartout--state 'reconnecting)
+    (passepartout--attach-to
+     (passepartout-daemon-read-info (passepartout--daemon-directory))
+     (lambda (why)
+       (passepartout--log "reattaching failed: %s" why)
+       (when (eq passepartout--state 'reconnecting)
+         (passepartout--schedule-reconnect))))))
 
 ;;;; Calls
 
@@ -422,7 +687,9 @@ it is not running, and queue the call until it is ready.  Return at once."
     ('ready
      (if (passepartout-epc-live-p passepartout--connection)
          (passepartout-epc-call passepartout--connection method args callback errback)
-       (passepartout--server-lost "The connection to the server is gone.")
+       (if passepartout--daemon
+           (passepartout--daemon-lost "the connection to the daemon is gone")
+         (passepartout--server-lost "The connection to the server is gone."))
        (passepartout--queue-call method args callback errback)))
     (_ (passepartout--queue-call method args callback errback))))
 
@@ -437,7 +704,8 @@ it is not running, and queue the call until it is ready.  Return at once."
 TIMEOUT defaults to `passepartout-start-timeout'.  Return non-nil when
 the server is ready.  For tests and scripts."
   (let ((deadline (+ (float-time) (or timeout passepartout-start-timeout))))
-    (while (and (eq passepartout--state 'starting) (< (float-time) deadline))
+    (while (and (memq passepartout--state '(starting reconnecting))
+                (< (float-time) deadline))
       (accept-process-output nil 0.05))
     (passepartout-live-p)))
 

@@ -16,7 +16,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from passepartout.channels.emacs import ON_DONE, ON_ERROR, ON_STATUS, EmacsChannel, Peer
+from passepartout.channels.backlog import replay, waiting_flight_plans
+from passepartout.channels.emacs import (
+    ON_DONE,
+    ON_ERROR,
+    ON_NOTIFY,
+    ON_STATUS,
+    EmacsChannel,
+    Peer,
+)
 from passepartout.channels.focus import FOCUS_BODY_MAX, Focus, FocusHolder
 from passepartout.errors import PassepartoutError, ProtocolError
 from passepartout.signals import Keyword, Signal, Symbol, plist_to_dict
@@ -107,6 +115,15 @@ class Bridge:
             "sessions": self.channel.sessions(),
             "pending-approvals": self.channel.pending_approvals(),
         }
+
+    def welcome(self, peer: Peer) -> None:
+        """A client that shows notices attached: what it missed while no such client
+        was attached, then how many Flight Plans wait (see channels/backlog.py)."""
+        notices, dropped = self.channel.face_attached(peer)
+        approvals = _approvals_file(self.config)
+        for level, text in replay(notices, dropped, waiting_flight_plans(approvals),
+                                  approvals):
+            peer.call(ON_NOTIFY, [Symbol(level), text])
 
     def hello_info(self) -> dict[str, Any]:
         status = self.status()

@@ -328,6 +328,11 @@ class Connection(EPCHandler):
             self.server.bridge.channel.peer_opened(self)
             log.info("Emacs connected (%s)", client.get("emacs-version", "unknown version"))
         self._reply(uid, self.server.bridge.hello_info())
+        if client.get("backlog") is True:  # a face: it shows what it missed meanwhile
+            try:
+                self.server.bridge.welcome(self)
+            except Exception:  # the connection stands without its backlog
+                log.exception("the backlog could not be replayed")
         return True
 
     def _run(self, uid: Any, method: Method, args: list[Any]) -> None:

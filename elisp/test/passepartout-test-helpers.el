@@ -28,6 +28,9 @@
   (expand-file-name ".venv/bin/python" passepartout-test-root)
   "The project's interpreter.")
 
+;; These suites start their own `serve' child; the daemon's tests say so themselves.
+(setq passepartout-server-lifetime 'emacs)
+
 (defvar passepartout-test-server-timeout 60
   "Seconds the real server may take to be ready.")
 

@@ -1,7 +1,10 @@
 """The Emacs channel: loop events become calls of a fixed list of Elisp callbacks.
 
 Each chat session is bound to the Emacs connection (a :class:`Peer`) that sent its last
-prompt.  Nothing here waits for Emacs except :meth:`EmacsChannel.approve`, which runs on
+prompt, so that several clients attached to one daemon each get their own replies and
+approvals; notices go to every client, and those sent while no client that shows them
+(a *face*) was attached wait in a :class:`~passepartout.channels.backlog.Backlog` for
+the next one.  Nothing here waits for Emacs except :meth:`EmacsChannel.approve`, which runs on
 the session's lane and waits for the person's answer, at most the approval timeout;
 a timeout, a closed connection or a stopping server is a denial.
 """
@@ -15,6 +18,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from passepartout.channels.backlog import Backlog, Notice
 from passepartout.errors import PipelineError, ProtocolError
 from passepartout.loop import Action, ApprovalRequest
 from passepartout.signals import Signal, Symbol, plist_to_dict
@@ -67,6 +71,8 @@ class EmacsChannel:
         self.approval_timeout = approval_timeout
         self._lock = threading.Lock()
         self._peers: list[Peer] = []
+        self._faces: list[Peer] = []  # the peers that show notices to a person
+        self.backlog = Backlog()
         self._sessions: dict[str, Peer] = {}
         self._pending: dict[str, _Pending] = {}
         self._streamed: dict[tuple[str, str], str] = {}
@@ -85,6 +91,8 @@ class EmacsChannel:
         with self._lock:
             if peer in self._peers:
                 self._peers.remove(peer)
+            if peer in self._faces:
+                self._faces.remove(peer)
             for session in [s for s, p in self._sessions.items() if p is peer]:
                 del self._sessions[session]
             waiting = [p for p in self._pending.values() if p.peer is peer]
@@ -112,7 +120,19 @@ class EmacsChannel:
         for peer in self.peers():
             peer.call(method, args)
 
+    def face_attached(self, peer: Peer) -> tuple[list[Notice], int]:
+        """``peer`` shows notices to a person: what no face saw meanwhile is handed
+        over (the notices kept, and how many fell off the bounded backlog)."""
+        with self._lock:
+            if peer not in self._faces:
+                self._faces.append(peer)
+            return self.backlog.take()
+
     def notify(self, level: str, text: str) -> None:
+        """A notice for every attached client; kept for later when no face sees it."""
+        with self._lock:
+            if not any(not face.closed for face in self._faces):
+                self.backlog.record(level, text)
         self.broadcast(ON_NOTIFY, [Symbol(level), text])
 
     def stop(self) -> None:

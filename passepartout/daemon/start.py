@@ -11,6 +11,7 @@ that cannot start says why.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -48,6 +49,7 @@ def ensure_daemon(config: Config, *, timeout: float = START_TIMEOUT,
     info = place.read_info()
     if info is not None:
         return Running(info, started=False)
+    stale = _left_info(place)  # a daemon killed by SIGKILL leaves its daemon.json
     config.home.mkdir(parents=True, exist_ok=True)
     log_path = config.home / "daemon-start.log"
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
@@ -63,7 +65,8 @@ def ensure_daemon(config: Config, *, timeout: float = START_TIMEOUT,
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         info = place.read_info()
-        if info is not None:
+        # The new daemon holds the lock a moment before it writes its own info.
+        if info is not None and info != stale:
             return Running(info, started=info.get("pid") == child.pid)
         status = child.poll()
         if status is not None and status != 1:  # 1: another start won the race
@@ -74,6 +77,14 @@ def ensure_daemon(config: Config, *, timeout: float = START_TIMEOUT,
         time.sleep(0.02)
     raise StartError(f"the daemon did not get ready within {timeout:g} s "
                      f"(its output is in {log_path})")
+
+
+def _left_info(place: Place) -> dict[str, Any] | None:
+    try:
+        raw = json.loads(place.info_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return raw if isinstance(raw, dict) else None
 
 
 def _tail(path: os.PathLike[str]) -> str:

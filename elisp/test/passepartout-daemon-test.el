@@ -1,0 +1,209 @@
+;;; passepartout-daemon-test.el --- Emacs attached to the real daemon  -*- lexical-binding: t; -*-
+
+;;; Commentary:
+
+;; The `persistent' lifetime against the real `passepartout daemon' and
+;; the fake model: Emacs attaches to a daemon already running, chats,
+;; detaches and the daemon runs on; it starts one when none runs, which
+;; outlives it; when the daemon is killed, the turn in flight ends with an
+;; error and Emacs reattaches by itself once the daemon is back;
+;; `passepartout-restart' restarts the daemon.
+;;
+;; Each test has its own daemon, state and runtime directory.  With
+;; PASSEPARTOUT_TEST_ATTACHED set (tests/test_daemon_emacs.py), the attach
+;; test instead uses the environment it was given and the daemon that
+;; already runs there, and leaves it running.
+
+;;; Code:
+
+(require 'passepartout-test-helpers)
+
+(defvar passepartout-daemon-test--messages nil
+  "The messages shown while a test runs, newest first.")
+
+(defun passepartout-daemon-test--record (format-string &rest args)
+  "Keep the message FORMAT-STRING with ARGS, as `message' shows it."
+  (when format-string
+    (push (apply #'format-message format-string args) passepartout-daemon-test--messages)))
+
+(defun passepartout-daemon-test--environment (directory url)
+  "Return the daemon's environment: state in DIRECTORY, the fake model at URL."
+  (let ((runtime (make-temp-file "/tmp/ppd-" t)))
+    (set-file-modes runtime #o700)
+    (append (passepartout-test--server-environment directory url)
+            (list (concat "XDG_RUNTIME_DIR=" runtime)
+                  (concat "MEMEX_DIR=" (expand-file-name "memex" directory))
+                  "PASSEPARTOUT_EMBEDDINGS=off"))))
+
+(defun passepartout-daemon-test--info ()
+  "Return the running daemon's daemon.json plist, or nil."
+  (passepartout-daemon-read-info (passepartout--daemon-directory)))
+
+(defun passepartout-daemon-test--cli (&rest args)
+  "Run `passepartout' with ARGS in the daemon's environment; return its output."
+  (let ((process-environment (append passepartout-server-environment process-environment))
+        (default-directory passepartout-test-root))
+    (with-temp-buffer
+      (apply #'call-process passepartout-test-python nil t nil "-m" "passepartout" args)
+      (buffer-string))))
+
+(defun passepartout-daemon-test-call (replies body)
+  "Call BODY with a scratch daemon environment, its fake model serving REPLIES.
+The daemon, whichever was started, is stopped afterwards.  BODY
+receives the state directory."
+  (passepartout-stop)
+  (setq passepartout-test--shared-running nil)
+  (let* ((shared (passepartout-test--shared-fake))
+         (directory (make-temp-file "passepartout-daemon-test-" t))
+         (passepartout-server-lifetime 'persistent)
+         (passepartout-python-command passepartout-test-python)
+         (passepartout-server-directory passepartout-test-root)
+         (passepartout-server-environment
+          (passepartout-daemon-test--environment directory (nth 1 shared)))
+         (passepartout--daemon-directory nil)
+         (passepartout-chat-buffer-name "*passepartout-daemon-test*")
+         (passepartout-daemon-test--messages nil))
+    (dolist (dir '("config" "memex/projects" "memex/system"))
+      (make-directory (expand-file-name dir directory) t))
+    (passepartout-test--script replies)
+    (unwind-protect
+        (cl-letf* ((real-message (symbol-function 'message))
+                   ((symbol-function 'message)
+                    (lambda (format-string &rest args)
+                      (apply #'passepartout-daemon-test--record format-string args)
+                      (apply real-message format-string args))))
+          (funcall body directory))
+      (passepartout-test--kill-chat-buffers)
+      (passepartout-stop)
+      (passepartout-daemon-test--cli "stop")
+      (let ((runtime (passepartout-daemon--getenv "XDG_RUNTIME_DIR"
+                                                  passepartout-server-environment)))
+        (ignore-errors (delete-directory runtime t)))
+      (delete-directory directory t))))
+
+(defmacro passepartout-daemon-test-with (replies &rest body)
+  "Run BODY with a scratch daemon environment, the fake model serving REPLIES."
+  (declare (indent 1) (debug t))
+  `(passepartout-daemon-test-call ,replies (lambda (state-dir) (ignore state-dir) ,@body)))
+
+(defun passepartout-daemon-test--last-request ()
+  "Return the body of the last request the shared fake model received, as text."
+  (let* ((process (car (passepartout-test--shared-fake)))
+         (buffer (process-buffer process)))
+    (with-current-buffer buffer (erase-buffer))
+    (process-send-string process "\"last-request\"\n")
+    (passepartout-test-wait
+     (lambda () (with-current-buffer buffer
+                  (save-excursion (goto-char (point-min)) (looking-at ".*\n"))))
+     10 "the fake model's last request")
+    (with-current-buffer buffer (buffer-string))))
+
+(defun passepartout-daemon-test--chat (prompt)
+  "Send PROMPT from the chat buffer; return the turn once it has ended."
+  (let* ((buffer (passepartout-chat))
+         (turn (passepartout-test-prompt buffer prompt)))
+    (passepartout-test-wait-turn turn 60)
+    turn))
+
+(defun passepartout-daemon-test--attach-chat-detach ()
+  "Attach to the daemon that runs, chat, detach; it runs on."
+  (let ((before (passepartout-daemon-test--info)))
+    (should (passepartout-daemon-pid before))
+    (passepartout-start)
+    (should (passepartout-wait-ready 30))
+    (should passepartout--daemon)
+    (should (equal (plist-get passepartout--daemon :pid) (plist-get before :pid)))
+    (should-not passepartout--process)  ; no child of this Emacs
+    (let ((turn (passepartout-daemon-test--chat "Are you there?")))
+      (should (eq (passepartout-turn-state turn) 'done))
+      (should (string-match-p "Attached and answering\\." (passepartout-turn-reply turn))))
+    (passepartout-stop)
+    (should (eq (passepartout-state) 'stopped))
+    (let ((after (passepartout-daemon-test--info)))
+      (should (equal (plist-get after :pid) (plist-get before :pid)))
+      (should (passepartout-daemon-pid after)))
+    (message "passepartout-daemon-test: detached from pid %s, which runs on"
+             (plist-get before :pid))))
+
+(ert-deftest passepartout-daemon-test-attach-chat-detach ()
+  "Emacs attaches to a daemon already running, chats, detaches; it runs on."
+  (if (getenv "PASSEPARTOUT_TEST_ATTACHED")
+      ;; The daemon of tests/test_daemon_emacs.py, in the environment it gave us.
+      (let ((passepartout-server-lifetime 'persistent)
+            (passepartout-python-command passepartout-test-python)
+            (passepartout-server-directory passepartout-test-root)
+            (passepartout-chat-buffer-name "*passepartout-daemon-test*"))
+        (unwind-protect (passepartout-daemon-test--attach-chat-detach)
+          (passepartout-test--kill-chat-buffers)
+          (passepartout-stop)))
+    (passepartout-daemon-test-with '(((text . "Attached and answering.")))
+      (should (string-match-p "started: pid"
+                              (passepartout-daemon-test--cli "daemon" "--detach")))
+      (passepartout-daemon-test--attach-chat-detach))))
+
+(ert-deftest passepartout-daemon-test-starts-one-that-outlives-emacs ()
+  "With no daemon running, `passepartout-start' starts one, not a child of Emacs.
+Exiting Emacs (its `kill-emacs-hook') leaves it running."
+  (passepartout-daemon-test-with '(((text . "Started and answering.")))
+    (should-not (passepartout-daemon-test--info))
+    (passepartout-start)
+    (should (eq (passepartout-state) 'starting))
+    (should (passepartout-wait-ready 60))
+    (let* ((info (passepartout-daemon-test--info))
+           (pid (passepartout-daemon-pid info)))
+      (should pid)
+      (should-not (= (alist-get 'ppid (process-attributes pid)) (emacs-pid)))
+      (let ((turn (passepartout-daemon-test--chat "Hello?")))
+        (should (string-match-p "Started and answering\\." (passepartout-turn-reply turn))))
+      (passepartout--kill-emacs)
+      (should-not (passepartout-live-p))
+      (should (passepartout-daemon-pid (passepartout-daemon-test--info))))))
+
+(ert-deftest passepartout-daemon-test-reconnects-after-a-kill ()
+  "A killed daemon: the turn in flight fails at once, Emacs reattaches by itself."
+  (passepartout-daemon-test-with '(((text . "This reply comes too late.") (delay . 20))
+                                   ((text . "Back again.")))
+    (should (string-match-p "started: pid" (passepartout-daemon-test--cli "daemon" "--detach")))
+    (passepartout-start)
+    (should (passepartout-wait-ready 30))
+    (let* ((pid (plist-get passepartout--daemon :pid))
+           (buffer (passepartout-chat))
+           (turn (passepartout-test-prompt buffer "Take your time"))
+           (closed nil))
+      (passepartout-test-wait (lambda () (string-search "Take your time"
+                                                        (passepartout-daemon-test--last-request)))
+                              20 "the model to be asked")
+      (signal-process pid 'SIGKILL)
+      (setq closed (float-time))
+      (should (memq (passepartout-test-wait-turn turn 10) '(error failed fail)))
+      (should (< (- (float-time) closed) 5))
+      (should (eq (passepartout-state) 'reconnecting))
+      (should (cl-some (lambda (m) (string-match-p "reconnecting" m))
+                       passepartout-daemon-test--messages))
+      ;; What a service manager does: start it again.
+      (passepartout-test-wait (lambda () (string-match-p "not running"
+                                                         (passepartout-daemon-test--cli "status")))
+                              10 "the old daemon's lock to go")
+      (should (string-match-p "started: pid" (passepartout-daemon-test--cli "daemon" "--detach")))
+      (passepartout-test-wait (lambda () (passepartout-live-p)) 40 "the reattachment")
+      (should (member "Passepartout: reconnected to the daemon"
+                      passepartout-daemon-test--messages))
+      (should-not (equal (plist-get passepartout--daemon :pid) pid))
+      (let ((again (passepartout-test-prompt buffer "Still there?")))
+        (should (eq (passepartout-test-wait-turn again 60) 'done))
+        (should (string-match-p "Back again\\." (passepartout-turn-reply again)))))))
+
+(ert-deftest passepartout-daemon-test-restart-restarts-the-daemon ()
+  "`passepartout-restart' stops the daemon and attaches to a new one."
+  (passepartout-daemon-test-with nil
+    (passepartout-start)
+    (should (passepartout-wait-ready 60))
+    (let ((pid (plist-get passepartout--daemon :pid)))
+      (passepartout-restart)
+      (should (eq (passepartout-state) 'starting))
+      (passepartout-test-wait (lambda () (passepartout-live-p)) 60 "the restart")
+      (should-not (equal (plist-get passepartout--daemon :pid) pid))
+      (should-not (passepartout-daemon-pid (list :pid pid))))))
+
+(provide 'passepartout-daemon-test)
+;;; passepartout-daemon-test.el ends here
