@@ -375,6 +375,24 @@ def _sessions(bridge: Bridge, peer: Peer) -> Any:
     return sessions(bridge.config.home) or None
 
 
+def _memex(bridge: Bridge, peer: Peer, client: str, operation: str,
+           args: dict[str, Any]) -> str:
+    """One request of an MCP client of ``passepartout mcp`` (see passepartout.mcp.memex)."""
+    face = bridge.wait_agent().services.get("mcp-memex")
+    if face is None:
+        raise Refusal("unavailable", "the mcp skill is not loaded")
+    try:
+        return str(face.handle(client, operation, args))
+    except PassepartoutError as err:
+        raise Refusal(err.kind, err.message) from None
+
+
+def _mcp_servers(bridge: Bridge, peer: Peer) -> Any:
+    """A status line for each MCP server of mcp.json (the mcp skill's)."""
+    service = bridge.wait_agent().services.get("mcp")
+    return list(service.lines()) or None if service is not None else None
+
+
 METHODS: dict[str, Method] = {
     m.name: m
     for m in (
@@ -394,6 +412,9 @@ METHODS: dict[str, Method] = {
         Method("sessions", (), _sessions, slow=True),
         Method("context", (), _context, slow=True),
         Method("usage", (("session-id", OPTIONAL_STRING),), _usage, slow=True),
+        Method("memex", (("client", STRING), ("operation", STRING), ("args", PLIST)), _memex,
+               slow=True),
+        Method("mcp-servers", (), _mcp_servers, slow=True),
         Method("rewrite-check", (("plist", PLIST),), _rewrite_check, slow=True),
     )
 }

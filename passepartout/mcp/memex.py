@@ -209,7 +209,9 @@ class MemexFace:
                 continue
             if orchestrator.is_private(str(job.get("id")), self._tag):
                 continue
-            lines.append(f"- {nxt[11:16]} {job.get('heading')} ({job.get('file')})")
+            file = Path(str(job.get("file") or ""))
+            shown = file.relative_to(self._memex) if file.is_relative_to(self._memex) else file
+            lines.append(f"- {nxt[11:16]} {job.get('heading')} ({shown})")
         return lines
 
     # -- writes -------------------------------------------------------------------------
@@ -224,6 +226,7 @@ class MemexFace:
         except PipelineError as err:
             raise FaceError(err.message) from None
         given = {k: v for k, v in checked.items() if k in args}
+        self._dry_run(tool_name, checked)
         action = Action("tool", tool_name, given, call_id=CALL_PREFIX + uuid.uuid4().hex[:12])
         signal = self._signal(client)
         result = self.agent.loop.gates.evaluate(action, signal)
@@ -237,6 +240,22 @@ class MemexFace:
             if not answer:
                 return f"not approved: the person declined {action.describe()} in Emacs"
         return self._run(action, signal)
+
+    def _dry_run(self, tool_name: str, args: dict[str, Any]) -> None:
+        """An org edit that cannot apply (no such file or heading) is an error now, not a
+        Flight Plan; one that touches a private subtree is not the client's to make."""
+        from passepartout.orgedit.outline import OrgEditError
+
+        exports = self.agent.registry.exports("orgtools")
+        service = getattr(exports, "orgtools_SERVICE", None) if exports is not None else None
+        if service is None or not tool_name.startswith("org-"):
+            return
+        try:
+            plan = service.plan(tool_name, args)
+        except (OrgEditError, PipelineError, KeyError, ValueError) as err:
+            raise FaceError(getattr(err, "message", None) or str(err)) from None
+        if plan.private:
+            raise FaceError("refused: that heading is not available over MCP")
 
     def _ask_in_emacs(self, action: Action, reasons: tuple[str, ...],
                       client: str) -> bool | None:

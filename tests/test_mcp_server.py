@@ -1,0 +1,166 @@
+"""``passepartout mcp``: the memex served to other agents, tested with the SDK's own
+client against the real daemon.  A search, a read or the agenda never returns anything
+of an @personal subtree; every read is in audit.org with the client's name; a write is
+pending (a Flight Plan) until the person approves it, then applied, after a memory
+snapshot; over HTTP a request without the token gets nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from daemon_proc import Daemons, scratch_daemons, wait_for
+from wire_client import ROOT
+
+CANARY = "zebra7731 kumquat"
+TODAY = dt.date.today()
+STAMP = f"<{TODAY:%Y-%m-%d %a}>"
+NOTES = f"""#+TITLE: Notes
+* Kumquat jam recipe
+Boil the kumquat with sugar.
+* TODO Buy kumquat
+SCHEDULED: {STAMP}
+* Diary :@personal:
+** My kumquat secret
+{CANARY}
+** TODO Secret errand
+SCHEDULED: {STAMP}
+"""
+
+
+@pytest.fixture(scope="module")
+def daemons(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemons]:
+    tmp = tmp_path_factory.mktemp("mcp-face")
+    for running in scratch_daemons(tmp):
+        (running.memex / "notes.org").write_text(NOTES)
+        running.start()
+        running.wait_ready()
+        yield running
+
+
+def call(daemons: Daemons, *calls: tuple[str, dict[str, Any]],
+         name: str = "test-agent") -> list[tuple[bool, str]]:
+    """Each tool call over stdio to ``passepartout mcp``: (is_error, text)."""
+    from mcp import Client, StdioServerParameters
+    from mcp.types import Implementation
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "passepartout", "mcp"],
+                                   env=daemons.env, cwd=str(ROOT))
+
+    async def run() -> list[tuple[bool, str]]:
+        out = []
+        async with Client(params, client_info=Implementation(name=name, version="1")) as c:
+            for tool, args in calls:
+                result = await c.call_tool(tool, args)
+                out.append((bool(result.is_error),
+                            "\n".join(getattr(b, "text", "") for b in result.content)))
+        return out
+
+    return asyncio.run(asyncio.wait_for(run(), 60))
+
+
+def test_the_tools_it_offers(daemons: Daemons) -> None:
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "passepartout", "mcp"],
+                                   env=daemons.env, cwd=str(ROOT))
+
+    async def names() -> list[str]:
+        async with Client(params) as c:
+            return sorted(t.name for t in (await c.list_tools()).tools)
+
+    assert asyncio.run(names()) == ["agenda", "capture", "read", "schedule", "search",
+                                    "set_todo"]
+
+
+@pytest.mark.attack
+def test_reads_never_return_a_private_subtree(daemons: Daemons) -> None:
+    search, outline, private, agenda = call(
+        daemons, ("search", {"query": "kumquat"}), ("read", {"target": "notes.org"}),
+        ("read", {"target": "notes.org::Diary/My kumquat secret"}),
+        ("agenda", {"day": "today"}))
+    assert not search[0] and "Kumquat jam recipe" in search[1]
+    assert outline == (False, "notes.org\n* Kumquat jam recipe\n* TODO Buy kumquat")
+    assert private[0] is True and "no heading at 'Diary'" in private[1]
+    assert not agenda[0] and "Buy kumquat" in agenda[1]
+    everything = "\n".join(text for _, text in (search, outline, agenda))
+    for word in ("zebra7731", "secret", "Secret errand", "Diary"):
+        assert word not in everything
+    assert "zebra7731" not in private[1]
+
+
+def test_every_read_is_audited_with_the_clients_name(daemons: Daemons) -> None:
+    call(daemons, ("search", {"query": "jam"}), name="audited-client")
+    audit = (daemons.home / "audit.org").read_text()
+    entry = r"\* ALLOW memex-search\(query='jam'.*\n(.*\n)*?:REASON: read by audited-client\n"
+    assert re.search(entry, audit), audit[-2000:]
+    assert ":SESSION: mcp:audited-client" in audit
+
+
+def test_bad_requests_are_clear_errors(daemons: Daemons) -> None:
+    outside, empty, todo = call(
+        daemons, ("read", {"target": "../config/.env"}), ("search", {"query": "  "}),
+        ("set_todo", {"file": "nope.org", "heading": "X", "state": "DONE"}))
+    assert outside == (True, "Error executing tool read: ../config/.env: not a file of the memex")
+    assert empty == (True, "Error executing tool search: search needs a query")
+    assert todo[0] is True and "nope.org" in todo[1] and "pending" not in todo[1]
+
+
+def test_a_write_is_pending_until_approved_then_applied(daemons: Daemons) -> None:
+    inbox = daemons.memex / "inbox.org"
+    [(error, text)] = call(daemons, ("capture", {"title": "Call the kumquat farmer",
+                                                 "body": "about the jam"}))
+    assert not error and text.startswith("pending: org-capture"), text
+    plan = re.search(r"Flight Plan (fp-[0-9a-f-]+)", text)
+    assert plan is not None
+    assert not inbox.exists() or "kumquat farmer" not in inbox.read_text()
+    approvals = daemons.memex / "system" / "approvals.org"
+    lines = approvals.read_text().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if f":ID: {plan.group(1)}" in line)
+    head = max(i for i in range(at) if lines[i].startswith("* "))
+    lines[head] = lines[head].replace("* TODO ", "* APPROVED ", 1)
+    approvals.write_text("".join(lines))
+    wait_for(lambda: inbox.exists() and "Call the kumquat farmer" in inbox.read_text(), 20,
+             "the approved capture")
+    snapshots = daemons.cli("memory", "snapshots").stdout
+    assert "before org-capture from MCP" in snapshots, snapshots
+    audit = (daemons.home / "audit.org").read_text()
+    assert "waiting for approval" in audit and "mcp:test-agent" in audit
+
+
+def test_http_needs_the_token(daemons: Daemons, tmp_path: Path) -> None:
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    token_file = tmp_path / "mcp.token"
+    proc = subprocess.Popen([sys.executable, "-m", "passepartout", "mcp", "--http",
+                             "--token-file", str(token_file)], cwd=ROOT, env=daemons.env,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().split()[0]
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
+        assert token_file.stat().st_mode & 0o777 == 0o600
+        token = token_file.read_text().strip()
+        refused = httpx2.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert refused.status_code == 401
+
+        async def search() -> str:
+            http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"})
+            async with Client(streamable_http_client(url, http_client=http)) as c:
+                result = await c.call_tool("search", {"query": "jam"})
+                return "\n".join(getattr(b, "text", "") for b in result.content)
+
+        assert "Kumquat jam recipe" in asyncio.run(asyncio.wait_for(search(), 60))
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert not token_file.exists()
