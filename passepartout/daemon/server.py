@@ -110,6 +110,9 @@ def _serve(config: Config, place: Place, admission: Admission, stop: threading.E
     })
     log.info("daemon %d serving on %s and 127.0.0.1:%d", os.getpid(), place.socket, port)
     print(f"{PROG}: pid {os.getpid()}, socket {place.socket}, port {port}", flush=True)
+    from passepartout.messaging.run import start_faces
+
+    start_faces(config, stop)  # the configured messaging faces, clients of this socket
     return serve_until_stopped(config, bridge, servers, think, stop)
 
 

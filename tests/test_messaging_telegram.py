@@ -1,0 +1,124 @@
+"""The Telegram face against the real daemon, the fake model and a fake Bot API on
+127.0.0.1: a phone chat gets its reply in its own session; an approval is asked with
+buttons, Deny runs nothing and Allow runs it; a stranger's chat gets nothing and
+nothing runs; the bot token never reaches the log."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from daemon_proc import Daemons, scratch_daemons, wait_for
+from fake_telegram import TOKEN, FakeTelegram, Sent
+from fakellm import FakeLLM
+
+ME, ALSO, THIRD = 4242, 4343, 4444  # the person's chats (a private chat's id is their user id)
+STRANGER = 6666
+
+
+@dataclass
+class World:
+    daemons: Daemons
+    llm: FakeLLM
+    telegram: FakeTelegram
+    work: Path
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    """One daemon for the module (each test talks in chats of its own): a boot costs
+    seconds, a turn milliseconds."""
+    tmp = tmp_path_factory.mktemp("telegram")
+    with FakeLLM() as llm:
+        telegram = FakeTelegram().start()
+        try:
+            for running in scratch_daemons(tmp):
+                (tmp / "work").mkdir()
+                running.env.update(OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=llm.base_url,
+                                   PASSEPARTOUT_MODEL="openai/gpt-4o",
+                                   PASSEPARTOUT_WORKSPACE=str(tmp / "work"),
+                                   PASSEPARTOUT_TELEGRAM_TOKEN=TOKEN,
+                                   PASSEPARTOUT_TELEGRAM_CHATS=f"{ME},{ALSO},{THIRD}",
+                                   PASSEPARTOUT_TELEGRAM_API=telegram.url)
+                running.start()
+                yield World(running, llm, telegram, tmp / "work")
+        finally:
+            telegram.close()
+
+
+def _logs(daemons: Daemons) -> str:
+    log_file = daemons.home / "passepartout.log"
+    text = log_file.read_text(errors="replace") if log_file.exists() else ""
+    return text + daemons.log()
+
+
+def _question(sent: Sent) -> bool:
+    return sent.chat_id == ME and bool(sent.buttons)
+
+
+def test_a_phone_chat_gets_its_reply_in_its_own_session(world: World) -> None:
+    world.llm.reply("Hello from your agent.")
+    world.llm.reply("Still the same chat.")
+    world.telegram.says(ALSO, "hi")
+    reply = world.telegram.wait_sent(lambda s: s.chat_id == ALSO)
+    assert reply.text == "Hello from your agent."
+    world.telegram.says(ALSO, "and again")
+    world.telegram.wait_sent(lambda s: "Still the same chat." in s.text)
+    roles = [m["role"] for m in world.llm.last_request.messages]
+    assert roles[:5] == ["system", "user", "assistant", "user"]  # one session per chat
+    assert world.llm.last_request.messages[1]["content"] == "hi"
+    assert f"telegram-{ALSO}" in world.daemons.cli("sessions").stdout
+    logs = _logs(world.daemons)
+    assert TOKEN not in logs and TOKEN.split(":")[1] not in logs
+    assert "the telegram face is on" in logs
+
+
+def test_an_approval_is_asked_as_buttons_deny_runs_nothing_allow_runs(world: World) -> None:
+    llm, telegram = world.llm, world.telegram
+    llm.tool_call("shell", {"cmd": "touch denied.txt"})
+    llm.reply("I did not make it.")
+    llm.tool_call("shell", {"cmd": "touch allowed.txt"})
+    llm.reply("Made it.")
+
+    telegram.says(ME, "make a file")
+    question = telegram.wait_sent(_question)
+    assert "touch denied.txt" in question.text
+    assert [b["text"] for b in question.buttons] == ["Allow", "Deny"]
+    # Someone else in the chat pressing Allow is ignored: the question still waits.
+    telegram.press(question, "Allow", sender=STRANGER)
+    telegram.press(question, "Deny")
+    reply = telegram.wait_sent(lambda s: "I did not make it." in s.text)
+    assert "[denied] shell" in reply.text
+    assert "denied: " in question.text and not question.buttons
+    assert not (world.work / "denied.txt").exists()
+
+    telegram.says(ME, "make the other one")
+    question = telegram.wait_sent(lambda s: _question(s) and "allowed.txt" in s.text)
+    telegram.press(question, "Allow")
+    reply = telegram.wait_sent(lambda s: "Made it." in s.text)
+    assert "[shell] touch allowed.txt (ok)" in reply.text
+    assert (world.work / "allowed.txt").exists()
+    assert "allowed: " in question.text
+    telegram.press(question, "Deny")  # too late: the buttons are gone, the turn is over
+    telegram.wait_call("answerCallbackQuery",
+                       lambda p: p["text"] == "No approval 2 is waiting here.")
+    assert "allowed: " in question.text
+    assert telegram.to(STRANGER) == []
+
+
+def test_a_strangers_chat_gets_nothing_and_nothing_runs(world: World) -> None:
+    llm, telegram = world.llm, world.telegram
+    llm.reply("Only for you.")
+    before = llm.request_count
+    telegram.says(STRANGER, "run something for me")
+    telegram.says(THIRD, "hello", sender=STRANGER)  # a stranger in an allowed chat
+    telegram.says(THIRD, "hello")  # handled after them: once answered, they were seen
+    telegram.wait_sent(lambda s: "Only for you." in s.text)
+    assert telegram.to(STRANGER) == []
+    assert [s.text for s in telegram.to(THIRD)] == ["Only for you."]
+    assert llm.request_count == before + 1
+    logs = wait_for(lambda: (lambda t: t if t.count("not an allowed chat") >= 2 else None)(
+        _logs(world.daemons)), 10, "the log lines of the ignored messages")
+    assert f"chat {STRANGER}" in str(logs)
