@@ -445,10 +445,14 @@ With TURN-ENDED, the difference from when the turn was sent is the turn's."
       (force-mode-line-update)
       turn)))
 
+(defvar passepartout-chat-context-functions nil
+  "Functions of no argument whose plists are added to each turn's context.")
+
 (defun passepartout-chat--context ()
   "Return the context plist sent with a prompt."
   (append (passepartout-models-turn-context)
-          (list :buffer (buffer-name))))
+          (list :buffer (buffer-name))
+          (apply #'append (mapcar #'funcall passepartout-chat-context-functions))))
 
 (defun passepartout-chat-send ()
   "Send the prompt under the last prompt heading.

@@ -16,8 +16,9 @@
 
 ;; `M-x passepartout-menu' opens a transient menu (transient ships with
 ;; Emacs 28 and later) that reaches every command of the package: chat,
-;; sessions, context, jobs and Flight Plans, the server, its log and the
-;; cost.  `passepartout-menu-commands' lists the commands it holds.
+;; sending a region, subtree or buffer, rewriting a region, sessions, the
+;; context and its list, jobs and Flight Plans, the server, its log and
+;; the cost.  `passepartout-menu-commands' lists the commands it holds.
 
 ;;; Code:
 
@@ -27,6 +28,13 @@
 (require 'passepartout-chat)
 (require 'passepartout-org)
 (require 'passepartout-models)
+(require 'passepartout-context)
+(require 'passepartout-send)
+(require 'passepartout-rewrite)
+
+(defun passepartout-menu--outside-chat-p ()
+  "Non-nil outside a chat buffer, where a region or a subtree can be sent."
+  (not (passepartout-menu--in-chat-p)))
 
 (defun passepartout-menu--in-chat-p ()
   "Non-nil in a chat buffer, where sending and cancelling apply."
@@ -41,12 +49,28 @@
     ("s" "Send the prompt" passepartout-chat-send :if passepartout-menu--in-chat-p)
     ("k" "Cancel the turn" passepartout-chat-cancel :if passepartout-menu--in-chat-p)
     ("r" "Resume a session" passepartout-chat-resume)]
+   ["Send (C-u: reply in place)"
+    ("RET" "Region, subtree or buffer" passepartout-send)
+    ("e" "The region" passepartout-send-region)
+    ("u" "The subtree" passepartout-send-subtree :if passepartout-menu--outside-chat-p)
+    ("b" "The buffer" passepartout-send-buffer :if passepartout-menu--outside-chat-p)
+    ("K" "Cancel the reply in place" passepartout-send-cancel
+     :if passepartout-menu--outside-chat-p)]
+   ["Rewrite"
+    ("w" "Rewrite the region" passepartout-rewrite)
+    ("A" "Accept (in the diff)" passepartout-rewrite-accept)
+    ("D" "Reject" passepartout-rewrite-reject)
+    ("E" "Edit the proposal" passepartout-rewrite-edit)]
    ["Model"
     ("m" "Model (C-u: everywhere)" passepartout-select-model)
     ("t" "Tier (C-u: everywhere)" passepartout-select-tier)
     ("p" "Preset (C-u: everywhere)" passepartout-select-preset)]
    ["Context"
     ("x" "Show the context" passepartout-context-show)
+    ("f" "Add a file" passepartout-context-add-file)
+    ("B" "Add a buffer" passepartout-context-add-buffer)
+    ("-" "Remove an item" passepartout-context-remove)
+    ("C" "Clear the list" passepartout-context-clear)
     ("o" "Org mode: focus, hooks, cron" passepartout-org-mode)
     ("O" "Org mode everywhere" global-passepartout-org-mode)]
    ["Jobs and approvals"

@@ -290,6 +290,13 @@ Interactively SESSION is the current chat buffer's session, if any."
 (autoload 'passepartout-context-show "passepartout-org"
   "Show what the next chat turn carries as org context." t)
 (autoload 'passepartout-menu "passepartout-menu" "The menu of every Passepartout command." t)
+(autoload 'passepartout-send "passepartout-send" "Send the region, subtree or buffer." t)
+(autoload 'passepartout-send-region "passepartout-send" "Send the region." t)
+(autoload 'passepartout-send-subtree "passepartout-send" "Send the org subtree." t)
+(autoload 'passepartout-send-buffer "passepartout-send" "Send the buffer." t)
+(autoload 'passepartout-rewrite "passepartout-rewrite" "Rewrite the region." t)
+(autoload 'passepartout-context-add-file "passepartout-context" "Add a file to the context." t)
+(autoload 'passepartout-context-add-buffer "passepartout-context" "Add a buffer to the context." t)
 (autoload 'passepartout--on-chunk "passepartout-chat")
 (autoload 'passepartout--on-done "passepartout-chat")
 (autoload 'passepartout--on-error "passepartout-chat")
