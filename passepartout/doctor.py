@@ -258,6 +258,7 @@ def run_checks(config: Config) -> list[Check]:
         lambda: check_optional("local model", "passepartout.llm.local", "local_model_available"),
         check_sandbox,
         lambda: check_skills(config),
+        lambda: [Check(*c) for c in _mcp_checks(config)],
         lambda: [Check(*c) for c in _messaging_checks(config)],
     ]
     return [check for group in groups for check in group()]
@@ -267,6 +268,12 @@ def _messaging_checks(config: Config) -> list[tuple[str, bool, str, str]]:
     from passepartout.messaging.checks import messaging_checks
 
     return messaging_checks(config)
+
+
+def _mcp_checks(config: Config) -> list[tuple[str, bool, str, str]]:
+    from passepartout.mcp.probe import mcp_checks
+
+    return mcp_checks(config)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import json
 import re
 import subprocess
 import sys
@@ -19,6 +20,7 @@ import pytest
 from daemon_proc import Daemons, scratch_daemons, wait_for
 from wire_client import ROOT
 
+PEER = str(Path(__file__).with_name("mcp_peers.py"))
 CANARY = "zebra7731 kumquat"
 TODAY = dt.date.today()
 STAMP = f"<{TODAY:%Y-%m-%d %a}>"
@@ -40,6 +42,9 @@ def daemons(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemons]:
     tmp = tmp_path_factory.mktemp("mcp-face")
     for running in scratch_daemons(tmp):
         (running.memex / "notes.org").write_text(NOTES)
+        peer = {"command": sys.executable, "args": [PEER, "stdio"]}
+        (running.tmp / "config" / "mcp.json").write_text(json.dumps({"mcpServers": {
+            "peer": peer, "broken": {**peer, "env": {"PEER_FAIL_AT_START": "1"}}}}))
         running.start()
         running.wait_ready()
         yield running
@@ -164,3 +169,14 @@ def test_http_needs_the_token(daemons: Daemons, tmp_path: Path) -> None:
         proc.terminate()
         proc.wait(10)
     assert not token_file.exists()
+
+
+def test_status_has_a_line_for_each_mcp_server(daemons: Daemons) -> None:
+    def lines() -> str | None:
+        out = daemons.cli("status").stdout
+        return out if "mcp        peer: ready" in out and "broken: failed" in out else None
+
+    out = str(wait_for(lines, 20, "the MCP servers' status"))
+    assert "mcp        peer: ready, 4 tools; withheld: helper (its description holds" in out
+    assert "mcp        broken: failed (" in out and "refusing to start" in out
+    assert "health     degraded (" in out  # the agent runs on, and says what is wrong

@@ -11,7 +11,7 @@ from typing import Any
 from passepartout.config import Config
 from passepartout.daemon.place import Place
 from passepartout.daemon.server import uptime
-from passepartout.daemonclient import as_dict, connect
+from passepartout.daemonclient import DaemonClient, DaemonError, as_dict, connect
 
 NOT_RUNNING = 3
 
@@ -33,12 +33,21 @@ def run(args: argparse.Namespace) -> int:
         status = as_dict(client.call("status"))
         jobs = [as_dict(j) for j in client.call("jobs") or []] if status.get("ready") else []
         kept = client.call("sessions") or []
-    print(describe(info, status, jobs, len(kept)))
+        mcp = _mcp_lines(client) if status.get("ready") else []
+    print(describe(info, status, jobs, len(kept), mcp=mcp))
     return 0
 
 
+def _mcp_lines(client: DaemonClient) -> list[str]:
+    """Each MCP server of mcp.json: ready (its tools), failed or died (why)."""
+    try:
+        return [str(line) for line in client.call("mcp-servers") or []]
+    except DaemonError as err:  # a daemon of an older version, or without the mcp skill
+        return [f"unknown ({err.message})"]
+
+
 def describe(info: dict[str, Any], status: dict[str, Any], jobs: list[dict[str, Any]],
-             kept: int) -> str:
+             kept: int, *, mcp: list[str] | None = None) -> str:
     """The status lines, one fact each."""
     health = str(status.get("health", "?"))
     problems = status.get("problems") or []
@@ -60,6 +69,7 @@ def describe(info: dict[str, Any], status: dict[str, Any], jobs: list[dict[str, 
         ("next cron", f"{nxt.get('heading')!r} at {nxt.get('next-run')} ({nxt.get('file')})"
          if nxt else "none scheduled"),
     ]
+    rows += [("mcp", line) for line in mcp or []]
     return "passepartout daemon: running\n" + "\n".join(f"  {k:<10} {v}" for k, v in rows)
 
 
