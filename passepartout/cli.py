@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "cron": ("passepartout.daemon.cron", "list the cron jobs: next run, last result"),
     "sessions": ("passepartout.daemon.sessions", "list the chat sessions, to resume one"),
     "chat": ("passepartout.channels.terminal", "talk to the agent in the terminal"),
+    "tui": ("passepartout.tui", "the full-screen chat in the terminal, attached to the daemon"),
     "doctor": ("passepartout.doctor", "check the installation and say what to fix"),
     "cost": (
         "passepartout.llm.cost_cli",
@@ -54,7 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 # Commands whose standard output is a protocol (the port line, JSON-RPC), not text for
 # a person: left as they are.
-MACHINE_FACING = frozenset({"serve", "daemon", "acp", "mcp"})
+# The full-screen face draws with escape sequences itself (its text passes terminal_safe).
+MACHINE_FACING = frozenset({"serve", "daemon", "acp", "mcp", "tui"})
 
 
 def main(argv: Sequence[str] | None = None) -> int:

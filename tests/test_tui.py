@@ -1,0 +1,156 @@
+"""``passepartout tui``, headless under Textual's pilot, attached to a real daemon with
+the fake model: a streamed reply; an approval as a dialog, denied (nothing runs) and
+allowed (it runs); cancel mid-stream; the side panel's cron jobs, Flight Plans and
+cost; the panel toggled and resized; text from the daemon shown, never obeyed."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from daemon_proc import Daemons, scratch_daemons
+from fakellm import FakeLLM
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from passepartout.daemon.face import Face
+from passepartout.tui.app import ApprovalScreen, PassepartoutApp
+
+JOB = """* Water the plants
+:PROPERTIES:
+:ID: plants-1
+:CRON: <2031-03-02 Sun 09:00 +1w>
+:TIER: reflex
+:REFLEX: log
+:END:
+"""
+
+
+@pytest.fixture(scope="module")
+def fake_llm() -> Iterator[FakeLLM]:
+    """One fake model and one daemon for the module: each daemon start costs seconds."""
+    with FakeLLM() as fake:
+        yield fake
+
+
+@pytest.fixture(scope="module")
+def daemons(tmp_path_factory: pytest.TempPathFactory, fake_llm: FakeLLM) -> Iterator[Daemons]:
+    for running in scratch_daemons(tmp_path_factory.mktemp("tui")):
+        running.env.update(OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=fake_llm.base_url,
+                           PASSEPARTOUT_MODEL="openai/gpt-4o", PASSEPARTOUT_STREAM="1")
+        (running.memex / "projects" / "garden.org").write_text(JOB, encoding="utf-8")
+        running.start()
+        running.wait_ready()
+        yield running
+
+
+@pytest.fixture
+def face(daemons: Daemons) -> Iterator[Face]:
+    attached = Face.attach(daemons.home, source="tui", environ=daemons.env)
+    assert attached is not None
+    with attached:
+        yield attached
+
+
+def chat_text(app: PassepartoutApp) -> str:
+    lines = app.query_one("#chat", VerticalScroll).query(Static)
+    return "\n".join(str(line.render()) for line in lines)
+
+
+async def until(pilot: object, probe: Callable[[], object], what: str,
+                timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not probe():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.pause(0.05)  # type: ignore[attr-defined]
+
+
+async def say(pilot: object, app: PassepartoutApp, text: str) -> None:
+    await pilot.click("#prompt")  # type: ignore[attr-defined]
+    app.query_one("#prompt").value = text  # type: ignore[attr-defined]
+    await pilot.press("enter")  # type: ignore[attr-defined]
+
+
+def test_a_reply_streams_and_the_side_panel_shows_jobs_and_cost(
+        face: Face, fake_llm: FakeLLM) -> None:
+    fake_llm.reply("Hello from \x1b]52;c;cGF3bmVk\x07 the [bold]daemon[/bold].")
+
+    async def drive() -> None:
+        app = PassepartoutApp(face, "tui-s")
+        async with app.run_test(size=(120, 36)) as pilot:
+            await say(pilot, app, "hi")
+            await until(pilot, lambda: "the [bold]daemon[/bold]." in chat_text(app),
+                        "the reply, markup shown as text")
+            assert "\x1b" not in chat_text(app) and "\\x1b" in chat_text(app)
+            await until(pilot, lambda: not app.busy, "the turn to end")
+            app.refresh_panel()
+            await until(pilot, lambda: "Water the plants" in str(
+                app.query_one("#jobs", Static).render()), "the cron job in the panel")
+            await until(pilot, lambda: "session: 1 calls" in str(
+                app.query_one("#cost", Static).render()), "the session's cost")
+            side = app.query_one("#side")
+            await pilot.press("ctrl+b")
+            assert not side.display
+            await pilot.press("ctrl+b")
+            await pilot.press("f7")
+            assert side.styles.width is not None and side.styles.width.value == 40
+            await pilot.resize_terminal(70, 20)
+            await pilot.pause(0.1)
+            assert app.query_one("#prompt").region.width > 0
+
+    asyncio.run(drive())
+
+
+def test_an_approval_is_a_dialog_no_runs_nothing_and_yes_runs(
+        face: Face, fake_llm: FakeLLM) -> None:
+    fake_llm.tool_call("eval", {"code": "6*7"})
+    fake_llm.reply("Not computed.")
+    fake_llm.tool_call("eval", {"code": "6*7"})
+    fake_llm.reply("It is 42.")
+
+    async def drive() -> None:
+        app = PassepartoutApp(face, "tui-a")
+        async with app.run_test(size=(120, 36)) as pilot:
+            await say(pilot, app, "compute")
+            await until(pilot, lambda: isinstance(app.screen, ApprovalScreen), "the dialog")
+            assert "6*7" in str(app.screen.query_one("#question").render())
+            await pilot.press("n")
+            await until(pilot, lambda: "Not computed." in chat_text(app), "the reply to no")
+            assert "Denied" in chat_text(app) and "← 42" not in chat_text(app)
+            await until(pilot, lambda: not app.busy, "the turn to end")
+            await say(pilot, app, "compute again")
+            await until(pilot, lambda: isinstance(app.screen, ApprovalScreen), "the dialog")
+            await pilot.press("y")
+            await until(pilot, lambda: "It is 42." in chat_text(app), "the reply to yes")
+            assert "← 42" in chat_text(app)
+
+    asyncio.run(drive())
+
+
+def test_escape_cancels_a_turn_mid_stream_and_flight_plans_show(
+        face: Face, fake_llm: FakeLLM, daemons: Daemons) -> None:
+    fake_llm.slow_stream("word " * 200, chunk_delay=0.05)
+    book = Path(str(face.status()["approvals-file"]))
+    book.parent.mkdir(parents=True, exist_ok=True)
+    stamp = dt.datetime.now().strftime("%Y-%m-%d %a %H:%M")
+    book.write_text(f"* TODO Run the nightly backup\n:PROPERTIES:\n:ID: plan-7\n"
+                    f":CREATED: [{stamp}]\n:END:\n", encoding="utf-8")
+
+    async def drive() -> None:
+        app = PassepartoutApp(face, "tui-c")
+        async with app.run_test(size=(120, 36)) as pilot:
+            await say(pilot, app, "talk a lot")
+            await until(pilot, lambda: "word word" in chat_text(app), "the stream")
+            await pilot.press("escape")
+            await until(pilot, lambda: "(cancelled)" in chat_text(app), "the cancel")
+            assert chat_text(app).count("word") < 200
+            app.refresh_panel()
+            await until(pilot, lambda: "Run the nightly backup" in str(
+                app.query_one("#plans", Static).render()), "the waiting plan")
+
+    asyncio.run(drive())
