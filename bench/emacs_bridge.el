@@ -252,6 +252,19 @@ was sent and done, and gptel's seconds to done."
         (push (passepartout-bench--gptel-turn passepartout-bench--gptel-buffer) gptel)))
     (mapcar #'nreverse (list totals firsts sent done gptel))))
 
+(defun passepartout-bench--write-profile (file)
+  "Stop the CPU profiler and write its report, fully expanded, to FILE."
+  (require 'profiler)
+  (let ((profile (progn (setq profiler-cpu-log (profiler-cpu-log))
+                        (profiler-cpu-profile))))
+    (profiler-stop)
+    (with-current-buffer (profiler-report-setup-buffer profile)
+      (goto-char (point-min))
+      (while (not (eobp))               ; each entry, expanded to its leaves
+        (ignore-errors (profiler-report-expand-entry t))
+        (forward-line 1))
+      (write-region (point-min) (point-max) file))))
+
 (defun passepartout-bench-run ()
   "Run every measurement and print the figures."
   (let* ((calls (passepartout-bench--env "BENCH_CALLS"))
@@ -306,7 +319,11 @@ was sent and done, and gptel's seconds to done."
     (passepartout-bench--print "echo-1mb-gc" (mapcar #'cdr passepartout-bench--call-gcs))
     (when (getenv "BENCH_PROFILE")  ; under bench/pysample.py: sample the turns only
       (signal-process passepartout--process 'usr1))
+    (when (getenv "BENCH_PROFILE_EMACS")
+      (profiler-start 'cpu))
     (let ((turns (passepartout-bench--turns (passepartout-bench--env "BENCH_TURNS"))))
+      (when (getenv "BENCH_PROFILE_EMACS")
+        (passepartout-bench--write-profile (getenv "BENCH_PROFILE_EMACS")))
       (passepartout-bench--print "turn" (nth 0 turns))
       (passepartout-bench--print "turn-first" (nth 1 turns))
       (passepartout-bench--print "turn-sent-at" (nth 2 turns))

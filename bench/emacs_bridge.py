@@ -1,6 +1,6 @@
 """Emacs <-> server bridge benchmark: the transport, streaming into a chat buffer, a turn.
 
-    python bench/emacs_bridge.py            # 1,000 no-op calls, 10,000 chunks, 20 turns
+    python bench/emacs_bridge.py            # 1,000 no-op calls, 10,000 chunks, 60 turns
     python bench/emacs_bridge.py --quick    # fewer of each
 
 This script starts the raw sources and the fake model, then runs
@@ -212,10 +212,12 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--profile-python", metavar="OUT",
                         help="sample the server's threads with bench/pysample.py into OUT")
+    parser.add_argument("--profile-emacs", metavar="OUT",
+                        help="write Emacs's CPU profile of the turns (profiler.el) into OUT")
     parser.add_argument("--profile-threads", default="", metavar="PREFIXES",
                         help="comma-separated thread name prefixes to sample (default: all)")
     args = parser.parse_args()
-    calls, chunks, turns = (200, 2000, 8) if args.quick else (1000, 10000, 20)
+    calls, chunks, turns = (200, 2000, 8) if args.quick else (1000, 10000, 60)
 
     echo_server, echo_port = _serve(_echo_client)
     chunk_server, chunk_port = _serve(_chunk_client)
@@ -223,6 +225,8 @@ def main() -> int:
     base_url = fake.base_url
     state = tempfile.mkdtemp(prefix="passepartout-bench-")
     profile = {}
+    if args.profile_emacs:
+        profile["BENCH_PROFILE_EMACS"] = str(Path(args.profile_emacs).resolve())
     if args.profile_python:
         profile["BENCH_PROFILE"] = "1"
         profile["BENCH_SERVER_ARGS"] = "\n".join(

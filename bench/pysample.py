@@ -122,6 +122,9 @@ def _where(frame: FrameType) -> str:
 
 
 def main() -> None:
+    if len(sys.argv) < 5:  # run bare (make bench): a tool of emacs_bridge.py, no figure
+        print("pysample: the profiler of `bench/emacs_bridge.py --profile-python OUT`")
+        return
     out, prefix, flag, module, *args = sys.argv[1:]
     if flag != "-m":
         raise SystemExit(__doc__)
