@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
 from llm_agent import Recorder, agent_memory, make_agent, make_config
@@ -68,7 +67,7 @@ def test_asked_in_emacs_when_a_face_is_attached_then_applied(tmp_path: Path) -> 
 
 
 def test_a_no_in_emacs_applies_nothing(tmp_path: Path) -> None:
-    agent, rec, _ = agent_with(tmp_path, answer=False, attached=True)
+    agent, _, _ = agent_with(tmp_path, answer=False, attached=True)
     try:
         reply = todo(agent, "DONE")
     finally:
