@@ -14,13 +14,11 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
-
-import pytest
 
 ACCOUNT = "+15550000000"
 KEEP_ALIVE = 1.0
@@ -215,11 +213,3 @@ def _handler(fake: FakeSignal) -> type[BaseHTTPRequestHandler]:
 
     return Handler
 
-
-@pytest.fixture
-def fake_signal() -> Iterator[FakeSignal]:
-    fake = FakeSignal().start()
-    try:
-        yield fake
-    finally:
-        fake.close()

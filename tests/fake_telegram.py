@@ -13,12 +13,10 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-
-import pytest
 
 TOKEN = "123456789:AAEfakeTOKENfakeTOKENfakeTOKEN_abcdef"
 MAX_POLL = 5.0  # the fake holds a long poll at most this long
@@ -208,11 +206,3 @@ def _handler(fake: FakeTelegram) -> type[BaseHTTPRequestHandler]:
 
     return Handler
 
-
-@pytest.fixture
-def fake_telegram() -> Iterator[FakeTelegram]:
-    fake = FakeTelegram().start()
-    try:
-        yield fake
-    finally:
-        fake.close()

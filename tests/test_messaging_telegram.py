@@ -1,10 +1,12 @@
 """The Telegram face against the real daemon, the fake model and a fake Bot API on
 127.0.0.1: a phone chat gets its reply in its own session; an approval is asked with
 buttons, Deny runs nothing and Allow runs it; a stranger's chat gets nothing and
-nothing runs; the bot token never reaches the log."""
+nothing runs; a cron job's result reaches the allowed chats when notices are on;
+the bot token never reaches the log."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +43,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
                                    PASSEPARTOUT_WORKSPACE=str(tmp / "work"),
                                    PASSEPARTOUT_TELEGRAM_TOKEN=TOKEN,
                                    PASSEPARTOUT_TELEGRAM_CHATS=f"{ME},{ALSO},{THIRD}",
-                                   PASSEPARTOUT_TELEGRAM_API=telegram.url)
+                                   PASSEPARTOUT_TELEGRAM_API=telegram.url,
+                                   PASSEPARTOUT_TELEGRAM_NOTIFY="on")
                 running.start()
                 yield World(running, llm, telegram, tmp / "work")
         finally:
@@ -52,6 +55,10 @@ def _logs(daemons: Daemons) -> str:
     log_file = daemons.home / "passepartout.log"
     text = log_file.read_text(errors="replace") if log_file.exists() else ""
     return text + daemons.log()
+
+
+def _notice(sent: Sent) -> bool:
+    return sent.text.startswith(("[info]", "[warning]", "[error]"))
 
 
 def _question(sent: Sent) -> bool:
@@ -117,8 +124,31 @@ def test_a_strangers_chat_gets_nothing_and_nothing_runs(world: World) -> None:
     telegram.says(THIRD, "hello")  # handled after them: once answered, they were seen
     telegram.wait_sent(lambda s: "Only for you." in s.text)
     assert telegram.to(STRANGER) == []
-    assert [s.text for s in telegram.to(THIRD)] == ["Only for you."]
+    assert [s.text for s in telegram.to(THIRD) if not _notice(s)] == ["Only for you."]
     assert llm.request_count == before + 1
     logs = wait_for(lambda: (lambda t: t if t.count("not an allowed chat") >= 2 else None)(
         _logs(world.daemons)), 10, "the log lines of the ignored messages")
     assert f"chat {STRANGER}" in str(logs)
+
+
+JOB = """* Check the backups
+:PROPERTIES:
+:ID: backups-1
+:CRON: <{when:%Y-%m-%d %a %H:%M}>
+:TIER: cognition
+:END:
+Say whether last night's backups are fresh.
+"""
+
+
+def test_a_cron_jobs_result_reaches_the_allowed_chats_when_notices_are_on(
+    world: World
+) -> None:
+    world.llm.reply("All three backups are from last night.")
+    (world.daemons.memex / "projects" / "jobs.org").write_text(
+        JOB.format(when=dt.datetime.now()), encoding="utf-8")
+    for chat in (ME, ALSO, THIRD):
+        notice = world.telegram.wait_sent(
+            lambda s, chat=chat: s.chat_id == chat and "backups-1: done" in s.text)
+        assert notice.text.startswith("[info]")
+    assert world.telegram.to(STRANGER) == []

@@ -84,6 +84,8 @@ def _sse(lines: Iterator[str], rpc: SignalRPC) -> Iterator[dict[str, Any]]:
     data: list[str] = []
     for line in lines:
         if line == "":
+            if event_id is not None:  # first: an event handled is never asked for again
+                rpc.last_event_id = event_id
             if data and kind in ("", "receive"):
                 try:
                     value = json.loads("\n".join(data))
@@ -92,8 +94,6 @@ def _sse(lines: Iterator[str], rpc: SignalRPC) -> Iterator[dict[str, Any]]:
                     value = None
                 if isinstance(value, dict):
                     yield value
-            if event_id is not None:
-                rpc.last_event_id = event_id
             kind, data, event_id = "", [], None
             continue
         if line.startswith(":"):
@@ -162,7 +162,7 @@ def parse_event(event: dict[str, Any], allowed: frozenset[str]) -> Incoming | No
     if not isinstance(envelope, dict):
         return None
     data = envelope.get("dataMessage")
-    if not isinstance(data, dict) or data.get("groupInfo") or data.get("groupV2"):
+    if not isinstance(data, dict) or "groupInfo" in data or "groupV2" in data:
         return None
     number = envelope.get("sourceNumber") or envelope.get("source")
     aci = envelope.get("sourceUuid")
