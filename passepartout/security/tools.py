@@ -20,6 +20,7 @@ from passepartout.errors import PipelineError
 from passepartout.loop.actions import Action
 from passepartout.security.files import FileToolError, read_text, write_text
 from passepartout.security.privacy import redact_file_text
+from passepartout.security.sandbox_private import private_note
 from passepartout.security.sandbox_views import private_views
 from passepartout.security.shell_secrets import inject_secrets
 from passepartout.security.shell_tool import ShellApprovalRequest, execute_shell
@@ -76,6 +77,9 @@ def shell_tool(sec: Security) -> Tool:
             text += "\n" + result.stdout
         if result.stderr:
             text += "\n[stderr]\n" + result.stderr
+        note = private_note(cmd, sec.places.workspace)  # a file there is gone already
+        if note:
+            text += "\n" + note
         return sec.vault.mask(text)
 
     return make_tool(shell, name="shell")
