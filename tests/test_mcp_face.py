@@ -54,7 +54,6 @@ def todo(agent: Agent, state: str, heading: str = "Plans/Write the report") -> s
 def test_asked_in_emacs_when_a_face_is_attached_then_applied(tmp_path: Path) -> None:
     agent, rec, emacs = agent_with(tmp_path, answer=True, attached=True)
     try:
-        before = len(agent.services["memory"].snapshots())
         reply = todo(agent, "DONE")
         snapshots = agent.services["memory"].snapshots()
     finally:
@@ -63,7 +62,7 @@ def test_asked_in_emacs_when_a_face_is_attached_then_applied(tmp_path: Path) -> 
     assert emacs.bound == {"mcp:gptel": emacs.attached[0]}
     assert "** DONE Write the report" in (tmp_path / "memex" / "plans.org").read_text()
     assert not reply.startswith(("pending", "not approved", "refused")), reply
-    assert len(snapshots) == before + 1 and snapshots[0].label == "before org-set-todo from MCP"
+    assert snapshots[0].label == "before org-set-todo from MCP"  # the newest, before the edit
 
 
 def test_a_no_in_emacs_applies_nothing(tmp_path: Path) -> None:
@@ -109,3 +108,16 @@ def test_an_unknown_operation_is_an_error(tmp_path: Path) -> None:
             agent.services["mcp-memex"].handle("x", "delete", {})
     finally:
         agent.shutdown()
+
+
+def test_a_schedule_is_asked_too_though_the_model_may_schedule_unasked(
+        tmp_path: Path) -> None:
+    agent, rec, _ = agent_with(tmp_path, answer=True, attached=False)
+    try:
+        reply = agent.services["mcp-memex"].handle("gptel", "schedule", {
+            "name": "Water the plants", "timestamp": "<2030-01-05 Sat 09:00>",
+            "prompt": "remind me to water the plants"})
+    finally:
+        agent.shutdown()
+    assert not rec.asked and reply.startswith("pending: schedule(") and "Flight Plan" in reply
+    assert not list((tmp_path / "memex").rglob("schedule.org"))

@@ -230,16 +230,25 @@ class MemexFace:
         action = Action("tool", tool_name, given, call_id=CALL_PREFIX + uuid.uuid4().hex[:12])
         signal = self._signal(client)
         result = self.agent.loop.gates.evaluate(action, signal)
-        reasons = "; ".join(result.reasons) or result.decision
-        if result.decision == "deny":
-            return f"refused: {reasons}"
-        if result.decision == "ask":
-            answer = self._ask_in_emacs(action, result.reasons, client)
+        decision, why = result.decision, result.reasons
+        if decision == "deny":
+            return f"refused: {'; '.join(why) or decision}"
+        if decision == "allow" and not self._granted(action):
+            # a tool the model may call unasked (schedule) is still the person's to
+            # allow when another agent asks for it; a rule or grant of theirs counts
+            decision, why = "ask", (*why, f"{tool_name} was asked for by {client} over MCP")
+        if decision == "ask":
+            answer = self._ask_in_emacs(action, why, client)
             if answer is None:
-                return self._pending(action, result.reasons, signal)
+                return self._pending(action, why, signal)
             if not answer:
                 return f"not approved: the person declined {action.describe()} in Emacs"
         return self._run(action, signal)
+
+    def _granted(self, action: Action) -> bool:
+        """Whether a rule of policy.toml or a grant of the person allows this action."""
+        match = self.sec.policy().decide(self.sec.examine(action)[0])
+        return match is not None and match.decision == "allow"
 
     def _dry_run(self, tool_name: str, args: dict[str, Any]) -> None:
         """An org edit that cannot apply (no such file or heading) is an error now, not a
