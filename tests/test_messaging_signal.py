@@ -5,6 +5,7 @@ message, a group's and a receipt get nothing and nothing runs."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,7 @@ from fakellm import FakeLLM
 
 ME, ALSO = "+15551234567", "+15557654321"
 STRANGER = "+15559999999"
+APPROVAL_WAIT = 4  # seconds the daemon waits for an answer from the phone
 ME_BY_ACI = "0b0e9a3e-1c6f-4d8e-9a55-2f6f0e6f1a11"  # a person listed by ACI, number hidden
 
 
@@ -40,7 +42,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
                                    PASSEPARTOUT_WORKSPACE=str(tmp / "work"),
                                    PASSEPARTOUT_SIGNAL_URL=signal.url,
                                    PASSEPARTOUT_SIGNAL_ACCOUNT=ACCOUNT,
-                                   PASSEPARTOUT_SIGNAL_NUMBERS=f"{ME},{ALSO};{ME_BY_ACI}")
+                                   PASSEPARTOUT_SIGNAL_NUMBERS=f"{ME},{ALSO};{ME_BY_ACI}",
+                                   PASSEPARTOUT_APPROVAL_TIMEOUT=str(APPROVAL_WAIT))
                 running.start()
                 yield World(running, llm, signal, tmp / "work")
         finally:
@@ -88,6 +91,24 @@ def test_an_approval_is_a_numbered_question_no_runs_nothing_yes_runs(world: Worl
     assert signal.to(STRANGER) == []
 
 
+def test_an_approval_left_unanswered_is_refused_and_the_chat_is_told(world: World) -> None:
+    llm, signal = world.llm, world.signal
+    llm.tool_call("shell", {"cmd": "touch forgotten.txt"})
+    llm.reply("Nothing done.")
+    signal.says(ALSO, "make a file")
+    question = signal.wait_sent(lambda s: "touch forgotten.txt" in s.message)
+    number = question.message.split(":")[0].split()[-1]
+    started = time.monotonic()
+    reply = signal.wait_sent(lambda s: "Nothing done." in s.message, timeout=APPROVAL_WAIT + 20)
+    assert time.monotonic() - started >= APPROVAL_WAIT - 1  # the phone's timeout, not 60 s
+    assert f"(approval {number} was not answered, so it was refused)" in reply.message
+    assert not (world.work / "forgotten.txt").exists()
+    signal.says(ALSO, f"yes {number}")  # too late
+    signal.wait_sent(lambda s: s.message == f"No approval {number} is waiting here.")
+    assert not (world.work / "forgotten.txt").exists()
+
+
+@pytest.mark.attack
 def test_a_stranger_a_group_and_a_receipt_get_nothing_and_nothing_runs(world: World) -> None:
     llm, signal = world.llm, world.signal
     llm.reply("Just you.")

@@ -115,6 +115,7 @@ def test_an_approval_is_asked_as_buttons_deny_runs_nothing_allow_runs(world: Wor
     assert telegram.to(STRANGER) == []
 
 
+@pytest.mark.attack
 def test_a_strangers_chat_gets_nothing_and_nothing_runs(world: World) -> None:
     llm, telegram = world.llm, world.telegram
     llm.reply("Only for you.")

@@ -188,6 +188,7 @@ def vault() -> Iterator[Vault]:
         set_vault(previous)
 
 
+@pytest.mark.attack
 def test_what_leaves_is_masked_and_private_text_withheld(vault: Vault) -> None:
     index = privateindex.current()
     source = "/nonexistent/messaging-test-diary.org"
@@ -231,6 +232,7 @@ def fake_signal() -> Iterator[FakeSignal]:
         fake.close()
 
 
+@pytest.mark.attack
 def test_the_bot_api_client_hides_its_token(
     fake_telegram: FakeTelegram, caplog: pytest.LogCaptureFixture
 ) -> None:

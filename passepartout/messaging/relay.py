@@ -186,8 +186,9 @@ class Relay:
                     reply.add(event)
         finally:
             with self._lock:
-                for number in asked:
-                    self._asked.pop(number, None)
+                unanswered = [n for n in asked if self._asked.pop(n, None) is not None]
+        for number in unanswered:  # the daemon's approval timeout passed: it said no
+            reply.line(f"(approval {number} was not answered, so it was refused)")
         return reply.text()
 
     # -- approvals -----------------------------------------------------------------

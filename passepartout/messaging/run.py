@@ -28,6 +28,7 @@ from passepartout.messaging.transport import Transport
 log = logging.getLogger(__name__)
 
 RETRY = 2.0
+APPROVAL_TIMEOUT = 300.0  # PASSEPARTOUT_APPROVAL_TIMEOUT's default
 
 
 def configured(extra: Mapping[str, str]) -> list[tuple[Transport, frozenset[str], bool]]:
@@ -66,7 +67,8 @@ def run_face(config: Config, transport: Transport, allowed: frozenset[str], noti
     try:
         while not stop.is_set():
             try:
-                face = Face.attach(config.home, source=transport.name)
+                face = Face.attach(config.home, source=transport.name,
+                                   client={"approval-timeout": approval_timeout(config)})
             except DaemonError as err:
                 log.warning("the %s face cannot attach: %s", transport.name, err.message)
                 face = None
@@ -87,6 +89,12 @@ def run_face(config: Config, transport: Transport, allowed: frozenset[str], noti
             stop.wait(RETRY)
     finally:
         transport.close()
+
+
+def approval_timeout(config: Config) -> float:
+    """How long the daemon waits for a phone's answer: the setting every face that asks
+    a person honours (a phone is not always at hand: not Emacs's 60 s)."""
+    return float(config.extra.get("PASSEPARTOUT_APPROVAL_TIMEOUT") or APPROVAL_TIMEOUT)
 
 
 def _end_with(stop: threading.Event, ended: threading.Event) -> None:
