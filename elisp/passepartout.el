@@ -17,14 +17,15 @@
 
 ;;; Commentary:
 
-;; Passepartout is a personal agent: a Python server runs the agent loop and
-;; Emacs is its face.  This is the package's entry: its user options, the
+;; Passepartout is a personal agent: a Python daemon runs the agent loop,
+;; whether Emacs is open or not, and Emacs is one of its faces.  This is the package's entry: its user options, the
 ;; notifications the server sends, and the commands.
 ;;
 ;;   M-x passepartout-menu      every command, in a transient menu
 ;;   M-x passepartout-chat      chat in an org buffer (passepartout-chat.el)
 ;;   M-x passepartout-chat-resume  reopen a past session, with completion
-;;   M-x passepartout-start     start the server; also -stop and -restart
+;;   M-x passepartout-start     attach to the daemon (started when none runs);
+;;                              also -stop (detach; C-u: stop it) and -restart
 ;;   M-x passepartout-status    the server's state, model, provider and health
 ;;   M-x passepartout-cost      tokens and cost of the chat's session and of today
 ;;   M-x passepartout-approvals the approvals file, where Flight Plans wait
@@ -181,7 +182,7 @@ is a `user-error' that names METHOD."
     ('starting
      (passepartout--stop-progress)
      (setq passepartout--starting-since (float-time))
-     (message "Passepartout: starting the server...")
+     (message "Passepartout: %s..." (passepartout--starting-text))
      (setq passepartout--progress-timer
            (run-at-time 1 1 #'passepartout--show-progress)))
     ('ready
@@ -190,13 +191,19 @@ is a `user-error' that names METHOD."
     (_ (passepartout--stop-progress)
        (setq passepartout--starting-since nil))))
 
+(defun passepartout--starting-text ()
+  "Return what a start is doing, in a few words."
+  (cond (passepartout--helper "starting the daemon")
+        ((passepartout-persistent-p) "attaching to the daemon")
+        (t "starting the server")))
+
 (defun passepartout--show-progress ()
   "Show for how long the server has been starting, while it is.
 The handshake comes first, then the agent boots (skills, models)."
   (if (and passepartout--starting-since (memq passepartout--state '(starting ready)))
       (unless (active-minibuffer-window)
         (message "Passepartout: %s... %d s"
-                 (if (eq passepartout--state 'starting) "starting the server"
+                 (if (eq passepartout--state 'starting) (passepartout--starting-text)
                    "the server is up, the agent is booting")
                  (round (- (float-time) passepartout--starting-since))))
     (passepartout--stop-progress)))

@@ -4,7 +4,7 @@
 
 ;; Run by tests/test_daemon_emacs.py, several at once against one daemon:
 ;;
-;;   emacs -Q --batch -L elisp -L elisp/test -l passepartout-daemon-client.el
+;;   `emacs -Q --batch -L elisp -L elisp/test -l passepartout-daemon-client.el'
 ;;
 ;; In the daemon's environment, with CLIENT_NAME, CLIENT_MODEL (the model
 ;; its turn asks for, so the fake model can script each client's replies),

@@ -22,7 +22,7 @@
   "The messages shown while a test runs, newest first.")
 
 (defun passepartout-daemon-test--record (format-string &rest args)
-  "Keep the message FORMAT-STRING with ARGS, as `message' shows it."
+  "Keep the message FORMAT-STRING with ARGS, formatted as `message' would."
   (when format-string
     (push (apply #'format-message format-string args) passepartout-daemon-test--messages)))
 
@@ -106,7 +106,7 @@ receives the state directory."
     turn))
 
 (defun passepartout-daemon-test--attach-chat-detach ()
-  "Attach to the daemon that runs, chat, detach; it runs on."
+  "Attach to the running daemon, chat, detach; it must keep running."
   (let ((before (passepartout-daemon-test--info)))
     (should (passepartout-daemon-pid before))
     (passepartout-start)
