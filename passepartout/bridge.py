@@ -68,6 +68,9 @@ class Bridge:
         agent.services["emacs"] = self.channel
         agent.services["emacs-eval"] = self.channel.evaluation  # the emacs-eval tool's door
         agent.register_channel("emacs", self.channel)
+        from passepartout.security.standing import standing_grants
+
+        self.channel.standing = standing_grants(agent.services)  # "always" answers
         self._finish(agent, None)
 
     def boot_failed(self, message: str) -> None:

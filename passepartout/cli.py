@@ -37,6 +37,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "grant": ("passepartout.security.grant_cli", "list, add or accept standing grants"),
     "skills": ("passepartout.engine.trust_cli", "list the skills; review and trust one"),
     "hooks": ("passepartout.events.hooks_cli", "list the :HOOK: names that have handlers"),
+    "acp": ("passepartout.acp.main", "speak the Agent Client Protocol on stdio (agent-shell, Zed)"),
     "mcp": ("passepartout.mcp.face", "serve the memex to other agents over MCP (stdio or --http)"),
 }
 

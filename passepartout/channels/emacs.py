@@ -15,6 +15,7 @@ import collections
 import logging
 import threading
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -78,6 +79,8 @@ class EmacsChannel:
         self._streamed: dict[tuple[str, str], str] = {}
         self._results: collections.OrderedDict[str, dict[str, Any]] = collections.OrderedDict()
         self._stopping = False
+        # "always" answers become scoped grants through this (set once the agent boots)
+        self.standing: Callable[[Action, bool], Any] | None = None
 
     # -- connections and sessions ----------------------------------------------------
 
@@ -249,20 +252,38 @@ class EmacsChannel:
         """Record the person's answer; False when no approval with that id is waiting.
 
         ``t`` is yes; a plist holding ``:ok`` is yes and is kept as the result of an
-        evaluation Emacs did on approval (``emacs-eval``); anything else is no.
+        evaluation Emacs did on approval (``emacs-eval``); ``(:allow t)`` is yes, and with
+        ``:always t`` the yes (or the no of ``(:allow nil :always t)``) also becomes a
+        standing grant for this kind of action; anything else is no.
         """
         result = _evaluation_result(answer)
+        choice = _allow_always(answer)
         with self._lock:
             pending = self._pending.pop(approval_id, None)
             if pending is None:
                 return False
-            pending.granted = answer is True or result is not None
+            pending.granted = answer is True or result is not None or bool(choice and choice[0])
             if result is not None:
                 self._results[pending.action.digest()] = result
                 while len(self._results) > _KEPT_RESULTS:
                     self._results.popitem(last=False)
+        if choice is not None and choice[1]:
+            self._remember(pending, allow=choice[0])
         pending.done.set()
         return True
+
+    def _remember(self, pending: _Pending, *, allow: bool) -> None:
+        """An "always" answer: the scoped standing grant (security/standing.py), and a
+        notice to the answering client of what was remembered."""
+        if self.standing is None:
+            note = "not remembered: the agent's grants are not available; answered once"
+        else:
+            try:
+                note = str(self.standing(pending.action, allow).note)
+            except Exception as err:  # the answer itself still counts
+                log.exception("writing a standing grant failed")
+                note = f"not remembered ({type(err).__name__}); answered once"
+        pending.peer.call(ON_NOTIFY, [Symbol("info"), f"{pending.action.describe()}: {note}"])
 
     def take_result(self, digest: str) -> dict[str, Any] | None:
         """The evaluation result Emacs gave with its yes to the action of ``digest``."""
@@ -287,6 +308,19 @@ class EmacsChannel:
     def pending_approvals(self) -> int:
         with self._lock:
             return len(self._pending)
+
+
+def _allow_always(answer: Any) -> tuple[bool, bool] | None:
+    """``(:allow t :always t)`` and the like: (yes, always); None for another answer."""
+    if not isinstance(answer, list):
+        return None
+    try:
+        fields = plist_to_dict(answer)
+    except ProtocolError:
+        return None
+    if "allow" not in fields:
+        return None
+    return fields["allow"] is True, fields.get("always") is True
 
 
 def _evaluation_result(answer: Any) -> dict[str, Any] | None:

@@ -192,10 +192,14 @@ class Face:
             raise
         return handle
 
-    def answer(self, approval_id: str, yes: bool) -> bool:
-        """Answer an approval; False when it is no longer waiting (timed out)."""
+    def answer(self, approval_id: str, yes: bool, *, always: bool = False) -> bool:
+        """Answer an approval; False when it is no longer waiting (timed out).  With
+        ``always`` the daemon also keeps the answer as a standing grant scoped to the
+        action (see :mod:`passepartout.security.standing`)."""
+        answer: Any = {"allow": True if yes else None, "always": True} if always else (
+            True if yes else None)
         try:
-            return bool(self.call("approval-answer", approval_id, True if yes else None))
+            return bool(self.call("approval-answer", approval_id, answer))
         except DaemonError as err:
             if err.kind == "expired":
                 return False

@@ -1,0 +1,229 @@
+"""The daemon's events and kept history as ACP session updates (pure translation).
+
+A tool call shows what the folded drawer in Emacs shows: the call as the model
+proposed it (``tool_call``, pending), the person's answer when the gates asked, the
+gates' refusal with their reason, and the result (``tool_call_update``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from acp import (
+    start_tool_call,
+    text_block,
+    tool_content,
+    update_agent_message_text,
+    update_tool_call,
+    update_user_message_text,
+)
+from acp.schema import (
+    AgentMessageChunk,
+    Cost,
+    EmbeddedResourceContentBlock,
+    ResourceContentBlock,
+    SessionInfo,
+    TextContentBlock,
+    TextResourceContents,
+    ToolCallProgress,
+    ToolCallStart,
+    ToolKind,
+    UsageUpdate,
+    UserMessageChunk,
+)
+
+from passepartout.daemon.face_events import ApprovalAsked, ToolEvent
+
+Update = AgentMessageChunk | UserMessageChunk | ToolCallStart | ToolCallProgress | UsageUpdate
+
+_KINDS: dict[str, ToolKind] = {
+    "shell": "execute", "eval": "execute", "emacs-eval": "execute",
+    "read-file": "read", "list-directory": "read", "org-read": "read", "org-outline": "read",
+    "write-file": "edit", "edit-file": "edit", "append-file": "edit", "make-directory": "edit",
+    "delete-file": "delete", "move-file": "move", "org-refile": "move",
+    "search": "search", "memory-search": "search", "grep": "search",
+    "web-fetch": "fetch", "fetch": "fetch",
+}
+TITLE_CHARS = 120
+
+
+def tool_kind(name: str) -> ToolKind:
+    if name in _KINDS:
+        return _KINDS[name]
+    return "edit" if name.startswith("org-") else "other"
+
+
+def title(name: str, args: dict[str, Any] | None) -> str:
+    """``shell: ls -la``, ``read-file: notes.org``: the call in one short line."""
+    args = args or {}
+    main = next((str(args[k]) for k in ("cmd", "path", "file", "query", "url", "code")
+                 if k in args), None)
+    if main is None and args:
+        main = ", ".join(f"{k}={v!r}" for k, v in args.items())
+    text = f"{name}: {' '.join(main.split())}" if main else name
+    return text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 1] + "…"
+
+
+def prompt_text(blocks: Sequence[Any]) -> str:
+    """The prompt's text: its text blocks, then any embedded text resource (a file the
+    person attached) and link, named by URI."""
+    parts: list[str] = []
+    for block in blocks:
+        if isinstance(block, TextContentBlock):
+            parts.append(block.text)
+        elif isinstance(block, EmbeddedResourceContentBlock) and isinstance(
+                block.resource, TextResourceContents):
+            parts.append(f"[{block.resource.uri}]\n{block.resource.text}")
+        elif isinstance(block, ResourceContentBlock):
+            parts.append(f"[{block.uri}]")
+    return "\n\n".join(p for p in parts if p)
+
+
+@dataclass
+class ToolTracker:
+    """The tool calls of one turn.  The daemon reports a call when it runs (after the
+    gates), its result, or the gates' refusal; an approval comes before the run.  So a
+    call the gates ask about starts at the approval, and its run and result (or the
+    refusal, which carries no id) update that same call."""
+
+    prefix: str
+    _open: dict[str, str] = field(default_factory=dict)  # id -> tool name, not finished
+    _approved: dict[str, str] = field(default_factory=dict)  # id -> name, awaiting its run
+    _alias: dict[str, str] = field(default_factory=dict)  # the daemon's call id -> ours
+    _count: itertools.count[int] = field(default_factory=itertools.count)
+
+    def on_tool(self, event: ToolEvent) -> Update | None:
+        if event.event == "tool":
+            approved = next((i for i, n in self._approved.items() if n == event.name), None)
+            if approved is not None:
+                del self._approved[approved]
+                if event.call_id:
+                    self._alias[event.call_id] = approved
+                return update_tool_call(approved, status="in_progress",
+                                        raw_input=event.args or {})
+            call_id = self._new(event.name, event.call_id)
+            return start_tool_call(call_id, title(event.name, event.args),
+                                   kind=tool_kind(event.name), status="in_progress",
+                                   raw_input=event.args or {})
+        if event.event == "tool-result":
+            ours = self._alias.pop(event.call_id or "", event.call_id)
+            found = ours if ours in self._open else self._find(event.name)
+            if found is None:
+                return None
+            self._open.pop(found, None)
+            output = event.output or ""
+            return update_tool_call(found, status="completed" if event.ok else "failed",
+                                    content=[tool_content(text_block(output))] if output else None,
+                                    raw_output={"ok": bool(event.ok), "output": output})
+        # a refusal names the action as described: "shell(cmd='rm -rf /')"
+        name = event.name.split("(", 1)[0]
+        reason = f"Refused by the gates: {event.reason or 'denied'}"
+        content = [tool_content(text_block(reason))]
+        refused = self._find(name)
+        if refused is None:
+            return start_tool_call(self._new(name, None, done=True), title(event.name, None),
+                                   kind=tool_kind(name), status="failed", content=content)
+        self._open.pop(refused, None)
+        return update_tool_call(refused, status="failed", content=content,
+                                raw_output={"denied": event.reason or ""})
+
+    def for_approval(self, event: ApprovalAsked) -> str:
+        """A new call for what the gates ask about (start it with :func:`approval_call`)."""
+        return self._new(event.tool or "", None)
+
+    def answered(self, call_id: str, yes: bool, always: bool) -> ToolCallProgress:
+        how = ("allowed" if yes else "rejected") + (" always" if always else " once")
+        if yes:
+            self._approved[call_id] = self._open.get(call_id, "")
+        return update_tool_call(call_id, status="in_progress" if yes else "failed",
+                                content=[tool_content(text_block(f"You {how}."))])
+
+    def _new(self, name: str, call_id: str | None, *, done: bool = False) -> str:
+        new = call_id if call_id and call_id not in self._open else \
+            f"{self.prefix}-{next(self._count)}"
+        if not done:
+            self._open[new] = name
+        return new
+
+    def _find(self, name: str) -> str | None:
+        return next((i for i, n in self._open.items()
+                     if n == name and i not in self._approved), None)
+
+
+def approval_call(call_id: str, event: ApprovalAsked) -> dict[str, Any]:
+    """The call the gates ask about, and their reasons: the fields of its ``tool_call``
+    start and of the permission request's."""
+    args = event.info.get("args") if isinstance(event.info.get("args"), dict) else {}
+    reasons = event.info.get("reasons") or []
+    why = "\n".join(f"- {r}" for r in reasons) if isinstance(reasons, list) else str(reasons)
+    text = f"{event.description}\n\nThe gates ask because:\n{why}" if why else event.description
+    return {"tool_call_id": call_id, "title": title(event.tool or "", args),
+            "kind": tool_kind(event.tool or ""), "status": "pending", "raw_input": args,
+            "content": [tool_content(text_block(text))]}
+
+
+def history_updates(messages: Sequence[dict[str, Any]]) -> list[Update]:
+    """A kept session replayed: its prompts, replies and tool calls with their results."""
+    out: list[Update] = []
+    names: dict[str, str] = {}
+    for n, message in enumerate(messages):
+        role = str(message.get("role", "")).lstrip(":")
+        content = str(message.get("content") or "")
+        if role == "user" and content:
+            out.append(update_user_message_text(content))
+        elif role == "assistant":
+            if content:
+                out.append(update_agent_message_text(content))
+            for k, call in enumerate(_calls(message.get("tool-calls"))):
+                call_id = str(call.get("call-id") or f"history-{n}-{k}")
+                name = str(call.get("name") or "")
+                names[call_id] = name
+                args = _json_args(call.get("arguments"))
+                out.append(start_tool_call(call_id, title(name, args), kind=tool_kind(name),
+                                           status="completed", raw_input=args))
+        elif role == "tool":
+            call_id = str(message.get("call-id") or "")
+            if call_id in names:
+                out.append(update_tool_call(call_id, status="completed",
+                                            content=[tool_content(text_block(content))]))
+    return out
+
+
+def session_info(found: dict[str, Any], cwd: str) -> SessionInfo:
+    return SessionInfo(session_id=str(found.get("id")), cwd=cwd,
+                       title=str(found.get("title") or "") or None,
+                       updated_at=str(found.get("last-activity") or "") or None)
+
+
+def usage_update(usage: dict[str, Any], context_size: int | None) -> UsageUpdate | None:
+    """The session's cost from the ledger; ``used`` is its input tokens per model call
+    (what a context held, on average: the ledger keeps sums)."""
+    session = usage.get("session")
+    if not isinstance(session, dict):
+        return None
+    calls = int(session.get("calls") or 0)
+    tokens_in = int(session.get("tokens-in") or 0)
+    used = tokens_in // calls if calls else 0
+    return UsageUpdate(session_update="usage_update", used=used,
+                       size=max(context_size or 0, used),
+                       cost=Cost(amount=float(session.get("cost") or 0.0), currency="USD"))
+
+
+def _calls(value: Any) -> list[dict[str, Any]]:
+    from passepartout.daemonclient import as_dict
+
+    if not isinstance(value, list):
+        return []
+    return [v if isinstance(v, dict) else as_dict(v) for v in value if isinstance(v, list | dict)]
+
+
+def _json_args(raw: Any) -> dict[str, Any]:
+    try:
+        value = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        return {"arguments": str(raw)}
+    return value if isinstance(value, dict) else {}

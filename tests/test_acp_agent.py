@@ -1,0 +1,224 @@
+"""``passepartout acp`` against the real daemon and the fake model, driven by the official
+ACP SDK's client side: a streamed reply with its cost, a permission asked and rejected
+(nothing runs), allow always (a sealed standing grant, not asked again), a cancel
+mid-stream, and a session made in the terminal listed, loaded and continued."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import time
+from collections.abc import Iterator
+
+import pytest
+from acp import RequestError
+from acp_peer import Peer, acp_client, prompt
+from daemon_proc import Daemons, scratch_daemons
+from fakellm import FakeLLM
+from wire_client import PYTHON, ROOT
+
+from passepartout.security import grants as grant_file
+from passepartout.security.seal import Seal
+
+
+@pytest.fixture(scope="module")
+def model() -> Iterator[FakeLLM]:
+    with FakeLLM() as fake:
+        yield fake
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory, model: FakeLLM) -> Iterator[Daemons]:
+    """One daemon environment for the module (a daemon boots in seconds); the first test
+    lets ``passepartout acp`` start the daemon, the others find it running."""
+    tmp = tmp_path_factory.mktemp("acp")
+    for running in scratch_daemons(tmp):
+        (tmp / "work").mkdir()
+        running.env.update(OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=model.base_url,
+                           PASSEPARTOUT_MODEL="openai/gpt-4o", PASSEPARTOUT_STREAM="1",
+                           PASSEPARTOUT_WORKSPACE=str(tmp / "work"))
+        try:
+            yield running
+        finally:
+            if running.cli("status").returncode == 0:
+                running.cli("stop")
+
+
+@pytest.fixture
+def daemons(shared: Daemons, model: FakeLLM) -> Iterator[Daemons]:
+    yield shared
+    assert model.pending == 0, "the test left scripted replies unused"
+
+
+@pytest.fixture
+def fake_llm(model: FakeLLM) -> FakeLLM:
+    return model
+
+
+def running(daemons: Daemons) -> None:
+    if daemons.cli("status").returncode != 0:
+        running(daemons)
+
+
+def run(coro: object) -> None:
+    asyncio.run(asyncio.wait_for(coro, 90))  # type: ignore[arg-type]
+
+
+def test_a_prompt_streams_its_reply_and_reports_the_cost(
+    daemons: Daemons, fake_llm: FakeLLM
+) -> None:
+    fake_llm.reply("Hello from the daemon, in several words.",
+                   usage={"prompt_tokens": 1200, "completion_tokens": 30,
+                          "total_tokens": 1230})
+
+    async def scenario() -> None:
+        peer = Peer()
+        async with acp_client(daemons, peer) as conn:  # no daemon yet: acp starts one
+            session = (await conn.new_session(cwd=str(daemons.tmp))).session_id
+            done = await conn.prompt(session_id=session, prompt=prompt("hello"))
+            assert done.stop_reason == "end_turn"
+            assert peer.text(session) == "Hello from the daemon, in several words."
+            assert len(peer.of("agent_message_chunk", session)) > 1  # streamed
+            (usage,) = peer.of("usage_update", session)
+            assert usage.cost is not None and usage.cost.currency == "USD"
+            assert usage.used == 1200 and usage.size == 128000
+
+    run(scenario())
+    assert daemons.cli("status").returncode == 0  # the daemon outlives the client
+
+
+def test_a_permission_asked_and_rejected_runs_nothing(
+    daemons: Daemons, fake_llm: FakeLLM
+) -> None:
+    target = daemons.tmp / "work" / "never.txt"
+    fake_llm.tool_call("write-file", {"path": str(target), "content": "x"})
+    fake_llm.reply("Not written, as you wish.")
+    running(daemons)
+
+    async def scenario() -> None:
+        peer = Peer(answers=["reject-once"])
+        async with acp_client(daemons, peer) as conn:
+            session = (await conn.new_session(cwd=str(daemons.tmp))).session_id
+            done = await conn.prompt(session_id=session, prompt=prompt("please go ahead"))
+            assert done.stop_reason == "end_turn"
+            (asked, options), = peer.permissions
+            assert {o.kind for o in options} == {"allow_once", "allow_always",
+                                                 "reject_once", "reject_always"}
+            assert "write-file" in (asked.title or "") and "never.txt" in (asked.title or "")
+            (started,) = peer.of("tool_call", session)
+            assert started.tool_call_id == asked.tool_call_id and started.status == "pending"
+            statuses = [u.status for u in peer.of("tool_call_update", session)]
+            assert "failed" in statuses and "completed" not in statuses
+            assert "Not written" in peer.text(session)
+
+    run(scenario())
+    assert not target.exists()
+    assert "never.txt" not in _approvals(daemons)  # a one-time no leaves no grant
+
+
+def test_allow_always_becomes_a_sealed_grant_that_is_not_asked_again(
+    daemons: Daemons, fake_llm: FakeLLM
+) -> None:
+    target = daemons.tmp / "work" / "notes.txt"
+    fake_llm.tool_call("write-file", {"path": str(target), "content": "first"})
+    fake_llm.reply("Written.")
+    fake_llm.tool_call("write-file", {"path": str(target), "content": "second"})
+    fake_llm.reply("Written again.")
+    running(daemons)
+
+    async def scenario() -> None:
+        peer = Peer(answers=["allow-always"])
+        async with acp_client(daemons, peer) as conn:
+            session = (await conn.new_session(cwd=str(daemons.tmp))).session_id
+            await conn.prompt(session_id=session, prompt=prompt("please go ahead"))
+            assert len(peer.permissions) == 1
+            assert target.read_text() == "first"
+            await conn.prompt(session_id=session, prompt=prompt("once more, please"))
+            assert len(peer.permissions) == 1  # the grant answered this time
+            assert target.read_text() == "second"
+            assert "Written again." in peer.text(session)
+
+    run(scenario())
+    lines = _approvals(daemons).splitlines()
+    (grant,) = [g for g in grant_file.read(lines) if "notes.txt" in g.properties.get("PATH", "")]
+    assert grant.properties["TOOL"] == "write-file"
+    assert grant.properties["PATH"] == str(target.resolve())
+    assert grant_file.sealed(grant, Seal.in_state(daemons.home))
+
+
+def test_a_cancel_mid_stream_ends_the_turn_as_cancelled(
+    daemons: Daemons, fake_llm: FakeLLM
+) -> None:
+    words = " ".join(f"word{i}" for i in range(60))
+    fake_llm.slow_stream(words, 0.1)  # six seconds if not cancelled
+    running(daemons)
+
+    async def scenario() -> None:
+        peer = Peer()
+        async with acp_client(daemons, peer) as conn:
+            session = (await conn.new_session(cwd=str(daemons.tmp))).session_id
+            turn = asyncio.ensure_future(conn.prompt(session_id=session,
+                                                     prompt=prompt("talk a while")))
+            await asyncio.wait_for(peer.chunk_seen.wait(), 30)
+            began = time.monotonic()
+            await conn.cancel(session_id=session)
+            done = await asyncio.wait_for(turn, 10)
+            assert done.stop_reason == "cancelled"
+            assert time.monotonic() - began < 3.0
+            assert "word59" not in peer.text(session)
+
+    run(scenario())
+
+
+def test_a_terminal_session_is_listed_loaded_and_continued(
+    daemons: Daemons, fake_llm: FakeLLM
+) -> None:
+    fake_llm.reply("Hi from the terminal.")
+    fake_llm.reply("And hello from the editor.")
+    running(daemons)
+    chat = subprocess.run([PYTHON, "-m", "passepartout", "chat", "--session", "term-s"],
+                          cwd=ROOT, env=daemons.env, input="hello there\n",
+                          capture_output=True, text=True, timeout=60)
+    assert chat.returncode == 0, chat.stderr
+    assert "Hi from the terminal." in chat.stdout
+
+    async def scenario() -> None:
+        peer = Peer()
+        async with acp_client(daemons, peer) as conn:
+            listed = await conn.list_sessions(cwd=str(daemons.tmp))
+            found = {s.session_id: s for s in listed.sessions}
+            assert "term-s" in found and found["term-s"].title == "hello there"
+            await conn.load_session(cwd=str(daemons.tmp), session_id="term-s")
+            assert peer.text("term-s", "user_message_chunk") == "hello there"
+            assert peer.text("term-s") == "Hi from the terminal."
+            peer.clear()
+            await conn.prompt(session_id="term-s", prompt=prompt("and from here?"))
+            assert peer.text("term-s") == "And hello from the editor."
+            resumed = await conn.resume_session(cwd=str(daemons.tmp), session_id="term-s")
+            assert resumed is not None
+
+    run(scenario())
+    sent = [(m["role"], m["content"]) for m in fake_llm.last_request.messages
+            if m["role"] != "system"]
+    assert sent[0] == ("user", "hello there")  # the terminal's turn, in the editor's
+    assert sent[1] == ("assistant", "Hi from the terminal.")
+    assert sent[2][0] == "user" and sent[2][1].endswith("and from here?")
+
+
+def test_an_unknown_session_cannot_be_loaded(daemons: Daemons) -> None:
+    running(daemons)
+
+    async def scenario() -> None:
+        async with acp_client(daemons, Peer()) as conn:
+            with pytest.raises(RequestError) as refused:
+                await conn.load_session(cwd=str(daemons.tmp), session_id="no-such")
+            assert refused.value.code == RequestError.resource_not_found("x").code
+
+    run(scenario())
+
+
+def _approvals(daemons: Daemons) -> str:
+    for path in (daemons.memex / "system" / "approvals.org", daemons.home / "approvals.org"):
+        if path.exists():
+            return path.read_text()
+    return ""
