@@ -77,12 +77,26 @@ def test_a_stdio_tool_is_offered_asked_and_called(provider_env: FakeLLM,
         provider_env.tool_call("mcp__peer__add", {"a": 2, "b": 40}, call_id="c1")
         provider_env.reply("It is 42.")
         agent.loop.process(user_signal("add 2 and 40"))
+        # refused by the person: the call never reaches the server (die would end it)
+        rec.answer = False
+        provider_env.tool_call("mcp__peer__die", {}, call_id="c2")
+        provider_env.reply("Not allowed.")
+        agent.loop.process(user_signal("stop the server"))
+        still = agent.services["mcp"].hub.states["peer"].state
+        # arguments the server's schema refuses never leave
+        rec.answer = True
+        provider_env.tool_call("mcp__peer__add", {"a": "two", "b": 1}, call_id="c3")
+        provider_env.reply("sorry")
+        agent.loop.process(user_signal("add"))
     finally:
         agent.shutdown()
-    assert len(rec.asked) == 1  # high impact: the person was asked
-    assert "mcp__peer__add" in rec.asked[0].describe()
-    assert rec.of("tool-result")[0] == {"name": "mcp__peer__add", "ok": True, "output": "42",
-                                        "call-id": "c1"}
+    assert [r.action.name for r in rec.asked] == ["mcp__peer__add", "mcp__peer__die",
+                                                  "mcp__peer__add"]
+    results = rec.of("tool-result")
+    assert results[0] == {"name": "mcp__peer__add", "ok": True, "output": "42", "call-id": "c1"}
+    assert still == "ready" and [r["call-id"] for r in results] == ["c1", "c3"]
+    assert results[1]["ok"] is False
+    assert "bad arguments for mcp__peer__add: a:" in results[1]["output"]
     offered = {t["function"]["name"]: t["function"]
                for t in provider_env.requests[0].body["tools"]}
     assert offered["mcp__peer__add"]["description"] == "[MCP server peer] Add two numbers."
@@ -90,52 +104,24 @@ def test_a_stdio_tool_is_offered_asked_and_called(provider_env: FakeLLM,
     assert provider_env.requests[1].messages[-1]["content"] == "42"
 
 
-def test_a_refused_call_never_reaches_the_server(provider_env: FakeLLM,
-                                                  tmp_path: Path) -> None:
-    servers(tmp_path, {"peer": stdio()})
-    agent, rec = start(tmp_path, Recorder(answer=False))
-    try:
-        provider_env.tool_call("mcp__peer__die", {}, call_id="c1")
-        provider_env.reply("Not allowed.")
-        agent.loop.process(user_signal("stop the server"))
-        assert agent.services["mcp"].hub.states["peer"].state == "ready"  # it never ran
-    finally:
-        agent.shutdown()
-    assert len(rec.asked) == 1 and not rec.of("tool-result")
-
-
-@pytest.mark.parametrize("pattern", ["mcp__peer__*", "mcp__peer__add"])
-def test_a_grant_per_server_or_per_tool_lets_it_run_unasked(
-        provider_env: FakeLLM, tmp_path: Path, pattern: str) -> None:
+def test_a_grant_per_tool_or_per_server_lets_it_run_unasked(provider_env: FakeLLM,
+                                                             tmp_path: Path) -> None:
     servers(tmp_path, {"peer": stdio()})
     agent, rec = start(tmp_path)
     try:
         book = agent.services["security"].book
-        book.add_grant(rule_from_mapping({"decision": "allow", "tool": pattern}, "test"),
-                       "the peer's tools")
-        provider_env.tool_call("mcp__peer__add", {"a": 1, "b": 1}, call_id="c1")
-        provider_env.tool_call("mcp__peer__echo", {"text": "hi"}, call_id="c2")
-        provider_env.reply("done")
-        agent.loop.process(user_signal("add"))
+        for pattern in ("mcp__peer__add", "mcp__peer__*"):
+            book.add_grant(rule_from_mapping({"decision": "allow", "tool": pattern}, "test"),
+                           f"the peer's {pattern}")
+            provider_env.tool_call("mcp__peer__add", {"a": 1, "b": 1}, call_id="c1")
+            provider_env.tool_call("mcp__peer__echo", {"text": "hi"}, call_id="c2")
+            provider_env.reply("done")
+            agent.loop.process(user_signal("add"))
     finally:
         agent.shutdown()
-    asked = [r.action.name for r in rec.asked]
-    assert "mcp__peer__add" not in asked
-    assert asked == ([] if pattern.endswith("*") else ["mcp__peer__echo"])
-
-
-def test_bad_arguments_are_refused_before_the_call_leaves(provider_env: FakeLLM,
-                                                          tmp_path: Path) -> None:
-    servers(tmp_path, {"peer": stdio()})
-    agent, rec = start(tmp_path)
-    try:
-        provider_env.tool_call("mcp__peer__add", {"a": "two", "b": 1}, call_id="c1")
-        provider_env.reply("sorry")
-        agent.loop.process(user_signal("add"))
-    finally:
-        agent.shutdown()
-    result = rec.of("tool-result")[0]
-    assert result["ok"] is False and "bad arguments for mcp__peer__add: a:" in result["output"]
+    # the tool's grant covers add, not echo; the server's covers both
+    assert [r.action.name for r in rec.asked] == ["mcp__peer__echo"]
+    assert [r["ok"] for r in rec.of("tool-result")] == [True] * 4
 
 
 def test_streamable_http_with_a_token(provider_env: FakeLLM, tmp_path: Path,
