@@ -69,12 +69,24 @@ the first place to look, not the only one."
             (format "/tmp/passepartout-%d" (user-uid))
           run)))))
 
+(defun passepartout-daemon-private-p (file)
+  "Return non-nil when FILE is ours and closed to others, no symlink.
+The daemon puts nothing in a directory that is not; a daemon.json found
+in one could send this Emacs's token to someone else's socket."
+  (let ((attributes (file-attributes file 'integer)))
+    (and attributes
+         (not (stringp (file-attribute-type attributes)))  ; a symlink
+         (eql (file-attribute-user-id attributes) (user-uid))
+         (string-match-p "\\`.\\(?:...\\)-\\{6\\}\\'" (file-attribute-modes attributes)))))
+
 (defun passepartout-daemon-read-info (directory)
   "Return the plist of DIRECTORY's daemon.json, or nil when there is none.
 The keys are :pid, :socket, :port and :token-file, among others.  A file
-left by a daemon that was killed is read too: connecting tells."
+left by a daemon that was killed is read too: connecting tells.  Nothing
+is read from a DIRECTORY that is not ours and closed to others."
   (let ((file (expand-file-name "daemon.json" directory)))
-    (when (file-readable-p file)
+    (when (and (passepartout-daemon-private-p (directory-file-name directory))
+               (passepartout-daemon-private-p file))
       (condition-case nil
           (let ((json-object-type 'plist)
                 (json-key-type 'keyword)
