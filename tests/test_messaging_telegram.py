@@ -7,6 +7,7 @@ the bot token never reaches the log."""
 from __future__ import annotations
 
 import datetime as dt
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,8 +72,12 @@ def test_a_phone_chat_gets_its_reply_in_its_own_session(world: World) -> None:
     world.telegram.says(ALSO, "hi")
     reply = world.telegram.wait_sent(lambda s: s.chat_id == ALSO)
     assert reply.text == "Hello from your agent."
+    started = time.monotonic()
     world.telegram.says(ALSO, "and again")
     world.telegram.wait_sent(lambda s: "Still the same chat." in s.text)
+    took = time.monotonic() - started
+    print(f"telegram: message to reply, daemon warm: {took * 1000:.0f} ms")
+    assert took < 5.0  # one long poll answered at once, one turn, one sendMessage
     roles = [m["role"] for m in world.llm.last_request.messages]
     assert roles[:5] == ["system", "user", "assistant", "user"]  # one session per chat
     assert world.llm.last_request.messages[1]["content"] == "hi"
@@ -153,3 +158,11 @@ def test_a_cron_jobs_result_reaches_the_allowed_chats_when_notices_are_on(
             lambda s, chat=chat: s.chat_id == chat and "backups-1: done" in s.text)
         assert notice.text.startswith("[info]")
     assert world.telegram.to(STRANGER) == []
+
+
+def test_the_daemon_stops_promptly_with_the_face_polling(world: World) -> None:
+    started = time.monotonic()
+    stopped = world.daemons.cli("stop")
+    assert stopped.returncode == 0, stopped.stderr
+    assert time.monotonic() - started < 15  # a long poll never holds the stop
+    assert world.daemons.started[0].wait(10) == 0
