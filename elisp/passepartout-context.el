@@ -166,6 +166,24 @@ Its text as it is when a turn is sent goes, private subtrees withheld."
   (passepartout-context--changed)
   (message "Passepartout: the context list is empty"))
 
+;;;###autoload
+(defun passepartout-context-preview ()
+  "Show the context list as the model would receive it with the next turn.
+The server reads and filters it as it does for a turn: private subtrees
+withheld, secrets masked, each part bounded.  Return the buffer shown."
+  (interactive)
+  (let ((text (passepartout-call-sync 'attachments-preview
+                                      (list (passepartout-context-attachments)))))
+    (with-current-buffer (get-buffer-create "*passepartout-attached*")
+      (let ((inhibit-read-only t))
+        (erase-buffer)
+        (insert "# The context list as the next chat turn sends it.\n\n"
+                (passepartout-visible (if (stringp text) text (format "%s" text))) "\n")
+        (goto-char (point-min))
+        (view-mode 1))
+      (display-buffer (current-buffer))
+      (current-buffer))))
+
 ;;;; Shown in the chat buffer
 
 (defun passepartout-context-header ()

@@ -71,6 +71,7 @@
     ("B" "Add a buffer" passepartout-context-add-buffer)
     ("-" "Remove an item" passepartout-context-remove)
     ("C" "Clear the list" passepartout-context-clear)
+    ("v" "The list as sent" passepartout-context-preview)
     ("o" "Org mode: focus, hooks, cron" passepartout-org-mode)
     ("O" "Org mode everywhere" global-passepartout-org-mode)]
    ["Jobs and approvals"

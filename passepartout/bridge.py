@@ -309,6 +309,18 @@ def _context(bridge: Bridge, peer: Peer) -> str:
     return "\n\n".join(s.text for s in sections) or "No org context."
 
 
+def _attachments_preview(bridge: Bridge, peer: Peer, items: Any) -> str:
+    """What the given parts would add to a turn, read and filtered as a turn reads them."""
+    from passepartout.channels import attachments
+
+    try:
+        parts = attachments.resolve(attachments.read_items(items),
+                                    bridge.wait_agent().services.get("security"))
+    except PassepartoutError as err:
+        raise Refusal(err.kind, err.message) from None
+    return attachments.section_text(parts) if parts else "Nothing is attached."
+
+
 def _rewrite_check(bridge: Bridge, peer: Peer, fields: dict[str, Any]) -> dict[str, Any]:
     """The gates' verdict on a rewrite the person accepted (passepartout.channels.rewrite)."""
     from passepartout.channels import rewrite
@@ -415,9 +427,10 @@ METHODS: dict[str, Method] = {
         Method("sessions", (), _sessions, slow=True),
         Method("context", (), _context, slow=True),
         Method("usage", (("session-id", OPTIONAL_STRING),), _usage, slow=True),
+        Method("rewrite-check", (("plist", PLIST),), _rewrite_check, slow=True),
+        Method("attachments-preview", (("attachments", ANY),), _attachments_preview, slow=True),
         Method("memex", (("client", STRING), ("operation", STRING), ("args", PLIST)), _memex,
                slow=True),
         Method("mcp-servers", (), _mcp_servers, slow=True),
-        Method("rewrite-check", (("plist", PLIST),), _rewrite_check, slow=True),
     )
 }

@@ -127,6 +127,20 @@ def test_a_file_on_the_context_list_is_read_by_the_server(agent: Agent,
     assert "plan.org" in meta["attached"]
 
 
+def test_the_preview_is_what_a_turn_would_carry(agent: Agent, tmp_path: Path) -> None:
+    notes = tmp_path / "memex" / "plan.org"
+    notes.write_text(NOTES)
+    bridge = Bridge(agent.config)
+    bridge.agent = agent
+    bridge.ready.set()
+    preview = METHODS["attachments-preview"]
+    shown = preview.run(bridge, None, *preview.check([[[Keyword("file"), str(notes)]]]))
+    assert "Book the train" in shown and "Blood" not in shown and MARKER in shown
+    assert preview.run(bridge, None, None) == "Nothing is attached."
+    with pytest.raises(Refusal, match="list"):
+        preview.run(bridge, None, "nonsense")
+
+
 def test_a_credential_place_is_never_attached(agent: Agent, tmp_path: Path) -> None:
     key = tmp_path / ".ssh" / "id_ed25519"
     key.parent.mkdir()
