@@ -84,7 +84,8 @@ def build_server(link: DaemonLink, default_client: str = "") -> Any:
 
     from passepartout import __version__
 
-    server: Any = MCPServer("passepartout", instructions=INSTRUCTIONS, version=__version__)
+    server: Any = MCPServer("passepartout", instructions=INSTRUCTIONS, version=__version__,
+                            log_level="WARNING")
 
     async def forward(ctx: Context, operation: str, **args: Any) -> str:
         client = _client_name(ctx) or default_client or "an MCP client"
