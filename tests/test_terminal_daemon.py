@@ -141,6 +141,46 @@ def test_standalone_still_runs_the_agent_in_process(daemons: Daemons, fake_llm: 
     assert daemons.cli("status").returncode == 3  # no daemon was started
 
 
+# What the memory skill's embedding thread does with the minilm model: torch calls,
+# one after another, in a daemon thread still running when the chat ends.  Finalizing
+# the interpreter then ends that thread with pthread_exit inside torch's C++: abort.
+TORCH_AT_EXIT = """
+import os, threading
+if os.environ.get("PP_TEST_TORCH_THREAD"):
+    import torch
+    torch.set_num_threads(1)
+    x, w = torch.randn(64, 384), torch.randn(384, 384)
+
+    def spin():
+        while True:
+            torch.nn.functional.linear(x, w)
+
+    threading.Thread(target=spin, daemon=True).start()
+"""
+
+
+@pytest.mark.parametrize("mode", ["attached", "standalone"])
+def test_no_abort_at_exit_while_a_native_thread_runs(
+    daemons: Daemons, fake_llm: FakeLLM, tmp_path: Path, mode: str
+) -> None:
+    pytest.importorskip("torch")
+    fake_llm.reply("Bye.")
+    if mode == "attached":
+        daemons.start()
+        daemons.wait_ready()
+    shim = tmp_path / "torch-shim"
+    shim.mkdir()
+    (shim / "sitecustomize.py").write_text(TORCH_AT_EXIT)
+    env = {**daemons.env, "PP_TEST_TORCH_THREAD": "1",
+           "PYTHONPATH": f"{shim}:{daemons.env['PYTHONPATH']}"}
+    args = ["--standalone"] if mode == "standalone" else []
+    result = subprocess.run([PYTHON, "-m", "passepartout", "chat", *args], cwd=ROOT, env=env,
+                            input="hello\n", capture_output=True, text=True, timeout=120)
+    assert "terminate called" not in result.stderr
+    assert result.returncode == 0, (result.returncode, result.stderr[-2000:])
+    assert "Bye." in result.stdout
+
+
 def test_a_cron_result_reaches_the_open_chat_as_a_notice(
     daemons: Daemons, fake_llm: FakeLLM
 ) -> None:

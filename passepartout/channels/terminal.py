@@ -284,10 +284,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from passepartout.serve import exit_process
+
     with escaped_output():
-        return run_chat(
+        code = run_chat(
             Config.load(),
             session_id=getattr(args, "session", None),
             answers_from_stdin=bool(getattr(args, "answers_from_stdin", False)),
             standalone=bool(getattr(args, "standalone", False)),
         )
+    # The agent has shut down (memory saved); the interpreter is not finalized.  Its
+    # finalization took seconds collecting litellm's objects, and a daemon thread still
+    # in native code then (an embedding model's torch call) was ended by pthread_exit
+    # through a C++ frame: std::terminate, "terminate called without an active
+    # exception", status 134.
+    exit_process(code)
+    return code  # not reached
