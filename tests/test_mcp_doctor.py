@@ -33,6 +33,6 @@ def test_each_server_is_started_and_reported(tmp_path: Path) -> None:
         "bad": {"command": 3}}))]
     lines = [r.line() for r in rows]
     assert rows[0].ok is False and "server 'bad': command must be a non-empty string" in lines[0]
-    assert lines[1].startswith("[ok  ] mcp server peer: peer: ready, 4 tools; withheld: helper")
-    assert lines[2].startswith("[FAIL] mcp server broken: broken: failed (")
+    assert lines[1].startswith("[ok  ] mcp server peer: ready, 4 tools; withheld: helper")
+    assert lines[2].startswith("[FAIL] mcp server broken: failed (")
     assert "refusing to start" in lines[2] and "fix: check that `" in lines[2]

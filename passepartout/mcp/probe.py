@@ -30,6 +30,7 @@ def mcp_checks(config: Config, timeout: float = PROBE_TIMEOUT) -> list[CheckRow]
         finally:
             hub.stop()
     for state, (ok, line) in zip(states, seen, strict=True):
+        line = line.removeprefix(f"{state.spec.name}: ")
         detail = line if settled or ok else f"{line}: no answer within {timeout:g} s"
         fix = "" if ok else (f"check that `{state.spec.where()}` starts and speaks MCP on stdio"
                              if state.spec.transport == "stdio" else
