@@ -5,7 +5,8 @@ messaging tests.
 signal-cli demands; ``send`` is recorded in :attr:`FakeSignal.sent`), ``GET
 /api/v1/events`` streams Server-Sent Events (``id:``, ``event:receive``, ``data:``
 the receive notification's params as JSON, a ``:`` keep-alive comment now and then,
-resumed after ``Last-Event-ID``), ``GET /api/v1/check`` answers 200.  The test acts
+resumed after ``Last-Event-ID``; without it, only events from then on),
+``GET /api/v1/check`` answers 200.  The test acts
 as a person with :meth:`FakeSignal.says`.
 """
 
@@ -101,6 +102,16 @@ class FakeSignal:
                                          f"{self.sent}")
                 self._cond.wait(left)
 
+    def wait_streaming(self, count: int = 1, timeout: float = 60.0) -> None:
+        """Wait until ``count`` connections to the events stream were made."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self.streams < count:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError(f"no client of the events within {timeout:g} s")
+                self._cond.wait(left)
+
     def to(self, recipient: str) -> list[SignalSent]:
         with self._cond:
             return [s for s in self.sent if s.recipient == recipient]
@@ -130,11 +141,18 @@ class FakeSignal:
         return {"jsonrpc": "2.0", "id": request.get("id"),
                 "result": {"timestamp": int(time.time() * 1000)}}
 
-    def stream(self, write: Callable[[bytes], None], after: int) -> None:
-        """Write the events after index ``after``, then new ones as they come."""
+    def stream(self, write: Callable[[bytes], None], last_id: str | None) -> None:
+        """Write the events after ``last_id`` (all those kept when it is unknown, as
+        signal-cli does; none of the past without it), then new ones as they come."""
         with self._cond:
             self.streams += 1
-        sent = after
+            self._cond.notify_all()
+            if last_id is None:
+                sent = len(self.events)
+            elif last_id.isdigit() and int(last_id) <= len(self.events):
+                sent = int(last_id)
+            else:
+                sent = 0
         while True:
             with self._cond:
                 if sent >= len(self.events) and not self._closing:
@@ -190,7 +208,7 @@ def _handler(fake: FakeSignal) -> type[BaseHTTPRequestHandler]:
             if account != fake.account:
                 self._empty(400)
                 return
-            last = self.headers.get("Last-Event-ID") or "0"
+            last = self.headers.get("Last-Event-ID")
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Transfer-Encoding", "chunked")
@@ -201,7 +219,7 @@ def _handler(fake: FakeSignal) -> type[BaseHTTPRequestHandler]:
                 self.wfile.flush()
 
             try:
-                fake.stream(write, int(last) if last.isdigit() else 0)
+                fake.stream(write, last)
                 self.wfile.write(b"0\r\n\r\n")
             except OSError:
                 pass

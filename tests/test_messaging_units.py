@@ -5,6 +5,7 @@ text withheld, cut to size), the doctor's lines, and the clients against the fak
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -156,7 +157,8 @@ def test_server_sent_events_are_parsed() -> None:
 
 def test_a_typed_answer_is_recognised() -> None:
     assert TYPED_ANSWER.fullmatch("yes 3") and TYPED_ANSWER.fullmatch("No #12")
-    assert not TYPED_ANSWER.fullmatch("yes") and not TYPED_ANSWER.fullmatch("yes 3 please")
+    assert TYPED_ANSWER.fullmatch("Yes.") and TYPED_ANSWER.fullmatch("n")
+    assert not TYPED_ANSWER.fullmatch("yes 3 please") and not TYPED_ANSWER.fullmatch("nope")
     assert session_id("signal", "+33 6/12") == "signal-33612"
 
 
@@ -259,9 +261,13 @@ def test_a_long_reply_goes_as_several_messages(fake_telegram: FakeTelegram) -> N
 def test_signal_events_resume_after_the_last_one_seen(fake_signal: FakeSignal) -> None:
     transport = SignalTransport(SignalSettings(fake_signal.url, ACCOUNT, frozenset({ME})))
     try:
-        fake_signal.says(ME, "first")
+        fake_signal.says(ME, "before")  # before the client: never sent to it
+        later = threading.Thread(target=lambda: (fake_signal.wait_streaming(),
+                                                 fake_signal.says(ME, "first")))
+        later.start()
         events = transport.rpc.events()
         assert next(events)["envelope"]["dataMessage"]["message"] == "first"
+        later.join()
         events.close()  # the connection drops
         fake_signal.says(ME, "second")
         events = transport.rpc.events()

@@ -47,7 +47,7 @@ log = logging.getLogger(__name__)
 
 EVENT_WAIT = 900.0  # the longest a turn may go without an event (an approval waits)
 ARG_CHARS = 60
-TYPED_ANSWER = re.compile(r"(?i)(yes|y|allow|no|n|deny)\s+#?(\d{1,6})")
+TYPED_ANSWER = re.compile(r"(?i)(yes|y|allow|no|n|deny)(?:\s+#?(\d{1,6}))?[.!]?")
 HELP = ("This is Passepartout.  Write to chat with your agent; approvals are asked "
         "here.  /cancel stops the current turn.")
 
@@ -111,18 +111,30 @@ class Relay:
             return
         text = incoming.text.strip()
         typed = TYPED_ANSWER.fullmatch(text)
-        if typed:
-            self._answer(incoming.chat, int(typed.group(2)),
+        waiting = self._waiting(incoming.chat)
+        command = text.lower().split("@")[0]  # "/cancel@SomeBot" in a group
+        if typed and (typed.group(2) or waiting):
+            # A bare "yes" answers the one approval waiting here; with none, it is a prompt.
+            if not typed.group(2) and len(waiting) > 1:
+                self.say(incoming.chat, f"Approvals {', '.join(map(str, waiting))} wait "
+                                        "here: answer \"yes N\" or \"no N\".")
+                return
+            number = int(typed.group(2)) if typed.group(2) else waiting[0]
+            self._answer(incoming.chat, number,
                          typed.group(1).lower() in ("yes", "y", "allow"), incoming)
         elif not text:
             self.say(incoming.chat, "Only text messages are understood here.")
-        elif text.lower() in ("/start", "/help"):
+        elif command in ("/start", "/help"):
             self.say(incoming.chat, HELP)
-        elif text.lower() == "/cancel":
+        elif command == "/cancel":
             self.face.cancel(session_id(self.transport.name, incoming.chat))
             self.say(incoming.chat, "Cancelling the current turn.")
         else:
             self._chat(incoming.chat).put(text)
+
+    def _waiting(self, chat: str) -> list[int]:
+        with self._lock:
+            return sorted(n for n, asked in self._asked.items() if asked.chat == chat)
 
     def say(self, chat: str, text: str) -> None:
         try:
