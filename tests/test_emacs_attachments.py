@@ -29,6 +29,7 @@ Ship the release on Friday.
 """
 
 
+@pytest.mark.attack
 def test_a_region_inside_a_private_subtree_is_withheld() -> None:
     start = NOTES.index("** Doctor")
     end = NOTES.index("* Work")
@@ -99,6 +100,7 @@ def send(agent: Agent, text: str, context: dict[str, Any]) -> tuple[dict[str, An
     return submitted, peer
 
 
+@pytest.mark.attack
 def test_attached_parts_reach_the_model_filtered(agent: Agent, provider_env: Any) -> None:  # noqa: F811
     region = [Keyword("name"), "region of notes.org", Keyword("text"), NOTES,
               Keyword("start"), NOTES.index("* Health"), Keyword("end"), len(NOTES)]
@@ -118,6 +120,7 @@ def test_attached_parts_reach_the_model_filtered(agent: Agent, provider_env: Any
     assert "Blood results" not in json.dumps(provider_env.last_request.body)
 
 
+@pytest.mark.attack
 def test_a_file_on_the_context_list_is_read_by_the_server(agent: Agent,
                                                           tmp_path: Path) -> None:
     notes = tmp_path / "memex" / "plan.org"
@@ -127,6 +130,7 @@ def test_a_file_on_the_context_list_is_read_by_the_server(agent: Agent,
     assert "plan.org" in meta["attached"]
 
 
+@pytest.mark.attack
 def test_the_preview_is_what_a_turn_would_carry(agent: Agent, tmp_path: Path) -> None:
     notes = tmp_path / "memex" / "plan.org"
     notes.write_text(NOTES)
@@ -141,6 +145,7 @@ def test_the_preview_is_what_a_turn_would_carry(agent: Agent, tmp_path: Path) ->
         preview.run(bridge, None, "nonsense")
 
 
+@pytest.mark.attack
 def test_a_credential_place_is_never_attached(agent: Agent, tmp_path: Path) -> None:
     key = tmp_path / ".ssh" / "id_ed25519"
     key.parent.mkdir()
@@ -172,6 +177,7 @@ def rewrite(agent: Agent, **fields: Any) -> dict[str, Any]:
     return result
 
 
+@pytest.mark.attack
 def test_a_rewrite_passes_the_gates(agent: Agent, tmp_path: Path) -> None:
     text = "Hello wrold.\n"
     inside = tmp_path / "memex" / "letter.txt"
