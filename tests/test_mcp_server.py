@@ -180,3 +180,29 @@ def test_status_has_a_line_for_each_mcp_server(daemons: Daemons) -> None:
     assert "mcp        peer: ready, 4 tools; withheld: helper (its description holds" in out
     assert "mcp        broken: failed (" in out and "refusing to start" in out
     assert "health     degraded (" in out  # the agent runs on, and says what is wrong
+
+
+def test_a_write_is_asked_of_an_attached_face_and_applied_on_yes(daemons: Daemons) -> None:
+    import threading
+
+    from passepartout.channels.emacs import ON_APPROVAL
+    from passepartout.daemon.place import Place
+    from passepartout.daemonclient import DaemonClient
+
+    info = Place.find(daemons.home, daemons.env).read_info()
+    assert info is not None
+    token = (daemons.home / "daemon.token").read_text().strip()
+    inbox = daemons.memex / "inbox.org"
+    replies: list[list[tuple[bool, str]]] = []
+    with DaemonClient(Path(str(info["socket"])), token,
+                      client={"client": "test-face", "backlog": True}) as face:
+        asking = threading.Thread(target=lambda: replies.append(call(
+            daemons, ("capture", {"title": "Ask me first"}), name="face-test")))
+        asking.start()
+        approval_id, _session, _turn, shown, *_ = face.wait_callback(ON_APPROVAL, 60)
+        applied_before = inbox.exists() and "Ask me first" in inbox.read_text()
+        face.call("approval-answer", approval_id, True)
+        asking.join(60)
+    assert "asked by face-test over MCP" in shown and not applied_before
+    [(error, text)] = replies[0]
+    assert not error and "Ask me first" in inbox.read_text(), text

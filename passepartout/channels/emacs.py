@@ -131,6 +131,11 @@ class EmacsChannel:
                 self._faces.append(peer)
             return self.backlog.take()
 
+    def faces(self) -> list[Peer]:
+        """The attached clients a person looks at (those that asked for the backlog)."""
+        with self._lock:
+            return [p for p in self._faces if not p.closed]
+
     def notify(self, level: str, text: str) -> None:
         """A notice for every attached client; kept for later when no face sees it."""
         with self._lock:
