@@ -10,6 +10,7 @@ import select
 import socket
 import socketserver
 import threading
+import time
 from collections.abc import Iterator
 
 import httpx
@@ -99,10 +100,16 @@ def _read_until_done(client: httpx.Client, url: str) -> None:
 
 
 def _join_drains() -> None:
-    """Wait for the connections being finished in the background to be back."""
-    for thread in threading.enumerate():
-        if thread.name == "llm-drain":
-            thread.join(10)
+    """Wait for the connections being finished in the background to be back (the model
+    call's worker closing its stream, then the drain)."""
+    for _ in range(100):
+        busy = [t for t in threading.enumerate() if t.name.startswith("llm-")]
+        if not busy:
+            return
+        for thread in busy:
+            if thread.ident is not None:  # a thread listed before it has started
+                thread.join(10)
+        time.sleep(0.01)
 
 
 def test_a_stream_closed_at_done_keeps_its_connection(server: _StreamServer) -> None:

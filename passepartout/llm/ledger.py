@@ -20,6 +20,8 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 LEDGER_FILE = "ledger.sqlite"
+# Seconds a reader waits for the bookings on their way (a stream litellm is closing).
+SETTLE_WAIT = 5.0
 GROUPS = ("session", "provider", "model", "origin", "heading", "tier")
 
 _SCHEMA = """
@@ -84,6 +86,9 @@ class Ledger:
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.executescript(_SCHEMA)
         self._lock = threading.Lock()
+        # Calls whose booking is on its way (a stream shown before litellm closed it).
+        self._pending = 0
+        self._settled = threading.Condition()
 
     @classmethod
     def in_home(cls, home: Path) -> Ledger:
@@ -92,6 +97,21 @@ class Ledger:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+    def expect(self) -> None:
+        """A call will be booked soon: readers wait for it (:meth:`settle` when it is)."""
+        with self._settled:
+            self._pending += 1
+
+    def settle(self) -> None:
+        with self._settled:
+            self._pending -= 1
+            self._settled.notify_all()
+
+    def wait_settled(self, timeout: float = SETTLE_WAIT) -> bool:
+        """Wait until every expected call is booked; False when ``timeout`` ran out."""
+        with self._settled:
+            return self._settled.wait_for(lambda: self._pending <= 0, timeout)
 
     def record(self, call: Call) -> None:
         with self._lock:
@@ -107,6 +127,7 @@ class Ledger:
                   call.tokens_out, call.cost)
 
     def calls(self, limit: int = 1000) -> list[Call]:
+        self.wait_settled()
         with self._lock:
             rows = self._conn.execute(
                 "SELECT model, provider, tokens_in, tokens_out, tokens_cached, cost, tier,"
@@ -121,6 +142,7 @@ class Ledger:
         """Sums per ``by`` (one of :data:`GROUPS`), most expensive first."""
         if by not in GROUPS:
             raise ValueError(f"cannot group the ledger by {by!r}; choose one of {GROUPS}")
+        self.wait_settled()
         with self._lock:
             rows = self._conn.execute(
                 f"SELECT COALESCE({by}, ''), COUNT(*), SUM(tokens_in), SUM(tokens_out),"
@@ -130,6 +152,7 @@ class Ledger:
         return [Total(*r) for r in rows]
 
     def total(self) -> Total:
+        self.wait_settled()
         with self._lock:
             row = self._conn.execute(
                 "SELECT COUNT(*), COALESCE(SUM(tokens_in), 0), COALESCE(SUM(tokens_out), 0),"
@@ -148,6 +171,7 @@ class Ledger:
             where.append("ts >= ?")
             params.append(since)
         clause = f" WHERE {' AND '.join(where)}" if where else ""
+        self.wait_settled()
         with self._lock:
             row = self._conn.execute(
                 "SELECT COUNT(*), COALESCE(SUM(tokens_in), 0), COALESCE(SUM(tokens_out), 0),"
@@ -167,6 +191,7 @@ class Ledger:
 
     def session_total(self, session: str) -> float:
         """USD spent in one session (seed 000's cost-session-total)."""
+        self.wait_settled()
         with self._lock:
             row = self._conn.execute(
                 "SELECT COALESCE(SUM(cost), 0.0) FROM calls WHERE session = ?", (session,)
@@ -176,6 +201,7 @@ class Ledger:
     def headings_total(self, headings: Iterable[str]) -> float:
         """USD spent on calls that served any of these org headings."""
         ids = list(dict.fromkeys(headings))
+        self.wait_settled()
         total = 0.0
         with self._lock:
             for start in range(0, len(ids), 500):  # SQLite's bound-parameter limit

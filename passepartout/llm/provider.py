@@ -17,6 +17,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -171,6 +172,9 @@ class CallResult:
     attempts: list[Attempt] = field(default_factory=list)
     streamed: bool = False
     seconds: float = 0.0
+    # A stream returned at its finish, while litellm was still closing it: the whole
+    # reply (with the usage the provider reported) once it has.
+    settled: Future[Reply] | None = None
 
 
 class Cancelled(Exception):
@@ -225,7 +229,8 @@ class Provider:
                 before_attempt(model)
             started = time.perf_counter()
             try:
-                reply, streamed = self._call(model, messages, tools, stream, on_text, cancel)
+                reply, streamed, settled = self._call(model, messages, tools, stream, on_text,
+                                                      cancel)
             except (Cancelled, PassepartoutError):  # BudgetError included
                 raise
             except Exception as err:
@@ -239,7 +244,8 @@ class Provider:
                 continue
             elapsed = time.perf_counter() - started
             attempts.append(Attempt(model, "", elapsed))
-            return CallResult(reply, model, provider_of(model), attempts, streamed, elapsed)
+            return CallResult(reply, model, provider_of(model), attempts, streamed, elapsed,
+                              settled)
         raise _llm_error(models, attempts, final=False)
 
     # -- one model ------------------------------------------------------------------
@@ -290,21 +296,21 @@ class Provider:
         stream: bool,
         on_text: OnText | None,
         cancel: threading.Event,
-    ) -> tuple[Reply, bool]:
+    ) -> tuple[Reply, bool, Future[Reply] | None]:
         lit = load_litellm()
         kwargs = self._kwargs(model, messages, tools, stream)
-        events: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+        handoff = _Handoff()
         stop = threading.Event()
         worker = threading.Thread(
-            target=_produce, args=(lit, kwargs, events, stop), name=f"llm-{model}", daemon=True
+            target=_produce, args=(lit, kwargs, handoff, stop), name=f"llm-{model}", daemon=True
         )
         worker.start()
-        acc = StreamAccumulator()
+        acc = handoff.acc
         held: tuple[str, Any] | None = None
         shown = False
         while True:
             try:
-                kind, value = held or events.get(timeout=_POLL)
+                kind, value = held or handoff.events.get(timeout=_POLL)
                 held = None
             except queue.Empty:
                 if cancel.is_set():
@@ -316,7 +322,8 @@ class Provider:
                 # After the first text, chunks that came meanwhile go on as one text: one
                 # event, one frame to Emacs, one masking (a secret split between them is
                 # masked whole too).
-                while shown and (held := _next_now(events)) is not None and held[0] == "chunk":
+                while shown and (held := _next_now(handoff.events)) is not None \
+                        and held[0] == "chunk":
                     text += acc.add(held[1])
                 if text and on_text is not None:
                     shown = True
@@ -324,12 +331,54 @@ class Provider:
                 if cancel.is_set():
                     stop.set()
                     raise Cancelled(model)
+                if acc.finished and held is None:
+                    # Text and tool calls are whole: the turn goes on while litellm
+                    # closes the stream (its usage, cost and logs: milliseconds of CPU).
+                    held = handoff.detach()
+                    if held is None:
+                        return acc.reply(), True, handoff.rest
             elif kind == "whole":
-                return reply_from_response(value), False
+                return reply_from_response(value), False, None
             elif kind == "error":
                 raise value
             else:  # "end"
-                return acc.reply(), True
+                return acc.reply(), True, None
+
+
+class _Handoff:
+    """What the worker reads, on its way to the caller; after :meth:`detach` the
+    worker applies the rest of the stream itself and settles :attr:`rest`."""
+
+    def __init__(self) -> None:
+        self.events: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+        self.acc = StreamAccumulator()
+        self.rest: Future[Reply] = Future()
+        self._lock = threading.Lock()
+        self._detached = False
+
+    def put(self, kind: str, value: Any) -> None:
+        """The worker's: one event ("chunk", "whole", "end" or "error")."""
+        with self._lock:
+            if not self._detached:
+                self.events.put((kind, value))
+                return
+        if kind == "chunk":  # the caller has gone on: only this thread uses acc now
+            self.acc.add(value)
+        elif kind == "end":
+            self.rest.set_result(self.acc.reply())
+        elif kind == "error":
+            self.rest.set_exception(value)
+
+    def detach(self) -> tuple[str, Any] | None:
+        """The caller's: take the chunks queued so far, then leave the rest to the
+        worker.  Returns the stream's end or error instead when it is already queued."""
+        with self._lock:
+            while (item := _next_now(self.events)) is not None:
+                if item[0] != "chunk":
+                    return item
+                self.acc.add(item[1])
+            self._detached = True
+            return None
 
 
 def _next_now(events: queue.SimpleQueue[tuple[str, Any]]) -> tuple[str, Any] | None:
@@ -339,22 +388,22 @@ def _next_now(events: queue.SimpleQueue[tuple[str, Any]]) -> tuple[str, Any] | N
         return None
 
 
-def _produce(lit: ModuleType, kwargs: dict[str, Any],
-             events: queue.SimpleQueue[tuple[str, Any]], stop: threading.Event) -> None:
-    """The worker: one litellm call, its chunks or its result put on ``events``."""
+def _produce(lit: ModuleType, kwargs: dict[str, Any], handoff: _Handoff,
+             stop: threading.Event) -> None:
+    """The worker: one litellm call, its chunks or its result handed on."""
     try:
         response = lit.completion(**kwargs)
         if not kwargs.get("stream"):
-            events.put(("whole", response))
+            handoff.put("whole", response)
             return
         for chunk in response:
             if stop.is_set():
                 _close(response)
                 return
-            events.put(("chunk", chunk))
-        events.put(("end", None))
+            handoff.put("chunk", chunk)
+        handoff.put("end", None)
     except BaseException as err:  # handed to the caller's thread, which raises it
-        events.put(("error", err))
+        handoff.put("error", err)
 
 
 def _close(response: Any) -> None:

@@ -13,6 +13,7 @@ import collections
 import datetime as dt
 import logging
 import threading
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -240,6 +241,7 @@ class ModelLayer:
         heading = heading_of(signal, self.agent.services.get("focus"))
 
         def before(model: str) -> None:
+            self.ledger.wait_settled()  # the last call's cost is in before any check
             estimate = tokens.price(model).cost(assembly.tokens, self.expected_output)
             self.budgets.check(session=session, heading=heading, estimate=estimate)
             self._check_turn_budget(thought, choice, estimate)
@@ -256,8 +258,32 @@ class ModelLayer:
             on_text=on_text, cancel=thought.cancel, before_attempt=before,
             on_fallback=on_fallback,
         )
-        self._book(result.model, result.provider, result.reply, assembly.tokens, thought)
+        if result.settled is None:
+            self._book(result.model, result.provider, result.reply, assembly.tokens, thought)
+        else:
+            self._book_when_settled(result, result.settled, assembly.tokens, thought)
         return result
+
+    def _book_when_settled(self, result: CallResult, settled: Future[Reply], sent_tokens: int,
+                           thought: Thought) -> None:
+        """Book a stream litellm is still closing once its usage is in; the ledger's
+        readers (budgets, the usage Emacs shows) wait for it."""
+        self.ledger.expect()
+
+        def book(done: Future[Reply]) -> None:
+            try:
+                try:
+                    reply = done.result()
+                except Exception as err:  # the reply was whole: book an estimate of it
+                    log.warning("the stream of %s failed after its reply: %s", result.model, err)
+                    reply = result.reply
+                self._book(result.model, result.provider, reply, sent_tokens, thought)
+            except Exception:
+                log.exception("booking a call of %s failed", result.model)
+            finally:
+                self.ledger.settle()
+
+        settled.add_done_callback(book)
 
     def _check_turn_budget(self, thought: Thought, choice: TurnChoice,
                            estimate: float) -> None:

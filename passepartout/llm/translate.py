@@ -135,6 +135,11 @@ class StreamAccumulator:
     def text(self) -> str:
         return "".join(self._text)
 
+    @property
+    def finished(self) -> bool:
+        """Whether the reply's finish came: its text and tool calls are whole."""
+        return self._finish is not None
+
     def reply(self) -> Reply:
         calls = [self._calls[i] for i in sorted(self._calls)]
         for n, call in enumerate(calls):
