@@ -103,5 +103,35 @@ A server an earlier test left running (the shared one) is stopped first."
       (should (eq (car failure) 'connection-closed))
       (should-not passepartout--queue))))
 
+(ert-deftest passepartout-process-test-daemon-that-cannot-start-warns ()
+  "With no daemon running, a `daemon --detach' that fails: a warning with its words.
+Calls made meanwhile fail, and nothing is left running."
+  (passepartout-stop)
+  (let* ((runtime (make-temp-file "/tmp/ppd-" t))
+         (passepartout-server-lifetime 'persistent)
+         (passepartout--daemon-directory nil)
+         (passepartout-python-command "sh")
+         (passepartout-cli-args
+          (list "-c" "echo 'passepartout daemon: others may enter /x: chmod 700 it' >&2; exit 2"
+                "sh"))
+         (passepartout-server-environment (list (concat "XDG_RUNTIME_DIR=" runtime)))
+         (warnings nil)
+         (failure nil))
+    (set-file-modes runtime #o700)
+    (cl-letf (((symbol-function 'display-warning)
+               (lambda (_type text &rest _) (push text warnings))))
+      (unwind-protect
+          (progn
+            (passepartout-call 'ping nil #'ignore (lambda (err) (setq failure err)))
+            (should (eq (passepartout-state) 'starting))
+            (passepartout-test-wait (lambda () (eq (passepartout-state) 'error)) 10 "the failure")
+            (should (string-match-p "The daemon did not start (status 2): passepartout daemon: others may enter /x"
+                                    (car warnings)))
+            (should (string-match-p "Command: sh -c .* daemon --detach" (car warnings)))
+            (should (eq (car failure) 'connection-closed))
+            (should-not (process-live-p passepartout--helper)))
+        (passepartout-stop)
+        (delete-directory runtime t)))))
+
 (provide 'passepartout-process-test)
 ;;; passepartout-process-test.el ends here
