@@ -104,7 +104,7 @@ A server an earlier test left running (the shared one) is stopped first."
       (should-not passepartout--queue))))
 
 (ert-deftest passepartout-process-test-daemon-that-cannot-start-warns ()
-  "With no daemon running, a `daemon --detach' that fails: a warning with its words.
+  "With no daemon running, a failing `daemon --detach': a warning with its words.
 Calls made meanwhile fail, and nothing is left running."
   (passepartout-stop)
   (let* ((runtime (make-temp-file "/tmp/ppd-" t))
