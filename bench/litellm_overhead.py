@@ -37,11 +37,26 @@ import litellm
 import openai
 from fakellm import FakeLLM
 
-from passepartout.llm.tuning import FAST_SETTINGS
+from passepartout.llm.tuning import FAST_ENVIRONMENT, FAST_SETTINGS
 
 MESSAGES = [{"role": "user", "content": "Tell me about the weather in a paragraph."}]
 # About 100 words: 100 SSE chunks, so per-chunk costs show.
 REPLY = " ".join(["The weather today is mild with a light breeze from the west."] * 9)
+
+
+@contextmanager
+def environment(values: dict[str, str]) -> Iterator[None]:
+    """Sets environment variables (litellm reads some per call) for the block."""
+    old = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in old.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 @contextmanager
@@ -131,9 +146,10 @@ CANDIDATES: dict[str, Any] = {
 def variants(bench: Bench) -> dict[str, Callable[[], None]]:
     """Name -> one call. Each sets only what it measures."""
 
-    def under(values: dict[str, Any], call: Callable[[], None]) -> Callable[[], None]:
+    def under(values: dict[str, Any], call: Callable[[], None],
+              env: dict[str, str] | None = None) -> Callable[[], None]:
         def run() -> None:
-            with settings(values):
+            with settings(values), environment(env or {}):
                 call()
 
         return run
@@ -152,6 +168,7 @@ def variants(bench: Bench) -> dict[str, Callable[[], None]]:
         out[f"{kind}: explicit openai client"] = lambda c=call: c(client=bench.client)
         out[f"{kind}: hosted_vllm provider (no SDK)"] = lambda c=call: c(model="hosted_vllm/m")
         out[f"{kind}: FAST_SETTINGS"] = under(fast, call)
+        out[f"{kind}: FAST_SETTINGS + FAST_ENVIRONMENT"] = under(fast, call, FAST_ENVIRONMENT)
     out["stream: include_usage"] = lambda: bench.streamed(**usage)
     out["stream: FAST_SETTINGS + include_usage"] = under(fast, lambda: bench.streamed(**usage))
     out["plain: acompletion"] = bench.async_plain
@@ -226,4 +243,8 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    sys.stdout.flush()
+    # litellm's logging threads and async clients crashed the interpreter at exit
+    # (SIGSEGV after every figure was printed): leave without tearing them down.
+    os._exit(status)
