@@ -21,6 +21,13 @@ ME, ALSO, THIRD = 4242, 4343, 4444  # the person's chats (a private chat's id is
 STRANGER = 6666
 
 
+DIARY = """* Errands
+Buy stamps.
+* Diary                                                          :@personal:
+I still dream of the lighthouse keeper and her green boat.
+"""
+
+
 @dataclass
 class World:
     daemons: Daemons
@@ -46,6 +53,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
                                    PASSEPARTOUT_TELEGRAM_CHATS=f"{ME},{ALSO},{THIRD}",
                                    PASSEPARTOUT_TELEGRAM_API=telegram.url,
                                    PASSEPARTOUT_TELEGRAM_NOTIFY="on")
+                (running.memex / "projects" / "diary.org").write_text(DIARY, encoding="utf-8")
                 running.start()
                 yield World(running, llm, telegram, tmp / "work")
         finally:
@@ -158,6 +166,28 @@ def test_a_cron_jobs_result_reaches_the_allowed_chats_when_notices_are_on(
             lambda s, chat=chat: s.chat_id == chat and "backups-1: done" in s.text)
         assert notice.text.startswith("[info]")
     assert world.telegram.to(STRANGER) == []
+
+
+@pytest.mark.attack
+def test_private_text_in_a_reply_never_leaves_for_the_phone(world: World) -> None:
+    # As a local model could (it may read private subtrees): the reply quotes one.
+    world.llm.reply("Your diary says: I still dream of the lighthouse keeper and her green "
+                    "boat.  Also: buy stamps.")
+    world.telegram.says(ME, "what does my diary say?")
+    reply = world.telegram.wait_sent(lambda s: s.chat_id == ME and "buy stamps" in s.text)
+    assert "lighthouse" not in reply.text and "green boat" not in reply.text
+    assert "[private: withheld]" in reply.text
+
+
+def test_cancel_from_the_phone_stops_the_turn(world: World) -> None:
+    world.llm.delay(20.0, "far too late")
+    before = world.llm.request_count
+    world.telegram.says(THIRD, "think for a long time")
+    wait_for(lambda: world.llm.request_count > before, 30, "the turn's model call")
+    world.telegram.says(THIRD, "/cancel")
+    world.telegram.wait_sent(lambda s: s.chat_id == THIRD and s.text == "(cancelled)",
+                             timeout=15)
+    assert not any("far too late" in s.text for s in world.telegram.to(THIRD))
 
 
 def test_the_daemon_stops_promptly_with_the_face_polling(world: World) -> None:
