@@ -157,3 +157,21 @@ def test_waiting_flight_plans_are_counted_at_every_attach(tmp_path: Path) -> Non
         assert peer.notices() == [
             "While no client was attached: 2 Flight Plans wait in "
             f"{tmp_path / 'memex' / 'system' / 'approvals.org'}"]
+
+
+def test_an_approval_of_no_session_goes_to_a_face_not_to_a_command_line_client() -> None:
+    channel, emacs, cli = EmacsChannel(), Peer(), Peer()
+    channel.peer_opened(emacs)
+    channel.face_attached(emacs)
+    channel.peer_opened(cli)  # `passepartout status`, connected after Emacs
+    request = ApprovalRequest(Action("tool", name="shell", args={"command": "make"}),
+                              ("high-impact",), Signal(payload={}, meta={}))
+    answers: list[bool] = []
+    asking = threading.Thread(target=lambda: answers.append(channel.approve(request)))
+    asking.start()
+    while not any(m == ON_APPROVAL for m, _ in emacs.calls):
+        asking.join(0.01)
+    assert not any(m == ON_APPROVAL for m, _ in cli.calls)
+    channel.answer(next(args[0] for m, args in emacs.calls if m == ON_APPROVAL), False)
+    asking.join(5)
+    assert answers == [False]

@@ -225,7 +225,8 @@ class EmacsChannel:
         session = request.signal.session_id
         peer = self.peer_for(session)
         if peer is None and session is None:
-            open_peers = self.peers()
+            # No session: the client that last attached and shows things to a person.
+            open_peers = self.faces() or self.peers()
             peer = open_peers[-1] if open_peers else None
         if peer is None:
             log.info("approval of %s denied: no Emacs connection", request.action.describe())
