@@ -26,6 +26,8 @@ deps:
 	command -v setfacl >/dev/null || missing="$$missing acl"; \
 	ls -d /usr/share/emacs/site-lisp/elpa-src/package-lint-[0-9]* >/dev/null 2>&1 || \
 	  missing="$$missing elpa-package-lint"; \
+	ls -d /usr/share/emacs/site-lisp/elpa/compat-[0-9]* >/dev/null 2>&1 || \
+	  missing="$$missing elpa-compat"; \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing Debian packages:$$missing"; \
 	  $(SUDO) apt-get update -q && \
@@ -104,8 +106,13 @@ test-el: install
 pin-skills: install
 	$(PY) -c 'from passepartout.engine.pinned import main; main()'
 
+# Every bench prints its figures beside their baselines from the same run; one that fails
+# does not hide the others.  GPTEL_DIR=<a gptel checkout> adds gptel's chat turn to
+# bench/emacs_bridge.py (gptel needs compat: Debian's elpa-compat on Emacs 28).
 bench: install
-	for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+	@failed=""; for b in bench/*.py; do echo "== $$b"; \
+	  $(PY) $$b || failed="$$failed $$b"; done; \
+	if [ -n "$$failed" ]; then echo "benches that failed:$$failed"; exit 1; fi
 
 clean:
 	rm -rf $(VENV) elisp/*.elc .pytest_cache .mypy_cache .ruff_cache
