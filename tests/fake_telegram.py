@@ -47,6 +47,7 @@ class FakeTelegram:
         self._next_message = 1
         self._cond = threading.Condition()
         self.polls = 0
+        self._limited: dict[str, int] = {}
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -130,10 +131,20 @@ class FakeTelegram:
 
     # -- the API -------------------------------------------------------------------
 
+    def limit_next(self, method: str, retry_after: int = 1) -> None:
+        """The next call of ``method`` gets 429 Too Many Requests."""
+        with self._cond:
+            self._limited[method] = retry_after
+
     def api(self, method: str, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         with self._cond:
             self.calls.append((method, params))
             self._cond.notify_all()
+            retry_after = self._limited.pop(method, None)
+        if retry_after is not None:
+            return 429, {"ok": False, "error_code": 429,
+                         "description": f"Too Many Requests: retry after {retry_after}",
+                         "parameters": {"retry_after": retry_after}}
         if method == "getUpdates":
             return 200, {"ok": True, "result": self._get_updates(params)}
         if method == "sendMessage":

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -30,6 +31,7 @@ log = logging.getLogger(__name__)
 POLL_SECONDS = 20  # getUpdates' long poll: the server answers at once when a message comes
 MAX_TEXT = 4096  # Telegram's limit of a message's text
 RETRY_MAX = 60.0
+MAX_RATE_WAIT = 30.0  # a longer wait asked for a message: it is dropped (and logged)
 
 
 class _HideToken(logging.Filter):
@@ -126,15 +128,27 @@ class TelegramTransport:
 
     def send(self, chat: str, text: str) -> None:
         for piece in pieces(text, MAX_TEXT):
-            self.api.call("sendMessage", chat_id=int(chat), text=piece)
+            self._send(chat_id=int(chat), text=piece)
+
+    def _send(self, **params: Any) -> None:
+        """``sendMessage``, once more after the wait Telegram asks for when it limits
+        the rate (a long reply's pieces come in a burst)."""
+        try:
+            self.api.call("sendMessage", **params)
+        except TransportError as err:
+            wait = err.fields.get("retry_after")
+            if wait is None or wait > MAX_RATE_WAIT:
+                raise
+            time.sleep(float(wait))
+            self.api.call("sendMessage", **params)
 
     def ask(self, chat: str, number: int, question: str) -> None:
         data = f"approve:{self.nonce}:{number}"
         keyboard = [[{"text": "Allow", "callback_data": f"{data}:yes"},
                      {"text": "Deny", "callback_data": f"{data}:no"}]]
-        self.api.call("sendMessage", chat_id=int(chat),
-                      text=pieces(f"Approval {number}: {question}", MAX_TEXT)[0],
-                      reply_markup={"inline_keyboard": keyboard})
+        self._send(chat_id=int(chat),
+                   text=pieces(f"Approval {number}: {question}", MAX_TEXT)[0],
+                   reply_markup={"inline_keyboard": keyboard})
 
     def answered(self, answer: Answer, note: str, *, edit: bool = True) -> None:
         if len(answer.ref) != 2:  # typed, not pressed: the relay replied in the chat
