@@ -57,17 +57,32 @@ install: deps venv
 doctor: install
 	$(VENV)/bin/passepartout doctor || true
 
-# Opens M-x passepartout-chat in a terminal Emacs, on the configured provider or the
-# local model.  Without a terminal (CI), it checks the installation and answers one
-# prompt from the terminal channel instead.
+# Starts a daemon on a demo memex, then opens M-x passepartout-chat in a terminal Emacs
+# attached to it, on the configured provider or the local model.  Without a terminal
+# (CI), it checks the installation, answers one prompt through `passepartout chat`
+# and keeps that chat open until the memex's cron job has run in the daemon.
+# The demo's daemon, state, memex and socket live in $(DEMO), never in yours; the memex
+# holds a :CRON: job due a minute or two after the start.  The demo's daemon is stopped
+# when the demo ends.
+DEMO ?= $(CURDIR)/.demo
+DEMO_ENV := PASSEPARTOUT_HOME=$(DEMO)/home MEMEX_DIR=$(DEMO)/memex \
+  XDG_RUNTIME_DIR=$(DEMO)/run HEARTBEAT_INTERVAL=2
+
 demo: install
-	@$(VENV)/bin/passepartout doctor || true
-	@if [ -t 0 ] && [ -t 1 ]; then \
+	@export $(DEMO_ENV); $(VENV)/bin/passepartout stop >/dev/null 2>&1; \
+	rm -rf $(DEMO)/home $(DEMO)/memex $(DEMO)/run && mkdir -p -m 700 $(DEMO) $(DEMO)/run && \
+	$(PY) demo/memex.py make $(DEMO) && \
+	{ $(VENV)/bin/passepartout doctor || true; } && \
+	trap '$(VENV)/bin/passepartout stop >/dev/null 2>&1; \
+	      echo "make demo: the demo daemon is stopped (its files stay in $(DEMO))"' EXIT && \
+	$(VENV)/bin/passepartout daemon --detach && \
+	if [ -t 0 ] && [ -t 1 ]; then \
 	  $(EMACS) -nw -Q -L elisp -l passepartout \
 	    --eval '(setq passepartout-python-command "$(abspath $(PY))")' \
 	    -f passepartout-chat; \
 	else \
-	  echo "What is the capital of France?" | $(VENV)/bin/passepartout chat; \
+	  { echo "What is the capital of France?"; $(PY) demo/memex.py wait $(DEMO); } | \
+	    $(VENV)/bin/passepartout chat; \
 	fi
 
 ## Tests -----------------------------------------------------------------------
