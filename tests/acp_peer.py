@@ -63,6 +63,15 @@ class Peer:
         return [u for s, u in self.updates
                 if getattr(u, "session_update", None) == kind and session in (None, s)]
 
+    async def wait_for(self, kind: str, session: str, timeout: float = 10.0) -> list[Any]:
+        """The updates of ``kind`` once there is one (some follow the prompt's answer)."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while not (found := self.of(kind, session)):
+            if asyncio.get_running_loop().time() > deadline:
+                raise AssertionError(f"no {kind} update within {timeout:g} s")
+            await asyncio.sleep(0.01)
+        return found
+
     def text(self, session: str | None = None, kind: str = "agent_message_chunk") -> str:
         return "".join(u.content.text for u in self.of(kind, session)
                        if isinstance(u.content, TextContentBlock))

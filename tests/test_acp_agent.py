@@ -6,6 +6,7 @@ mid-stream, and a session made in the terminal listed, loaded and continued."""
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import subprocess
 import time
 from collections.abc import Iterator
@@ -79,7 +80,7 @@ def test_a_prompt_streams_its_reply_and_reports_the_cost(
             assert done.stop_reason == "end_turn"
             assert peer.text(session) == "Hello from the daemon, in several words."
             assert len(peer.of("agent_message_chunk", session)) > 1  # streamed
-            (usage,) = peer.of("usage_update", session)
+            (usage,) = await peer.wait_for("usage_update", session)  # after the answer
             assert usage.cost is not None and usage.cost.currency == "USD"
             assert usage.used == 1200 and usage.size == 128000
 
@@ -203,6 +204,28 @@ def test_a_terminal_session_is_listed_loaded_and_continued(
     assert sent[0] == ("user", "hello there")  # the terminal's turn, in the editor's
     assert sent[1] == ("assistant", "Hi from the terminal.")
     assert sent[2][0] == "user" and sent[2][1].endswith("and from here?")
+
+
+def test_a_cron_result_reaches_the_attached_client(daemons: Daemons, fake_llm: FakeLLM) -> None:
+    fake_llm.reply("The backups are fresh.")
+    running(daemons)
+
+    async def scenario() -> None:
+        peer = Peer()
+        async with acp_client(daemons, peer) as conn:
+            session = (await conn.new_session(cwd=str(daemons.tmp))).session_id
+            (daemons.memex / "projects" / "jobs.org").write_text(
+                "* Check the backups\n:PROPERTIES:\n:ID: backups-1\n"
+                f":CRON: <{dt.datetime.now():%Y-%m-%d %a %H:%M}>\n:END:\nAre they fresh?\n",
+                encoding="utf-8")
+            deadline = time.monotonic() + 30
+            while not any("backups are fresh" in n.get("text", "") for n in peer.notices):
+                assert time.monotonic() < deadline, "no notice of the job's result"
+                await asyncio.sleep(0.05)
+            assert peer.notices[-1]["method"] == "passepartout/notice"
+            assert "backups are fresh" in peer.text(session)  # shown in the open session
+
+    run(scenario())
 
 
 def test_an_unknown_session_cannot_be_loaded(daemons: Daemons) -> None:

@@ -1,20 +1,22 @@
 """The ACP methods, each answered through the daemon's face.
 
 The face is synchronous (one reader thread, calls that wait); the ACP connection is
-asyncio.  Every face call runs in a worker thread, and a turn's events are taken from
-it in short waits, so that the event loop never blocks and a closing connection never
-waits on a blocked thread.  Notifications of the daemon (cron and hook results,
-warnings) arrive on the face's reader thread and are handed to the event loop.
+asyncio.  Every face call runs in a worker thread; a turn's events are taken from its
+queue on the loop, woken by the face's reader, so that the event loop never blocks and
+a closing connection never waits on a blocked thread.  Notifications of the daemon
+(cron and hook results, warnings) arrive on the reader thread and are handed to the loop.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import json
 import logging
 import os
 import uuid
+from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,7 +68,7 @@ from passepartout.daemonclient import DaemonError
 
 log = logging.getLogger(__name__)
 
-POLL = 0.25  # the longest a worker thread waits for a turn's next event
+POLL = 0.25  # the longest the loop waits for a turn's next event without a wake-up
 LIST_MAX = 200  # sessions listed at most (most recent first)
 
 
@@ -156,15 +158,31 @@ class AcpAgent:
             stop = await self._follow(session_id, running)
         finally:
             del self._running[session_id]
-        await self._after_turn(session_id)
+        self._spawn(self._after_turn(session_id))  # after the reply: the turn is not kept
         return PromptResponse(stop_reason=stop)
+
+    async def _events(self, turn: Turn) -> AsyncIterator[Event]:
+        """The turn's events as they come: the face's reader wakes the loop (no thread
+        waits on the queue); a missed wake-up costs at most ``POLL``."""
+        loop = asyncio.get_running_loop()
+        ready = asyncio.Event()
+
+        def wake() -> None:
+            loop.call_soon_threadsafe(ready.set)
+
+        turn.on_event = wake
+        while not turn.finished:
+            ready.clear()
+            event = turn.next(0)
+            if event is not None:
+                yield event
+                continue
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(ready.wait(), POLL)
 
     async def _follow(self, session_id: str, running: _Running) -> StopReason:
         tools = ToolTracker(prefix=running.turn.turn)
-        while True:
-            event = await asyncio.to_thread(running.turn.next, POLL)
-            if event is None:
-                continue
+        async for event in self._events(running.turn):
             if isinstance(event, Chunk):
                 await self._update(session_id, update_agent_message_text(event.text))
             elif isinstance(event, ToolEvent):
@@ -179,8 +197,9 @@ class AcpAgent:
             elif isinstance(event, Done):
                 return "cancelled" if event.cancelled or running.cancelled else "end_turn"
             elif isinstance(event, Disconnected):
-                raise RequestError.internal_error(
-                    {"message": f"the daemon is gone: {event.reason}"})
+                break
+        raise RequestError.internal_error({"message": "the daemon is gone: "
+                                                      f"{self.face.closed_reason}"})
 
     async def _ask(self, session_id: str, event: ApprovalAsked, tools: ToolTracker | None) -> None:
         """``session/request_permission`` for one "ask" of the gates; its answer to the
@@ -214,7 +233,8 @@ class AcpAgent:
         await self._face(running.turn.cancel)
 
     async def _after_turn(self, session_id: str) -> None:
-        """The session's cost (the ledger's), and the notices held during the turn."""
+        """The session's cost (the ledger's), and the notices held during the turn: sent
+        once the turn has answered (a ledger query would delay every reply)."""
         try:
             usage = await self._face(self.face.usage, session_id)
             if self._context_size is None:
@@ -224,7 +244,7 @@ class AcpAgent:
             update = usage_update(usage, self._context_size)
             if update is not None:
                 await self._update(session_id, update)
-        except RequestError as err:
+        except Exception as err:  # a daemon or client gone away: no cost shown, no more
             log.info("no usage for %s: %s", session_id, err)
         held, self._held = self._held, []
         for notice in held:
@@ -246,7 +266,10 @@ class AcpAgent:
         if self._last_session is not None and self._last_session in self._running:
             self._held.append(notice)  # shown after the reply, not inside it
             return
-        task = asyncio.ensure_future(self._notify(notice))
+        self._spawn(self._notify(notice))
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(work)
         self._tasks.add(task)  # kept until done (the loop holds tasks weakly)
         task.add_done_callback(self._tasks.discard)
 

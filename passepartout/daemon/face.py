@@ -22,7 +22,7 @@ import logging
 import queue
 import threading
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,9 +64,15 @@ class Turn:
     turn: str
     _events: queue.SimpleQueue[Event] = field(default_factory=queue.SimpleQueue, repr=False)
     finished: bool = False
+    # called on the reader thread after each event is queued (an asyncio face wakes its
+    # loop with it instead of waiting on the queue in a thread)
+    on_event: Callable[[], None] | None = field(default=None, repr=False)
 
     def put(self, event: Event) -> None:
         self._events.put(event)
+        wake = self.on_event
+        if wake is not None:
+            wake()
 
     def next(self, timeout: float | None = None) -> Event | None:
         """The next event; None when ``timeout`` passes first."""
