@@ -108,6 +108,7 @@ server can tell which lines lie in private subtrees."
 (defun passepartout-context--changed ()
   "Drop killed buffers from the list and redisplay the chat buffers' header."
   (passepartout-context--prune)
+  (passepartout-context--update-headers)
   (force-mode-line-update t))
 
 ;;;###autoload
@@ -193,17 +194,28 @@ withheld, secrets masked, each part bounded.  Return the buffer shown."
     (concat " | context: "
             (mapconcat #'passepartout-context--label passepartout-context-items ", "))))
 
+(defconst passepartout-context--segment '(:eval (passepartout-context-header))
+  "The part of a chat buffer's header line that names the context list.")
+
 (defun passepartout-context--chat-header ()
-  "Name the context list in this chat buffer's header line."
-  (when (and passepartout-chat-mode
-             (not (and (consp header-line-format)
-                       (member '(:eval (passepartout-context-header)) header-line-format))))
-    (setq header-line-format
-          (list "" header-line-format '(:eval (passepartout-context-header))))))
+  "Name the context list in this chat buffer's header line while it is not empty.
+The chat's own header line is left as it is while the list is empty."
+  (let ((wrapped (and (consp header-line-format)
+                      (equal (car header-line-format) "")
+                      (equal (nth 2 header-line-format) passepartout-context--segment))))
+    (cond ((and passepartout-chat-mode passepartout-context-items (not wrapped))
+           (setq header-line-format
+                 (list "" header-line-format passepartout-context--segment)))
+          ((and wrapped (not (and passepartout-chat-mode passepartout-context-items)))
+           (setq header-line-format (nth 1 header-line-format))))))
+
+(defun passepartout-context--update-headers ()
+  "Show or hide the context list in every chat buffer's header line."
+  (dolist (buffer (buffer-list))
+    (when (buffer-local-value 'passepartout-chat-mode buffer)
+      (with-current-buffer buffer (passepartout-context--chat-header)))))
 
 (add-hook 'passepartout-chat-mode-hook #'passepartout-context--chat-header)
-(dolist (buffer (buffer-list))  ; chat buffers opened before this file was loaded
-  (with-current-buffer buffer (passepartout-context--chat-header)))
 (add-hook 'passepartout-chat-context-functions #'passepartout-context-turn-plist)
 
 (provide 'passepartout-context)

@@ -140,6 +140,8 @@ Ship the release on Friday.
             (should (equal (mapcar #'cdr passepartout-context-items) (list scratch)))
             (passepartout-context-clear)
             (should-not (passepartout-context-header))
+            (with-current-buffer chat  ; the chat's own header line, as it was
+              (should (equal header-line-format '(:eval (passepartout-chat--header-line)))))
             (passepartout-test-wait-turn (passepartout-test-prompt chat "And now?"))
             (should-not (string-match-p "Buy oranges" (passepartout-send-test--last-request))))
         (kill-buffer scratch)))))
