@@ -125,6 +125,8 @@ class FakeSignal:
         with self._cond:
             self.requests.append(request)
         params = request.get("params") or {}
+        if request["method"] == "sendTyping":
+            return {"jsonrpc": "2.0", "id": request.get("id"), "result": {}}
         if request["method"] != "send":
             return {"jsonrpc": "2.0", "id": request.get("id"),
                     "error": {"code": -32601, "message": "Method not implemented"}}

@@ -169,6 +169,8 @@ class FakeTelegram:
                         return 200, {"ok": True, "result": {"message_id": sent.message_id}}
             return 400, {"ok": False, "error_code": 400,
                          "description": "Bad Request: message to edit not found"}
+        if method == "sendChatAction":
+            return 200, {"ok": True, "result": params.get("action") == "typing"}
         if method == "answerCallbackQuery":
             return 200, {"ok": True, "result": True}
         return 404, {"ok": False, "error_code": 404, "description": "Not Found"}

@@ -57,6 +57,8 @@ def test_a_message_gets_its_reply_in_its_own_session(world: World) -> None:
     world.signal.says(ALSO, "hi")
     reply = world.signal.wait_sent(lambda s: s.recipient == ALSO)
     assert reply.message == "Hello over Signal." and reply.account == ACCOUNT
+    typing = [r for r in world.signal.requests if r["method"] == "sendTyping"]
+    assert typing and typing[0]["params"] == {"account": ACCOUNT, "recipient": [ALSO]}
     started = time.monotonic()
     world.signal.says(None, "hi", uuid=ME_BY_ACI)
     assert world.signal.wait_sent(lambda s: s.recipient == ME_BY_ACI).message == \

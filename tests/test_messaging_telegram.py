@@ -89,6 +89,7 @@ def test_a_phone_chat_gets_its_reply_in_its_own_session(world: World) -> None:
     roles = [m["role"] for m in world.llm.last_request.messages]
     assert roles[:5] == ["system", "user", "assistant", "user"]  # one session per chat
     assert world.llm.last_request.messages[1]["content"] == "hi"
+    assert ("sendChatAction", {"chat_id": ALSO, "action": "typing"}) in world.telegram.calls
     assert f"telegram-{ALSO}" in world.daemons.cli("sessions").stdout
     logs = _logs(world.daemons)
     assert TOKEN not in logs and TOKEN.split(":")[1] not in logs

@@ -172,6 +172,7 @@ class Relay:
     def run_turn(self, chat: str, text: str) -> str:
         """Send ``text`` in the chat's session; the reply to send once it is done."""
         turn = self.face.send(session_id(self.transport.name, chat), text)
+        self.transport.working(chat)
         reply = _Reply()
         asked: list[int] = []
         try:

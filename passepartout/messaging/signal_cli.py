@@ -141,6 +141,12 @@ class SignalTransport:
         for piece in pieces(text, MAX_TEXT):
             self.rpc.call("send", recipient=[chat], message=piece)
 
+    def working(self, chat: str) -> None:
+        try:
+            self.rpc.call("sendTyping", recipient=[chat])
+        except TransportError as err:
+            log.info("typing not shown: %s", err.message)
+
     def ask(self, chat: str, number: int, question: str) -> None:
         text = pieces(f"Approval {number}: {question}", MAX_TEXT - 60)[0]
         self.send(chat, f"{text}\nAnswer \"yes {number}\" to allow it, "

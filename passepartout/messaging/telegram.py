@@ -142,6 +142,12 @@ class TelegramTransport:
             time.sleep(float(wait))
             self.api.call("sendMessage", **params)
 
+    def working(self, chat: str) -> None:
+        try:
+            self.api.call("sendChatAction", chat_id=int(chat), action="typing")
+        except TransportError as err:
+            log.info("typing not shown: %s", err.message)
+
     def ask(self, chat: str, number: int, question: str) -> None:
         data = f"approve:{self.nonce}:{number}"
         keyboard = [[{"text": "Allow", "callback_data": f"{data}:yes"},

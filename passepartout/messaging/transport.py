@@ -58,6 +58,10 @@ class Transport(Protocol):
         """A message (already cut to the service's size)."""
         ...
 
+    def working(self, chat: str) -> None:
+        """Show that a reply is on its way ("typing..."); a failure is only logged."""
+        ...
+
     def ask(self, chat: str, number: int, question: str) -> None:
         """Ask approval ``number``: buttons, or a question answered ``yes N``."""
         ...
