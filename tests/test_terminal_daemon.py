@@ -93,20 +93,34 @@ def test_chat_starts_the_daemon_it_then_leaves_running(
 ) -> None:
     fake_llm.reply("Hello from the daemon.")
     fake_llm.reply("Still the same session.")
+    (daemons.memex / "projects" / "jobs.org").write_text(
+        "* Weekly review\n:PROPERTIES:\n:ID: review-1\n:CRON: <2030-01-07 Mon 09:00 +1w>\n"
+        ":TIER: cognition\n:HOOK: notify\n:END:\nWhat is left?\n", encoding="utf-8")
     first = chat(daemons, stdin="hello\n")
     assert first.returncode == 0, first.stderr
     assert "Hello from the daemon." in first.stdout
     status = daemons.cli("status")
     assert status.returncode == 0 and "running" in status.stdout
-    second = chat(daemons, stdin="and again\n")
+    second = chat(daemons, stdin="/model openai/gpt-4o-mini\nand again\n/cost\n")
+    assert "This chat now uses openai/gpt-4o-mini" in second.stdout
     assert "Still the same session." in second.stdout
+    assert "session terminal: $" in second.stdout and "2 calls" in second.stdout
+    assert fake_llm.last_request.model == "gpt-4o-mini"  # /model reached the daemon
     messages = [m["role"] for m in fake_llm.last_request.messages]
     assert messages[:4] == ["system", "user", "assistant", "user"]  # resumed
     assert fake_llm.last_request.messages[1]["content"] == "hello"
-    offline = daemons.cli("sessions")
-    assert "terminal" in offline.stdout and "hello" in offline.stdout
-    assert daemons.cli("stop").returncode == 0
-    assert "hello" in daemons.cli("sessions").stdout  # read from the state files
+    # The command line reads the running daemon's state, then the files without it.
+    for where in ("from the running daemon", "from the state files"):
+        listed = daemons.cli("sessions")
+        assert listed.returncode == 0 and "terminal" in listed.stdout
+        assert "hello" in listed.stdout  # the title: the first prompt
+        jobs = daemons.cli("cron", "list")
+        assert jobs.returncode == 0 and where in jobs.stdout, jobs.stdout
+        assert "Weekly review" in jobs.stdout and "2030-01-07" in jobs.stdout
+        hooks = daemons.cli("hooks", "list")
+        assert hooks.returncode == 0 and "notify" in hooks.stdout
+        if where == "from the running daemon":
+            assert daemons.cli("stop").returncode == 0
 
 
 def test_chat_exits_promptly_after_end_of_input(daemons: Daemons, fake_llm: FakeLLM) -> None:
