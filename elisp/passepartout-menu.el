@@ -54,14 +54,14 @@
     ("e" "The region" passepartout-send-region)
     ("u" "The subtree" passepartout-send-subtree :if passepartout-menu--outside-chat-p)
     ("b" "The buffer" passepartout-send-buffer :if passepartout-menu--outside-chat-p)
-    ("K" "Cancel the reply in place" passepartout-send-cancel
+    ("K" "Cancel a reply in place" passepartout-send-cancel
      :if passepartout-menu--outside-chat-p)]
    ["Rewrite"
     ("w" "Rewrite the region" passepartout-rewrite)
     ("A" "Accept (in the diff)" passepartout-rewrite-accept)
     ("D" "Reject" passepartout-rewrite-reject)
-    ("E" "Edit the proposal" passepartout-rewrite-edit)]
-   ["Model"
+    ("E" "Edit the proposal" passepartout-rewrite-edit)]]
+  [["Model"
     ("m" "Model (C-u: everywhere)" passepartout-select-model)
     ("t" "Tier (C-u: everywhere)" passepartout-select-tier)
     ("p" "Preset (C-u: everywhere)" passepartout-select-preset)]

@@ -154,8 +154,14 @@ the write.  Return the job of the turn."
                          ": \\<passepartout-rewrite-mode-map>"
                          "\\[passepartout-rewrite-accept] accept, "
                          "\\[passepartout-rewrite-reject] reject, "
-                         "\\[passepartout-rewrite-edit] edit\n")))))
-    (display-buffer out)
+                         "\\[passepartout-rewrite-edit] edit\n"))))
+      (set-buffer-modified-p nil))
+    ;; The person asked for this and waits for it: the diff takes the keys.
+    (pop-to-buffer out)
+    (message "%s" (substitute-command-keys
+                   "\\<passepartout-rewrite-mode-map>Passepartout: \\[passepartout-rewrite-accept] \
+accepts the rewrite, \\[passepartout-rewrite-reject] rejects it, \
+\\[passepartout-rewrite-edit] edits it"))
     out))
 
 ;;;; Answering
