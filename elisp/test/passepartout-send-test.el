@@ -146,6 +146,35 @@ Ship the release on Friday.
             (should-not (string-match-p "Buy oranges" (passepartout-send-test--last-request))))
         (kill-buffer scratch)))))
 
+(ert-deftest passepartout-send-test-credential-file-is-refused ()
+  "A credential place on the context list is refused by the server, in the chat."
+  (passepartout-test-with-shared-server
+      '(((text . "never asked")))
+    (let ((key (expand-file-name ".ssh/id_ed25519" state-dir))
+          (passepartout-context-items nil))
+      (make-directory (file-name-directory key) t)
+      (with-temp-file key (insert "-----BEGIN OPENSSH PRIVATE KEY-----\n"))
+      (passepartout-context-add-file key)
+      (let* ((chat (passepartout-chat))
+             (turn (passepartout-test-prompt chat "look at my key")))
+        (should (eq (passepartout-test-wait-turn turn) 'failed))
+        (should (string-match-p "refused: .*\\.ssh" (passepartout-turn-error turn))))
+      (passepartout-context-clear))))
+
+(ert-deftest passepartout-send-test-in-a-chat-buffer-sends-the-chat ()
+  "In a chat buffer `passepartout-send' sends the chat's own prompt."
+  (passepartout-test-with-shared-server
+      '(((text . "chat answer")))
+    (let ((chat (passepartout-chat)))
+      (with-current-buffer chat
+        (goto-char (point-max))
+        (insert "hello from the chat")
+        (call-interactively #'passepartout-send)
+        (let ((turn passepartout-chat--turn))
+          (should (eq (passepartout-test-wait-turn turn) 'done))
+          (should (equal (passepartout-turn-prompt turn) "hello from the chat"))
+          (should (string-match-p "chat answer" (passepartout-turn-reply turn))))))))
+
 (defun passepartout-send-test--propose (file text instruction)
   "Visit FILE holding TEXT, ask for a rewrite of all of it by INSTRUCTION.
 Return the buffer, once the diff is shown."
