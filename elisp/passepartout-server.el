@@ -412,11 +412,11 @@ or the handshake fails, unless the connection was given up meanwhile."
 
 (defun passepartout--connection-closed (conn)
   "React to CONN, the connection to the server, closing."
-  (when (and (eq conn passepartout--connection) (not passepartout--stopping)
-             passepartout--daemon)
+  (cond
+   ((or (not (eq conn passepartout--connection)) passepartout--stopping))
+   (passepartout--daemon
     (passepartout--daemon-lost "the connection to the daemon closed"))
-  (when (and (eq conn passepartout--connection) (not passepartout--stopping)
-             (not passepartout--daemon))
+   (t
     (let ((process passepartout--process))
       ;; A dying server closes its socket first: report its exit instead, when it comes.
       (when (process-live-p process)
@@ -425,7 +425,7 @@ or the handshake fails, unless the connection was given up meanwhile."
             ((and process (not (process-live-p process)))
              (passepartout--server-lost (format "The server exited: %s"
                                                 (passepartout--exit-text process))))
-            (t (passepartout--server-lost "The connection to the server closed."))))))
+            (t (passepartout--server-lost "The connection to the server closed.")))))))
 
 (defun passepartout--exit-text (process)
   "Return how PROCESS ended, as text."
