@@ -11,7 +11,7 @@ from llm_agent import PRICED_MODEL, agent_memory, make_agent, make_config, user_
 from passepartout.context import Focus, Section, assemble, peripheral_sections
 from passepartout.errors import PipelineError
 from passepartout.llm.think import INSTRUCTIONS
-from passepartout.llm.tokens import count_tokens, counter
+from passepartout.llm.tokens import count_tokens, counter, tools_tokens
 from passepartout.llm.translate import system_message
 from passepartout.memory import CONVERSATION_LOG_ID, MemoryNode, MemoryStore
 
@@ -47,7 +47,8 @@ def test_200k_token_history_is_trimmed_keeping_prefix_and_input(
         assert sent[-1]["role"] == "user"
         assert sent[-1]["content"].endswith("the current question, kept whole")
         tools = fake.requests[0].body["tools"]
-        total = count_tokens(sent, PRICED_MODEL) + counter(PRICED_MODEL)(str(tools))
+        # The schemas counted as the agent counts them (their compact JSON).
+        total = count_tokens(sent, PRICED_MODEL) + tools_tokens(tools, PRICED_MODEL)
         assert total <= 8000
         assert len(sent) > 4  # the newest turns are still there
         assert "earlier messages of this conversation were left out" in sent[1]["content"]
