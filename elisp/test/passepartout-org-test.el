@@ -153,8 +153,11 @@ AGENT.register_hook(\"check-me\", orgtest_gate, \"gate\")
 ;;;; Against the real server
 
 (defun passepartout-org-test-jobs ()
-  "The server's jobs, asked synchronously."
-  (passepartout-epc-call-sync passepartout--connection 'jobs nil 10))
+  "The server's jobs outside its own system files, asked synchronously.
+The background skills keep their jobs in the memex's system directory."
+  (seq-remove (lambda (job)
+                (string-match-p "/system/" (or (plist-get job :file) "")))
+              (passepartout-epc-call-sync passepartout--connection 'jobs nil 10)))
 
 (defun passepartout-org-test-wait-job (predicate what)
   "Wait until the server's jobs satisfy PREDICATE; WHAT names it on failure."
