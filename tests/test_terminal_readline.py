@@ -188,3 +188,25 @@ def test_tab_completes_the_commands() -> None:
     assert [complete("/s", n) for n in range(3)] == ["/session", "/skills", "/status"]
     assert complete("/mo", 0) == "/model" and complete("/mo", 1) is None
     assert complete("mo", 0) is None  # a prompt's words are not commands
+
+
+def test_ctrl_c_cancels_the_turn_of_a_chat_attached_to_the_daemon(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    (tmp_path / "memex").mkdir()
+    fake_llm.slow_stream("one two three four five six seven eight nine ten", 0.4)
+    fake_llm.reply("Next reply.")
+    with chat_mode("attached", env := _env(fake_llm, tmp_path)) as args:
+        chat = _Terminal(env, tmp_path, args)
+        chat.wait_for("attached to the daemon")
+        chat.wait_for("> ")
+        chat.type("tell me a long story\n")
+        chat.wait_for("one ")
+        chat.type("\x03")  # Ctrl-C: SIGINT to the chat, not to the daemon
+        chat.wait_for("(cancelled)")
+        chat.wait_for("> ")
+        chat.type("and now?\n")
+        chat.wait_for("Next reply.")
+        chat.wait_for("> ")
+        assert chat.end() == 0
+        assert fake_llm.request_count == 2  # the cancelled turn asked nothing more
