@@ -58,7 +58,7 @@ def fake_llm(model: FakeLLM) -> FakeLLM:
 
 def running(daemons: Daemons) -> None:
     if daemons.cli("status").returncode != 0:
-        running(daemons)
+        daemons.start()
 
 
 def run(coro: object) -> None:
@@ -171,11 +171,12 @@ def test_a_cancel_mid_stream_ends_the_turn_as_cancelled(
     run(scenario())
 
 
-def test_a_terminal_session_is_listed_loaded_and_continued(
+def test_a_terminal_session_is_listed_loaded_continued_and_resumed_back(
     daemons: Daemons, fake_llm: FakeLLM
 ) -> None:
     fake_llm.reply("Hi from the terminal.")
     fake_llm.reply("And hello from the editor.")
+    fake_llm.reply("Back in the terminal.")
     running(daemons)
     chat = subprocess.run([PYTHON, "-m", "passepartout", "chat", "--session", "term-s"],
                           cwd=ROOT, env=daemons.env, input="hello there\n",
@@ -204,6 +205,12 @@ def test_a_terminal_session_is_listed_loaded_and_continued(
     assert sent[0] == ("user", "hello there")  # the terminal's turn, in the editor's
     assert sent[1] == ("assistant", "Hi from the terminal.")
     assert sent[2][0] == "user" and sent[2][1].endswith("and from here?")
+    back = subprocess.run([PYTHON, "-m", "passepartout", "chat", "--session", "term-s"],
+                          cwd=ROOT, env=daemons.env, input="and back?\n",
+                          capture_output=True, text=True, timeout=60)
+    assert "Back in the terminal." in back.stdout, back.stderr
+    again = [m["content"] for m in fake_llm.last_request.messages if m["role"] == "assistant"]
+    assert again[-1] == "And hello from the editor."  # the editor's turn, in the terminal's
 
 
 def test_a_cron_result_reaches_the_attached_client(daemons: Daemons, fake_llm: FakeLLM) -> None:
