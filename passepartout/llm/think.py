@@ -105,6 +105,7 @@ class ModelLayer:
         if self._privacy_watch is not None:
             self._privacy_watch.stop()
         self.sessions.close()
+        self.ledger.wait_settled()  # a stream litellm is still closing gets booked
         self.ledger.close()
 
     # -- think -------------------------------------------------------------------------
