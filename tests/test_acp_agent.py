@@ -10,6 +10,7 @@ import datetime as dt
 import subprocess
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from acp import RequestError
@@ -252,3 +253,13 @@ def _approvals(daemons: Daemons) -> str:
         if path.exists():
             return path.read_text()
     return ""
+
+
+def test_standard_output_that_is_a_file_is_a_clear_error(tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    with out.open("w") as handle:
+        done = subprocess.run([PYTHON, "-m", "passepartout", "acp"], cwd=ROOT,
+                              stdin=subprocess.DEVNULL, stdout=handle, stderr=subprocess.PIPE,
+                              text=True, timeout=60)
+    assert done.returncode == 2 and "must be a pipe" in done.stderr
+    assert "Traceback" not in done.stderr and out.read_text() == ""

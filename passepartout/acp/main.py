@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
+import os
+import stat
 import sys
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from passepartout.config import Config
 from passepartout.errors import PassepartoutError
@@ -30,6 +33,11 @@ def run(args: argparse.Namespace) -> int:
     from passepartout.daemon.face import Face
     from passepartout.daemon.start import ensure_daemon
 
+    if not _is_stream(sys.stdout):
+        print("passepartout acp: standard output must be a pipe or a socket (an ACP client "
+              "such as agent-shell or Zed starts this command and reads it)", file=sys.stderr)
+        return 2
+    _quiet_sdk_tracebacks(verbose=logging.getLogger().isEnabledFor(logging.DEBUG))
     config = Config.load()
     timeout = float(config.extra.get("PASSEPARTOUT_APPROVAL_TIMEOUT") or APPROVAL_TIMEOUT)
     try:
@@ -58,3 +66,27 @@ async def _serve(face: Face) -> None:
     # The methods not defined (fork, modes' config) are answered "method not found";
     # session/resume is still marked unstable in the SDK: served all the same.
     await run_agent(cast(Agent, AcpAgent(face)), use_unstable_protocol=True)
+
+
+def _is_stream(handle: Any) -> bool:
+    """A pipe, socket or terminal: what the SDK's asyncio transport can write to."""
+    try:
+        mode = os.fstat(handle.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+
+
+def _quiet_sdk_tracebacks(*, verbose: bool) -> None:
+    """The SDK logs a line the client sent that is not JSON with its traceback; the
+    line says enough (standard error is the client's log of this agent)."""
+    if verbose:
+        return
+
+    def strip(record: logging.LogRecord) -> bool:
+        if record.name == "root" or record.name.startswith("acp"):
+            record.exc_info, record.exc_text = None, None
+        return True
+
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(strip)
