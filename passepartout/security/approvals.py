@@ -130,6 +130,15 @@ def parse(text: str) -> _Parsed:
     return parsed
 
 
+def _reasons_block(reasons: str) -> str:
+    """The gates' reasons in full when they span lines (a proposed skill's diff), which
+    :GATES: flattens and cuts; after the action's block, so never read as the action."""
+    if "\n" not in reasons:
+        return ""
+    diff = any(line.startswith("@@ ") for line in reasons.splitlines())
+    return src_block(reasons, "diff" if diff else "text", "  ")
+
+
 def _entry_body(lines: list[str]) -> tuple[dict[str, str], str | None, list[str]]:
     props: dict[str, str] = {}
     body: list[str] = []
@@ -303,6 +312,7 @@ class ApprovalBook:
                 f"* {PENDING} {one_line(self.mask(action.describe()))}\n"
                 + drawer(props, "  ")
                 + src_block(self.mask(org_json(json.loads(action.canonical()))), "json", "  ")
+                + _reasons_block(self.mask("; ".join(request.reasons)))
             )
             self.set_ledger(plan_id, hash=digest, state="pending", created=created)
             self._edit(lambda lines: [*lines, *entry.rstrip("\n").splitlines()])
