@@ -162,15 +162,20 @@ def time_raw_http(base_url: str, runs: int) -> list[float]:
 
 
 def time_litellm(base_url: str, runs: int) -> list[float]:
-    """The same completion through litellm's streaming code path."""
-    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
-    import litellm
+    """The same completion through litellm's streaming code path, as the server calls it
+    (passepartout.llm.tuning's settings, the keep-alive client), read to its end."""
+    sys.path.insert(0, str(ROOT))
+    from passepartout.llm.keepalive import openai_handler_client
+    from passepartout.llm.provider import load_litellm
 
+    litellm = load_litellm()
+    client = openai_handler_client()
     times = []
     for _ in range(runs + 1):
         start = time.perf_counter()
         stream = litellm.completion(model=f"openai/{MODEL}", api_base=base_url,
-                                    api_key="sk-bench", stream=True,
+                                    api_key="sk-bench", stream=True, client=client,
+                                    stream_options={"include_usage": True},
                                     messages=[{"role": "user", "content": PROMPT}])
         text = "".join((c.choices[0].delta.content or "") for c in stream)
         assert text
@@ -299,10 +304,11 @@ def main() -> int:
           "  (model stream, litellm, events back to Emacs)")
     print("  where the time goes (p50, same fake model, measured here):")
     print(f"    bare HTTP client               {ms(statistics.median(raw_http))}")
-    print(f"    litellm.completion(stream)     {ms(statistics.median(lite))}")
+    print(f"    litellm.completion(stream)     {ms(statistics.median(lite))}"
+          "  (to its end; a turn goes on at the reply's finish)")
     print(f"    ping (transport round trip)    {ms(statistics.median(f['ping']))}")
     rest = statistics.median(turn) - statistics.median(lite) - statistics.median(f["ping"])
-    print(f"    rest (agent loop, gates, events) {ms(rest)}")
+    print(f"    turn minus those two           {ms(rest)}  (agent loop, gates, events)")
     return 0
 
 
