@@ -40,13 +40,10 @@ from passepartout.daemon.face_events import ApprovalAsked, ToolEvent
 
 Update = AgentMessageChunk | UserMessageChunk | ToolCallStart | ToolCallProgress | UsageUpdate
 
-_KINDS: dict[str, ToolKind] = {
-    "shell": "execute", "eval": "execute", "emacs-eval": "execute",
-    "read-file": "read", "list-directory": "read", "org-read": "read", "org-outline": "read",
-    "write-file": "edit", "edit-file": "edit", "append-file": "edit", "make-directory": "edit",
-    "delete-file": "delete", "move-file": "move", "org-refile": "move",
-    "search": "search", "memory-search": "search", "grep": "search",
-    "web-fetch": "fetch", "fetch": "fetch",
+_KINDS: dict[str, ToolKind] = {  # the built-in tools' names; org-* tools edit
+    "shell": "execute", "eval": "execute", "emacs-eval": "execute", "skill-test": "execute",
+    "read-file": "read", "write-file": "edit", "remember": "edit", "schedule": "edit",
+    "propose-skill": "edit", "grep-search": "search", "memory-search": "search",
 }
 TITLE_CHARS = 120
 
@@ -60,8 +57,8 @@ def tool_kind(name: str) -> ToolKind:
 def title(name: str, args: dict[str, Any] | None) -> str:
     """``shell: ls -la``, ``read-file: notes.org``: the call in one short line."""
     args = args or {}
-    main = next((str(args[k]) for k in ("cmd", "path", "file", "query", "url", "code")
-                 if k in args), None)
+    main = next((str(args[k]) for k in ("cmd", "path", "file", "pattern", "query", "url",
+                                        "title", "heading", "code") if k in args), None)
     if main is None and args:
         main = ", ".join(f"{k}={v!r}" for k, v in args.items())
     text = f"{name}: {' '.join(main.split())}" if main else name

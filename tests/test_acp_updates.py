@@ -1,0 +1,108 @@
+"""The translation of the daemon's events into ACP updates: one tool call from the
+approval through its run to its result, a refusal shown as a failed call, a kept
+session replayed, the answers of a permission request, the prompt's text."""
+
+from __future__ import annotations
+
+from acp import text_block
+from acp.schema import (
+    AllowedOutcome,
+    DeniedOutcome,
+    EmbeddedResourceContentBlock,
+    RequestPermissionResponse,
+    TextResourceContents,
+    ToolCallProgress,
+    ToolCallStart,
+)
+
+from passepartout.acp.permission import answer_of
+from passepartout.acp.updates import (
+    ToolTracker,
+    approval_call,
+    history_updates,
+    prompt_text,
+    usage_update,
+)
+from passepartout.daemon.face_events import ApprovalAsked, ToolEvent
+
+ASKED = ApprovalAsked("ap1", "s", "t", "shell(cmd='make deploy')",
+                      {"tool": "shell", "args": {"cmd": "make deploy"},
+                       "reasons": ["make is not on the allowlist"]})
+
+
+def test_an_asked_call_is_one_call_from_the_question_to_its_result() -> None:
+    tools = ToolTracker(prefix="t")
+    call_id = tools.for_approval(ASKED)
+    fields = approval_call(call_id, ASKED)
+    assert fields["title"] == "shell: make deploy" and fields["kind"] == "execute"
+    assert "make is not on the allowlist" in fields["content"][0].content.text
+    approved = tools.answered(call_id, True, False)
+    assert approved.status == "in_progress"
+    run = tools.on_tool(ToolEvent("s", "t", "tool", "shell", {"cmd": "make deploy"},
+                                  call_id="c9"))
+    assert isinstance(run, ToolCallProgress) and run.tool_call_id == call_id
+    done = tools.on_tool(ToolEvent("s", "t", "tool-result", "shell", ok=True, output="ok",
+                                   call_id="c9"))
+    assert isinstance(done, ToolCallProgress) and done.tool_call_id == call_id
+    assert done.status == "completed"
+
+
+def test_a_rejected_call_ends_failed_with_the_reason() -> None:
+    tools = ToolTracker(prefix="t")
+    call_id = tools.for_approval(ASKED)
+    assert tools.answered(call_id, False, True).status == "failed"
+    refused = tools.on_tool(ToolEvent("s", "t", "denied", "shell(cmd='make deploy')",
+                                      reason="the person said no"))
+    assert isinstance(refused, ToolCallProgress) and refused.tool_call_id == call_id
+    assert refused.status == "failed"
+    assert "the person said no" in refused.content[0].content.text  # type: ignore[index,union-attr]
+
+
+def test_a_refusal_no_one_was_asked_about_is_a_failed_call() -> None:
+    refused = ToolTracker(prefix="t").on_tool(
+        ToolEvent("s", "t", "denied", "read-file(path='~/.ssh/id_rsa')", reason="protected"))
+    assert isinstance(refused, ToolCallStart) and refused.status == "failed"
+    assert refused.kind == "read"
+
+
+def test_a_kept_session_replays_prompts_replies_and_tool_calls() -> None:
+    updates = history_updates([
+        {"role": ":user", "content": "list my files"},
+        {"role": ":assistant", "content": "",
+         "tool-calls": [{"call-id": "c1", "name": "shell", "arguments": '{"cmd": "ls"}'}]},
+        {"role": ":tool", "content": "a.org", "call-id": "c1"},
+        {"role": ":assistant", "content": "You have a.org."},
+    ])
+    kinds = [u.session_update for u in updates]
+    assert kinds == ["user_message_chunk", "tool_call", "tool_call_update",
+                     "agent_message_chunk"]
+    assert isinstance(updates[1], ToolCallStart) and updates[1].title == "shell: ls"
+
+
+def test_the_four_answers_and_a_cancelled_request() -> None:
+    def pick(option: str) -> RequestPermissionResponse:
+        return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected",
+                                                                option_id=option))
+
+    assert (answer_of(pick("allow-once")).yes, answer_of(pick("allow-once")).always) == (
+        True, False)
+    assert answer_of(pick("allow-always")).always and answer_of(pick("allow-always")).yes
+    assert not answer_of(pick("reject-always")).yes and answer_of(pick("reject-always")).always
+    assert not answer_of(pick("something-else")).yes
+    cancelled = RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+    assert not answer_of(cancelled).yes and not answer_of(None).yes
+
+
+def test_the_prompt_text_keeps_an_attached_file_named_by_uri() -> None:
+    attached = EmbeddedResourceContentBlock(
+        type="resource", resource=TextResourceContents(uri="file:///n.org", text="* Notes"))
+    assert prompt_text([text_block("summarize"), attached]) == \
+        "summarize\n\n[file:///n.org]\n* Notes"
+
+
+def test_usage_is_the_session_cost_and_its_context_per_call() -> None:
+    update = usage_update({"session": {"calls": 2, "tokens-in": 3000, "tokens-out": 80,
+                                       "cost": 0.01}}, 128000)
+    assert update is not None and update.used == 1500 and update.size == 128000
+    assert update.cost is not None and update.cost.amount == 0.01
+    assert usage_update({}, None) is None
