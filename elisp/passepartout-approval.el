@@ -229,11 +229,47 @@ when the person refuses or CODE is not a string."
 
 ;;;; The default way to ask
 
+(defun passepartout-approval--block (text prefix)
+  "Return TEXT with PREFIX before each of its lines but the first.
+So no line of a value can pass for a line of the question itself."
+  (replace-regexp-in-string "\n" (concat "\n" prefix) text t t))
+
+(defun passepartout-approval--value (key value)
+  "Return the line or lines showing argument KEY with VALUE.
+A string of several lines is a block whose every line starts with \"  | \"."
+  (if (and (stringp value) (string-search "\n" value))
+      (format "%s:\n  | %s" key (passepartout-approval--block
+                                (string-trim-right value "\n") "  | "))
+    (format "%s: %s" key (passepartout-approval--block (prin1-to-string value) "  | "))))
+
 (defun passepartout-approval-describe (description info)
-  "Return the full text shown for DESCRIPTION and INFO."
-  (let ((lines (list description)))
+  "Return the full text shown for DESCRIPTION and INFO.
+When INFO names the tool, DESCRIPTION only repeats INFO on one line
+\(a file's content with its newlines escaped, the reasons after it):
+then the tool comes first, its reasons next, each whole, so that a
+proposed skill's diff reads as a diff, then each argument, a string of
+several lines as an indented block."
+  (let ((tool (plist-get info :tool))
+        (lines nil))
+    (if (not tool)
+        (push description lines)
+      (push (passepartout--name tool) lines)
+      (when-let ((reasons (plist-get info :reasons)))
+        (push "why:" lines)
+        (dolist (reason (if (listp reasons) reasons (list reasons)))
+          (push (concat "- " (passepartout-approval--block
+                              (if (stringp reason) reason (prin1-to-string reason)) "  "))
+                lines)))
+      (let ((args (plist-get info :args)))
+        (cond ((null args))
+              ((and (listp args) (keywordp (car args)))
+               (cl-loop for (key value) on args by #'cddr
+                        do (push (passepartout-approval--value
+                                  (substring (symbol-name key) 1) value)
+                                 lines)))
+              (t (push (passepartout-approval--value "args" args) lines)))))
     (cl-loop for (key value) on info by #'cddr
-             unless (memq key '(:kind :digest))
+             unless (memq key '(:kind :digest :tool :args :reasons))
              do (push (format "%s: %s" (substring (symbol-name key) 1)
                               (if (stringp value) value (prin1-to-string value)))
                       lines))

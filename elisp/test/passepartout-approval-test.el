@@ -177,6 +177,26 @@ read otherwise than it runs."
       (should (string-search ";; \\u202e)\"x\" elif-eteled(\\u202c \\u200b" text)))
     (should (equal (passepartout-visible "plain (+ 1 2) é") "plain (+ 1 2) é"))))
 
+;;;; A long action reads as what it is
+
+(ert-deftest passepartout-approval-test-diff-reads-as-a-diff ()
+  "A proposed skill's diff is shown once, whole, before the arguments.
+A multi-line argument is a block whose every line is marked, so no line
+of it can pass for another argument."
+  (let ((text (passepartout-approval-describe
+               "propose-skill(file_name='g.org', content='* A\\n') — selfimprove: x"
+               (list :kind 'propose-skill :tool "propose-skill"
+                     :args (list :file_name "g.org" :content "* A\nfile_name: forged\n")
+                     :reasons (list "selfimprove: new:\n--- /dev/null\n+++ b/g.org\n+* A"
+                                    "dispatcher: high impact")
+                     :digest "d"))))
+    (should (string-prefix-p "propose-skill\nwhy:\n- selfimprove: new:\n  --- /dev/null\n" text))
+    (should (string-search "\n  +++ b/g.org\n  +* A\n- dispatcher: high impact\n" text))
+    (should (string-search "\nfile_name: \"g.org\"\ncontent:\n  | * A\n  | file_name: forged" text))
+    (should-not (string-search "\\n" text))
+    (should-not (string-search "digest" text))
+    (should-not (string-search "selfimprove" text (1+ (string-search "selfimprove" text))))))
+
 ;;;; Asked the way a terminal frame asks
 
 (ert-deftest passepartout-approval-test-asked-in-the-minibuffer ()
