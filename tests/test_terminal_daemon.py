@@ -227,3 +227,45 @@ def test_the_face_types_every_callback_and_drops_malformed_ones() -> None:
     assert parse_event(ON_TOOL, ["s", "t", [Keyword("odd")]]) is None  # a broken plist
     assert parse_event("passepartout--unknown", []) is None
     assert as_dict(None) == {}
+
+
+def test_the_chat_reattaches_to_a_daemon_that_is_back_and_says_so(
+    daemons: Daemons, fake_llm: FakeLLM
+) -> None:
+    fake_llm.reply("Before.")
+    fake_llm.reply("After the restart.")
+    daemons.start()
+    daemons.wait_ready()
+    proc = subprocess.Popen([PYTHON, "-m", "passepartout", "chat"], cwd=ROOT, env=daemons.env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def say(line: str, until: str) -> list[str]:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(line + "\n")
+        proc.stdin.flush()
+        seen = [proc.stdout.readline()]
+        while until not in seen[-1]:
+            assert seen[-1], f"{until!r} never shown: {seen}"
+            seen.append(proc.stdout.readline())
+        return seen
+
+    try:
+        say("first", "Before.")
+        assert daemons.cli("stop").returncode == 0
+        daemons.start()  # back, as a service manager or `passepartout daemon --detach` does
+        daemons.wait_ready()
+        shown = say("second", "After the restart.")
+        assert any("(reconnected to the daemon)" in line for line in shown)
+        assert daemons.cli("stop").returncode == 0  # and now it stays away
+        shown = say("third", "was not sent")
+        assert any("the daemon went away" in line for line in shown)
+        proc.stdin.close()
+        assert proc.wait(30) == 1  # a prompt was lost: said, and the status says it
+        assert daemons.cli("status").returncode == 3  # the chat did not start one
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()

@@ -230,9 +230,12 @@ def _attached(config: Config, reader: TextIO, writer: TextIO, channel: TerminalC
     from passepartout.daemon.face import Face
     from passepartout.daemon.start import ensure_daemon
 
+    def attach() -> Face | None:
+        return Face.attach(config.home, client={"approval-timeout": _approval_timeout(config)})
+
     try:
         running = ensure_daemon(config)
-        face = Face.attach(config.home, client={"approval-timeout": _approval_timeout(config)})
+        face = attach()
     except PassepartoutError as err:
         print(terminal_safe(f"passepartout chat: {err.message} (--standalone runs the agent "
                             "in this process instead)"), file=sys.stderr)
@@ -241,12 +244,9 @@ def _attached(config: Config, reader: TextIO, writer: TextIO, channel: TerminalC
         print("passepartout chat: the daemon stopped as the chat started; try again",
               file=sys.stderr)
         return 1
-    try:
-        return chat_attached(config, face, reader=reader, writer=writer, channel=channel,
-                             session=session, interactive=interactive,
-                             pid=running.info.get("pid", "?"))
-    finally:
-        face.close()
+    return chat_attached(config, face, reader=reader, writer=writer, channel=channel,
+                         session=session, interactive=interactive,
+                         pid=running.info.get("pid", "?"), reattach=attach)
 
 
 def _approval_timeout(config: Config) -> float:

@@ -15,6 +15,8 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
+from collections.abc import Callable
 from typing import TextIO
 
 from passepartout.channels.terminal import TURN_TIMEOUT, TerminalChannel
@@ -38,51 +40,84 @@ from passepartout.security.termtext import terminal_safe
 
 log = logging.getLogger(__name__)
 
+Attach = Callable[[], "Face | None"]  # a new face of the running daemon; None when none runs
+
 CANCEL_WAIT = 10.0
+REATTACH_WAIT = 5.0  # seconds a prompt waits for a daemon that is restarting
 POLL = 0.5  # how often a waiting turn checks for Ctrl-C (and for the connection)
 
 
 def chat_attached(config: Config, face: Face, *, reader: TextIO, writer: TextIO,
                   channel: TerminalChannel, session: str, interactive: bool,
-                  pid: object = "?") -> int:
-    """Chat until end of input; 0, or 1 when a turn ended in an error."""
+                  pid: object = "?", reattach: Attach | None = None) -> int:
+    """Chat until end of input; 0, or 1 when a turn ended in an error.  When the
+    daemon goes away, the next prompt waits a little for it to be back (``reattach``)
+    and says so; the daemon is not started again behind the person's back."""
     state = ChatState(config, {}, session, usage=face.usage)
-    notices = _NoticePrinter(face, channel)
-    face.listen(notices.put)
+    face.listen(_NoticePrinter(face, channel).put)
     lines = LineReader.for_stream(reader, config.home, interactive)
     if interactive:
         writer.write(terminal_safe(
             f"Passepartout (session {session}, attached to the daemon, pid {pid}); "
             "/help lists the commands, "
             "Ctrl-D or /quit ends.\n"))
-    while not face.closed:
-        try:
-            line = lines.read(writer, interactive)
-        except KeyboardInterrupt:  # at the prompt: a fresh prompt, as in a shell
-            writer.write("\n")
-            continue
-        if line is None:
-            break
-        text = line.strip()
-        if not text:
-            continue
-        if text in ("/quit", "/exit"):
-            break
-        local = command_word(text)
-        if local is not None:
-            channel.say(answer(state, *local))
-            continue
-        try:
-            turn = face.send(state.session, text, context=state.meta())
-        except DaemonError as err:
-            channel.show("error", {"message": err.message})
-            break
-        follow(face, turn, channel)
-        if text.lower().split()[0] == "/help":
-            channel.say(HELP)
-    if face.closed:
-        channel.show("error", {"message": f"the daemon went away: {face.closed_reason}"})
+    try:
+        while True:
+            try:
+                line = lines.read(writer, interactive)
+            except KeyboardInterrupt:  # at the prompt: a fresh prompt, as in a shell
+                writer.write("\n")
+                continue
+            if line is None:
+                break
+            text = line.strip()
+            if not text:
+                continue
+            if text in ("/quit", "/exit"):
+                break
+            if face.closed:
+                again = _reattach(face, channel, reattach)
+                if again is None:
+                    continue
+                face = again
+                state.usage = face.usage
+                face.listen(_NoticePrinter(face, channel).put)
+            local = command_word(text)
+            if local is not None:
+                channel.say(answer(state, *local))
+                continue
+            try:
+                turn = face.send(state.session, text, context=state.meta())
+            except DaemonError as err:
+                channel.show("error", {"message": err.message})
+                continue
+            follow(face, turn, channel)
+            if text.lower().split()[0] == "/help":
+                channel.say(HELP)
+    finally:
+        face.close()
     return 1 if channel.errors else 0
+
+
+def _reattach(face: Face, channel: TerminalChannel, reattach: Attach | None) -> Face | None:
+    """The daemon again, if it is back within :data:`REATTACH_WAIT`; else None (said)."""
+    channel.say(f"(the daemon went away: {face.closed_reason}; reconnecting)")
+    deadline = time.monotonic() + REATTACH_WAIT
+    while reattach is not None:
+        try:
+            again = reattach()
+        except DaemonError as err:
+            log.info("reattach failed: %s", err.message)
+            again = None
+        if again is not None:
+            channel.say("(reconnected to the daemon)")
+            return again
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    channel.show("error", {"message": "the daemon is not running, and that prompt was not "
+                                      "sent (`passepartout daemon --detach` starts it)"})
+    return None
 
 
 def follow(face: Face, turn: Turn, channel: TerminalChannel) -> None:
