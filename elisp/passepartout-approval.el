@@ -21,8 +21,10 @@
 ;; returns at once), one question at a time, and answers with
 ;; `approval-answer'.  The question is read in the minibuffer, never in
 ;; a dialog (from a timer a dialog would be chosen, and on a terminal
-;; frame it is a menu whose RET means Yes); only t is a yes, and no
-;; answer within `passepartout-approval-timeout' seconds is a denial.
+;; frame it is a menu whose RET means Yes); only t (once) and `always'
+;; (kept as a grant scoped to the action) are a yes, `never' is a no that
+;; is kept too, and no answer within `passepartout-approval-timeout'
+;; seconds is a denial.
 ;;
 ;; The `emacs-eval' tool is the only way code from the server can run in
 ;; Emacs.  It arrives as an approval whose info says :kind emacs-eval; after
@@ -119,17 +121,20 @@ interrupt what they type (its timeout still runs)."
 (defun passepartout-approval--ask (approval)
   "Ask the person about APPROVAL and send the answer."
   (let* ((info (passepartout-approval-info approval))
-         (yes (passepartout-approval--consult
-               approval (passepartout-approval-description approval) info)))
+         (choice (passepartout-approval--consult
+                  approval (passepartout-approval-description approval) info)))
     (cond
      ((passepartout-approval-answered approval))
-     ((not yes) (passepartout-approval--answer
-                 approval nil (or (passepartout-approval-reason approval) "refused")))
+     ((eq choice 'never)
+      (passepartout-approval--answer approval '(:allow nil :always t) "refused always"))
+     ((not choice) (passepartout-approval--answer
+                    approval nil (or (passepartout-approval-reason approval) "refused")))
      ((passepartout-approval-eval-p info)
       (let ((result (passepartout--eval-approved (plist-get info :code) approval)))
         (passepartout-approval--answer
          approval result (or (passepartout-approval-reason approval)
                              "refused when shown the code"))))
+     ((eq choice 'always) (passepartout-approval--answer approval '(:allow t :always t) nil))
      (t (passepartout-approval--answer approval t nil)))))
 
 (defun passepartout-approval--call-asking (function &rest args)
@@ -148,16 +153,17 @@ meant as its answer."
 
 (defun passepartout-approval--consult (approval description info)
   "Call `passepartout-approval-function' with DESCRIPTION and INFO for APPROVAL.
-Return t for a yes: the function returned t.  Any other value is a no,
-as is a refusal, a failure, a quit or running out of time; then record
-why in APPROVAL."
+Return t for a yes, `always' for a yes to keep, `never' for a no to
+keep: what the function returned.  Any other value is a no, as is a
+refusal, a failure, a quit or running out of time; then record why in
+APPROVAL and return nil."
   (condition-case err
       (with-timeout ((passepartout-approval--remaining approval)
                      (setf (passepartout-approval-reason approval) "no answer in time")
                      nil)
-        (eq (passepartout-approval--call-asking
-             passepartout-approval-function description info)
-            t))
+        (let ((choice (passepartout-approval--call-asking
+                       passepartout-approval-function description info)))
+          (and (memq choice '(t always never)) choice)))
     (quit (setf (passepartout-approval-reason approval) "quit") nil)
     (error (passepartout--log "approval function failed: %s" (error-message-string err))
            (setf (passepartout-approval-reason approval)
@@ -179,7 +185,14 @@ why in APPROVAL."
                           id (passepartout-approval-session approval)
                           (passepartout-approval-turn approval)
                           (passepartout-approval-description approval)
-                          (and answer t) (unless answer reason)))))
+                          (passepartout-approval--yes-p answer)
+                          (unless (passepartout-approval--yes-p answer) reason)))))
+
+(defun passepartout-approval--yes-p (answer)
+  "Return non-nil when ANSWER, as sent to the server, is a yes."
+  (cond ((eq answer t))
+        ((and (consp answer) (plist-member answer :allow)) (plist-get answer :allow))
+        (t (consp answer))))
 
 (defun passepartout-approval-cancel-all (reason)
   "Deny every approval still waiting, because of REASON."
@@ -207,9 +220,10 @@ APPROVAL is the approval it belongs to, for the time left.  Return
 when the person refuses or CODE is not a string."
   (when (and (stringp code)
              (if approval
-                 (passepartout-approval--consult
-                  approval (passepartout-approval--eval-question code)
-                  (list :kind 'emacs-eval-confirm :code code))
+                 (memq (passepartout-approval--consult
+                        approval (passepartout-approval--eval-question code)
+                        (list :kind 'emacs-eval-confirm :code code))
+                       '(t always))
                (eq (passepartout-approval--call-asking
                     passepartout-approval-function
                     (passepartout-approval--eval-question code)
@@ -284,15 +298,33 @@ in Emacs needs a typed \"yes\"."
          (question (format "Passepartout wants to %s  Allow? "
                            (if long "do what the *passepartout-approval* window shows."
                              (concat text ".")))))
-    (if (not long)
-        (y-or-n-p question)
-      (save-window-excursion
-        (with-output-to-temp-buffer "*passepartout-approval*"
-          (princ text))
-        (if (string-prefix-p "emacs-eval"
-                             (passepartout--name (plist-get info :kind)))
-            (yes-or-no-p question)
-          (y-or-n-p question))))))
+    (if (string-prefix-p "emacs-eval" (passepartout--name (plist-get info :kind)))
+        (save-window-excursion
+          (with-output-to-temp-buffer "*passepartout-approval*"
+            (princ text))
+          (yes-or-no-p question))
+      (if (not long)
+          (passepartout-approval--choose question)
+        (save-window-excursion
+          (with-output-to-temp-buffer "*passepartout-approval*"
+            (princ text))
+          (passepartout-approval--choose question))))))
+
+(defun passepartout-approval--choose (question)
+  "Ask QUESTION with four answers; t, `always', `never' or nil.
+y allows once, n refuses once, ! allows always and N refuses always
+\(a standing grant scoped to this action, kept by the server)."
+  (let ((read-answer-short t))  ; one key, read in the minibuffer
+    (pcase (read-answer
+            question
+            '(("yes" ?y "allow this once")
+              ("no" ?n "refuse this once")
+              ("always" ?! "allow, and allow the same action from now on")
+              ("never" ?N "refuse, and refuse the same action from now on")))
+      ("yes" t)
+      ("always" 'always)
+      ("never" 'never)
+      (_ nil))))
 
 (defun passepartout-approval--server-exited (_what)
   "Deny the approvals still waiting: the server that asked is gone."

@@ -53,9 +53,12 @@ When nil, the server uses its configured default (PASSEPARTOUT_MODEL)."
 (defcustom passepartout-approval-function #'passepartout-approval-ask-minibuffer
   "The function that asks the person whether an action may run.
 It is called with DESCRIPTION, a string naming the exact action, and
-INFO, a plist from the server (:kind, :code, :name, :args...).  Only
-the return value t approves the action; anything else denies it.  It is
-called with dialogs off, so `yes-or-no-p' asks in the minibuffer."
+INFO, a plist from the server (:kind, :code, :name, :args...).  The
+return value t approves the action once, `always' approves it and keeps
+the yes as a standing grant scoped to that action, `never' denies it and
+keeps the no; anything else denies it once.  (Code to evaluate in Emacs
+is approved once at most.)  It is called with dialogs off, so
+`yes-or-no-p' asks in the minibuffer."
   :type 'function
   :group 'passepartout)
 

@@ -123,9 +123,13 @@
 (ert-deftest passepartout-approval-test-minibuffer-shows-action ()
   "The default question names the exact action."
   (let ((prompt nil))
-    (cl-letf (((symbol-function 'y-or-n-p) (lambda (p) (setq prompt p) t)))
-      (should (passepartout-approval-ask-minibuffer "shell ls" '(:kind shell)))
+    (cl-letf (((symbol-function 'read-answer) (lambda (p _answers) (setq prompt p) "yes")))
+      (should (eq (passepartout-approval-ask-minibuffer "shell ls" '(:kind shell)) t))
       (should (string-match-p "shell ls" prompt)))
+    (cl-letf (((symbol-function 'read-answer) (lambda (_p _answers) "always")))
+      (should (eq (passepartout-approval-ask-minibuffer "shell ls" '(:kind shell)) 'always)))
+    (cl-letf (((symbol-function 'read-answer) (lambda (_p _answers) "never")))
+      (should (eq (passepartout-approval-ask-minibuffer "shell ls" '(:kind shell)) 'never)))
     (cl-letf (((symbol-function 'yes-or-no-p) (lambda (p) (setq prompt p) nil)))
       (should-not (passepartout-approval-ask-minibuffer
                    "Evaluate this Emacs Lisp in your Emacs now?\n\n(ding)\n"
@@ -306,12 +310,24 @@ them once the minibuffer shows the question."
             (next)
             (type "yes\r")
             (should (equal (next) '(answer "emacs-eval3" (:ok t :value "42") 42)))
-            ;; A short action is a y-or-n-p in the minibuffer too.
+            ;; A short action is one key in the minibuffer too: y, n, ! or N.
             (type "\C-cs")
-            (should (string-match-p "shell ls.*(y or n) \\'" (cadr (next))))
-            (drawn "(y or n)")
+            (should (string-match-p "shell ls.*(y, n, !, N, \\?) \\'" (cadr (next))))
+            (drawn "(y, n, !, N, ?)")
             (type "n")
-            (should (equal (next) '(answer "shell4" nil 42))))
+            (should (equal (next) '(answer "shell4" nil 42)))
+            ;; ! allows, and asks the server to keep the yes as a grant.
+            (type "\C-cs")
+            (next)
+            (drawn "(y, n, !, N, ?)")
+            (type "!")
+            (should (equal (next) '(answer "shell5" (:allow t :always t) 42)))
+            ;; N refuses, and asks the server to keep the no.
+            (type "\C-cs")
+            (next)
+            (drawn "(y, n, !, N, ?)")
+            (type "N")
+            (should (equal (next) '(answer "shell6" (:allow nil :always t) 42))))
         (delete-process process)
         (delete-directory dir t)))))
 
