@@ -40,7 +40,7 @@ from passepartout.security.termtext import terminal_safe
 
 log = logging.getLogger(__name__)
 
-Attach = Callable[[], "Face | None"]  # a new face of the running daemon; None when none runs
+Attach = Callable[[], Face | None]  # a new face of the running daemon; None when none runs
 
 CANCEL_WAIT = 10.0
 REATTACH_WAIT = 5.0  # seconds a prompt waits for a daemon that is restarting
