@@ -24,8 +24,9 @@ Callback = Callable[[Path], object]
 
 
 class _Handler(FileSystemEventHandler):
-    def __init__(self, touch: Callable[[str], None]) -> None:
+    def __init__(self, touch: Callable[[str], None], within: Path | None = None) -> None:
         self._touch = touch
+        self._within = within  # watching a parent: only what is under this directory
 
     def on_any_event(self, event: FileSystemEvent) -> None:
         if event.event_type in ("opened", "closed_no_write"):
@@ -33,7 +34,9 @@ class _Handler(FileSystemEventHandler):
         paths = [event.src_path, getattr(event, "dest_path", "")]
         for path in paths:
             text = path.decode() if isinstance(path, bytes) else str(path)
-            if text and (event.is_directory or is_org_file(text)):
+            if not text or not (event.is_directory or is_org_file(text)):
+                continue
+            if self._within is None or Path(text).is_relative_to(self._within):
                 self._touch(text)
 
 
@@ -55,15 +58,22 @@ class MemexWatcher:
         return self._observer is not None
 
     def start(self) -> list[Path]:
-        """Start watching the directories that exist; returns them."""
+        """Start watching the directories that exist; returns them.  One that does not
+        exist yet but whose parent does is watched through the parent, so the files of
+        a scan directory made after the start (a new memex's projects/) are seen."""
         watched = [d for d in self.dirs if d.is_dir()]
-        for missing in set(self.dirs) - set(watched):
+        later = [d for d in self.dirs if d not in watched and d.parent.is_dir()]
+        for missing in set(self.dirs) - set(watched) - set(later):
             log.info("memex watcher: %s does not exist, not watched", missing)
-        if not watched:
+        if not watched and not later:
             return []
         observer = Observer()
         for directory in watched:
             observer.schedule(_Handler(self._touch), str(directory), recursive=True)
+        for directory in later:
+            observer.schedule(_Handler(self._touch, within=directory), str(directory.parent),
+                              recursive=True)
+            log.info("memex watcher: %s does not exist yet, watched from its parent", directory)
         observer.daemon = True
         observer.start()
         self._observer = observer

@@ -132,6 +132,8 @@ def import_org_file(store: MemoryStore, path: Path, memex_dir: Path) -> int:
 
     Raises ``ValueError`` naming the file when it cannot be parsed.
     """
+    if path.is_dir():  # a directory made or moved in: the watcher names it, not its files
+        return sum(import_org_file(store, file, memex_dir) for file in org_files(path))
     rel = path.resolve().relative_to(memex_dir.resolve()).as_posix()
     if not path.exists():
         store.sync_subtrees([], [file_node_id(rel)])
