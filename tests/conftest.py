@@ -35,3 +35,46 @@ def env(tmp_path: Path) -> dict[str, str]:
 @pytest.fixture
 def config(env: dict[str, str]) -> Config:
     return Config.from_mapping(env, config_dir=Path(env["PASSEPARTOUT_CONFIG_DIR"]))
+
+
+def _daemons_under(root: str) -> list[int]:
+    """The ``passepartout daemon`` processes whose state directory is under ``root``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            args = (entry / "cmdline").read_bytes().split(b"\0")
+            if b"passepartout" not in b" ".join(args) or b"daemon" not in args:
+                continue
+            environ = (entry / "environ").read_bytes().split(b"\0")
+        except OSError:  # gone, or not ours to read
+            continue
+        homes = [v.split(b"=", 1)[1].decode(errors="replace") for v in environ
+                 if v.startswith(b"PASSEPARTOUT_HOME=")]
+        if homes and homes[0].startswith(root):
+            found.append(int(entry.name))
+    return found
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A daemon a test started must not outlive the run: stop any left behind, and say
+    so (the run fails), so that the test that leaked it gets fixed."""
+    import contextlib
+    import signal
+    import time
+
+    factory = getattr(session.config, "_tmp_path_factory", None)
+    if factory is None:
+        return
+    root = str(factory.getbasetemp())
+    deadline = time.monotonic() + 5.0  # one told to stop may still be saving memory
+    while (leaked := _daemons_under(root)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    for pid in leaked:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    if leaked:
+        print(f"\n{len(leaked)} daemon(s) left running by the tests were killed: "
+              f"pids {leaked}; some test did not stop what it started")
+        session.exitstatus = 1
