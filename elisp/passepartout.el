@@ -173,6 +173,12 @@ is a `user-error' that names METHOD."
 (defvar passepartout--starting-since nil
   "When the server began to start, or nil.")
 
+(defvar passepartout--starting-message nil
+  "The message that announced the start, to tell it apart from later ones.")
+
+(defvar passepartout--announced-timer nil
+  "The timer that shows the ready line again over the start's message.")
+
 (defun passepartout--stop-progress ()
   "Stop showing the start's progress."
   (when (timerp passepartout--progress-timer)
@@ -185,7 +191,8 @@ is a `user-error' that names METHOD."
     ('starting
      (passepartout--stop-progress)
      (setq passepartout--starting-since (float-time))
-     (message "Passepartout: %s..." (passepartout--starting-text))
+     (setq passepartout--starting-message
+           (message "Passepartout: %s..." (passepartout--starting-text)))
      (setq passepartout--progress-timer
            (run-at-time 1 1 #'passepartout--show-progress)))
     ('ready
@@ -217,8 +224,32 @@ The handshake comes first, then the agent boots (skills, models)."
     (let ((seconds (- (float-time) passepartout--starting-since)))
       (setq passepartout--starting-since nil)
       (passepartout--stop-progress)
-      (message "%s (started in %.1f s)" (passepartout-status-text 'ready status)
-               seconds))))
+      (passepartout--keep-announced
+       (message "%s (started in %.1f s)" (passepartout-status-text 'ready status)
+                seconds)))))
+
+(defun passepartout--keep-announced (text)
+  "Show TEXT again when the start's message is back in the echo area.
+\\[execute-extended-command] shows its key hint with `with-temp-message',
+which puts back the message it covered, the start's, once the hint
+has been shown: a ready announced meanwhile would be lost to it."
+  (let ((starting passepartout--starting-message)
+        (checks 12))
+    (when (timerp passepartout--announced-timer)
+      (cancel-timer passepartout--announced-timer))
+    (when starting
+      (setq passepartout--announced-timer
+            (run-at-time
+             0.5 0.5
+             (lambda ()
+               (setq checks (1- checks))
+               (let ((shown (current-message)))
+                 (when (and shown (string-prefix-p starting shown))
+                   (message "%s" text)
+                   (setq checks 0)))
+               (when (<= checks 0)
+                 (cancel-timer passepartout--announced-timer)
+                 (setq passepartout--announced-timer nil))))))))
 
 (defun passepartout--watch-state (_symbol state operation _where)
   "Announce STATE once it is the value of `passepartout--state'.
