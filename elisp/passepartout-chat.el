@@ -572,15 +572,22 @@ Count the event as dropped when the turn is stale or refuses it."
   (passepartout-chat--with-turn session turn-id 'approval
     (force-mode-line-update)))
 
+(defconst passepartout-chat--approval-note-width 200
+  "The characters of an action said in the chat once it was answered.
+The whole action was shown when it was asked; a proposed skill's would
+fill the chat.")
+
 (defun passepartout-chat--approval-answered (_id session turn-id description approved reason)
   "Say in SESSION's turn TURN-ID whether DESCRIPTION was APPROVED, and REASON."
   (passepartout-chat--with-turn session turn-id 'answered
     (force-mode-line-update)
     (unless approved
       (push description (passepartout-turn-refused turn)))
-    (passepartout-chat-render-note
-     turn (if approved (format "Approved: %s" description)
-            (format "*Not approved:* %s (%s)" description (or reason "refused"))))))
+    (let ((shown (truncate-string-to-width
+                  description passepartout-chat--approval-note-width nil nil "…")))
+      (passepartout-chat-render-note
+       turn (if approved (format "Approved: %s" shown)
+              (format "*Not approved:* %s (%s)" shown (or reason "refused")))))))
 
 (defun passepartout-chat--server-exited (what)
   "End the live turn of each chat buffer: the server went away, see WHAT."

@@ -166,6 +166,29 @@
       (with-current-buffer buffer (set-buffer-modified-p nil))
       (kill-buffer buffer))))
 
+(ert-deftest passepartout-approval-test-chat-says-a-long-action-short ()
+  "A long action answered is said in the chat on one short line."
+  (let ((buffer (generate-new-buffer "*passepartout-approval-test*"))
+        (long (concat "propose-skill(file_name='g.org', content='"
+                      (make-string 3000 ?x) "') — selfimprove: a diff\n+x")))
+    (unwind-protect
+        (passepartout-approval-test-with (lambda (_d _i) t)
+          (with-current-buffer buffer
+            (org-mode)
+            (passepartout-chat-mode 1)
+            (goto-char (point-max))
+            (insert "improve yourself")
+            (let ((turn (passepartout-chat-send)))
+              (passepartout--on-approval "a9" passepartout-chat--session
+                                         (passepartout-turn-id turn) long
+                                         '(:kind propose-skill))
+              (should (eq (passepartout-approval-test--answer-of "a9") t))
+              (let ((reply (passepartout-turn-reply turn)))
+                (should (string-match "^Approved: propose-skill(file_name='g.org'.*…$" reply))
+                (should (< (length (match-string 0 reply)) 220))))))
+      (with-current-buffer buffer (set-buffer-modified-p nil))
+      (kill-buffer buffer))))
+
 ;;;; What is shown is what runs
 
 (ert-deftest passepartout-approval-test-bidi-is-shown ()
