@@ -35,7 +35,7 @@ MODEL = "openai/gpt-4o-mini"
 
 
 class Quiet:
-    def send(self, signal: Signal, kind: str, data: dict[str, Any]) -> None:
+    def send(self, signal: Signal, event: Any) -> None:
         pass
 
     def approve(self, request: Any) -> bool:

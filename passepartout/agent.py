@@ -13,25 +13,20 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from passepartout.config import Config
 from passepartout.engine import Registry, SkillLoader, Status
 from passepartout.engine.loader import SHIPPED_SKILLS_DIR
 from passepartout.errors import PassepartoutError
 from passepartout.loop import Action, ApprovalRequest, Loop, Stimuli, Thought
+from passepartout.loop.events import Channel, Event, Notice, ToolCall, ToolResult
 from passepartout.signals import Keyword, Signal
 from passepartout.tools import Tool, ToolBelt
 
 log = logging.getLogger(__name__)
 
-
-class Channel(Protocol):
-    """A front end: where a session's events are shown and its approvals asked."""
-
-    def send(self, signal: Signal, kind: str, data: dict[str, Any]) -> None: ...
-
-    def approve(self, request: ApprovalRequest) -> bool: ...
+_BACKGROUND = frozenset({"cron", "hook"})  # channels of jobs, not of a person
 
 
 @dataclass
@@ -167,15 +162,34 @@ class Agent:
         source = signal.meta.get("source")
         return self.channels.get(str(source)) if source is not None else None
 
-    def _emit(self, signal: Signal, kind: str, data: dict[str, Any]) -> None:
+    def _emit(self, signal: Signal, event: Event) -> None:
         channel = self._channel(signal)
         if channel is None:
-            log.info("[%s] %s: %s", signal.session_id or "-", kind, data)
+            log.info("[%s] %s", signal.session_id or "-", event)
             return
         try:
-            channel.send(signal, kind, data)
+            channel.send(signal, event)
         except Exception as err:  # a front end that went away must not stop the loop
             log.warning("channel send failed: %s", err)
+
+    def notify(self, notice: Notice, *, to: tuple[str, ...] | None = None) -> int:
+        """A word to every person's face (or the faces of the sources ``to``), bound to
+        no chat; how many were told."""
+        signal = Signal(payload={"sensor": Keyword("notify")},
+                        meta={"origin": Keyword("notify")})
+        seen: list[Channel] = []
+        for source, channel in list(self.channels.items()):
+            if source in _BACKGROUND or any(channel is c for c in seen) or (
+                to is not None and source not in to
+            ):
+                continue
+            seen.append(channel)
+            try:
+                channel.send(signal, notice)
+            except Exception as err:  # a client gone: the others and the log have it
+                log.warning("notice to %s failed: %s", source, err)
+                seen.pop()
+        return len(seen)
 
     def _approve(self, request: ApprovalRequest) -> bool:
         channel = self._channel(request.signal)
@@ -185,9 +199,7 @@ class Agent:
 
     def _run_tool(self, action: Action, signal: Signal) -> Signal | None:
         tool = self.tool(action.name)
-        self.loop.emit(
-            signal, "tool", {"name": action.name, "args": action.args, "call-id": action.call_id}
-        )
+        self.loop.emit(signal, ToolCall(action.name, dict(action.args), action.call_id))
         if tool is None:
             output, ok = f"unknown tool {action.name!r}", False
         else:
@@ -198,11 +210,7 @@ class Agent:
             except Exception as err:
                 log.exception("tool %s failed", action.name)
                 output, ok = f"{type(err).__name__}: {err}", False
-        self.loop.emit(
-            signal,
-            "tool-result",
-            {"name": action.name, "ok": ok, "output": output, "call-id": action.call_id},
-        )
+        self.loop.emit(signal, ToolResult(action.name, ok, output, action.call_id))
         return signal.child(
             {
                 "sensor": Keyword("tool-output"),

@@ -12,6 +12,7 @@ reflexes of the memex), never the agent itself; the shipped skills get the agent
 from passepartout.engine import defskill, host, require
 from passepartout.engine.skillhost import SkillHost
 from passepartout.loop import Action, ApprovalRequest, Prompt, Thought, Verdict
+from passepartout.loop.events import Notice
 from passepartout.signals import Keyword, Signal
 from passepartout.tools import Tool, make_tool, tool
 
@@ -19,6 +20,7 @@ __all__ = [
     "Action",
     "ApprovalRequest",
     "Keyword",
+    "Notice",
     "Prompt",
     "Signal",
     "SkillHost",

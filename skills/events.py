@@ -19,7 +19,7 @@ import logging
 import threading
 from typing import Any
 
-from passepartout.api import ApprovalRequest, Keyword, Signal, defskill, host
+from passepartout.api import ApprovalRequest, Notice, Signal, defskill, host
 from passepartout.events.heartbeat import HeartbeatBus
 from passepartout.events.orchestrator import Orchestrator
 
@@ -29,15 +29,8 @@ AGENT = host()
 
 
 def _notify(level: str, text: str) -> None:
-    channel = AGENT.channels.get("emacs") if AGENT is not None else None
-    if channel is None:
-        return
-    if hasattr(channel, "notify"):  # the Emacs channel's own notice (on-notify)
-        channel.notify(level, text)
-        return
-    signal = Signal(payload={"sensor": Keyword("notify")},
-                    meta={"source": Keyword("emacs"), "origin": Keyword("heartbeat")})
-    channel.send(signal, "notify", {"level": level, "text": text})
+    if AGENT is not None:
+        AGENT.notify(Notice(text, level), to=("emacs",))  # the event log's word
 
 
 def _approve(request: ApprovalRequest) -> bool:

@@ -16,7 +16,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from passepartout.api import Signal, defskill, host, make_tool
+from passepartout.api import Notice, Signal, defskill, host, make_tool
 
 DEPENDS_ON = ["events"]
 
@@ -108,16 +108,7 @@ class hooks_Kit:
         level = level if level in ("info", "warning", "error") else "info"
         self.events.record(Entry("hook", f"{proposal.hook}: {text}", "", level,
                                  proposal.node_id, file or None))
-        told = 0
-        for channel in {id(c): c for c in self.agent.channels.values()}.values():
-            notify = getattr(channel, "notify", None)
-            if not callable(notify):
-                continue
-            try:
-                notify(level, f"hook: {proposal.hook}: {text}")
-                told += 1
-            except Exception as err:  # a client gone: the others and the log have it
-                log.warning("notification failed: %s", err)
+        told = self.agent.notify(Notice(f"hook: {proposal.hook}: {text}", level))
         return f"notified {told} client(s)"
 
     def snapshot(self, ticket: str, label: str) -> str:

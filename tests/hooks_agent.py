@@ -13,6 +13,7 @@ from passepartout.agent import Agent
 from passepartout.config import Config
 from passepartout.engine.loader import SHIPPED_SKILLS_DIR
 from passepartout.loop.actions import ApprovalRequest
+from passepartout.loop.events import Event, Notice
 from passepartout.signals import Signal
 
 SKILLS = ("policy.py", "dispatcher.py", "events.py", "chat.py", "memory.py", "hooks.py")
@@ -24,14 +25,12 @@ class Client:
     def __init__(self) -> None:
         self.notes: list[tuple[str, str]] = []
 
-    def send(self, signal: Signal, kind: str, data: dict[str, Any]) -> None:
-        pass
+    def send(self, signal: Signal, event: Event) -> None:
+        if isinstance(event, Notice):
+            self.notes.append((event.level, event.text))
 
     def approve(self, request: ApprovalRequest) -> bool:
         return False
-
-    def notify(self, level: str, text: str) -> None:
-        self.notes.append((level, text))
 
 
 def make_agent(tmp_path: Path, env: dict[str, str], files: dict[str, str],

@@ -19,6 +19,7 @@ from fakellm import FakeLLM, fake_llm  # noqa: F401
 from passepartout.agent import Agent
 from passepartout.config import Config
 from passepartout.loop.actions import ApprovalRequest
+from passepartout.loop.events import Done, Event, fields
 from passepartout.signals import Keyword, Signal
 
 PRICED_MODEL = "openai/gpt-4o-mini"  # in litellm's cost map, served by the fake
@@ -33,9 +34,9 @@ class Recorder:
     asked: list[ApprovalRequest] = field(default_factory=list)
     done: threading.Event = field(default_factory=threading.Event)
 
-    def send(self, signal: Signal, kind: str, data: dict[str, Any]) -> None:
-        self.events.append((kind, data))
-        if kind == "done":
+    def send(self, signal: Signal, event: Event) -> None:
+        self.events.append((event.kind, fields(event)))
+        if isinstance(event, Done):
             self.done.set()
 
     def approve(self, request: ApprovalRequest) -> bool:

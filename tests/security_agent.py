@@ -15,6 +15,7 @@ from passepartout.agent import Agent
 from passepartout.config import Config
 from passepartout.engine.loader import SHIPPED_SKILLS_DIR
 from passepartout.loop.actions import Action, ApprovalRequest, Thought
+from passepartout.loop.events import Event, fields
 from passepartout.signals import Keyword, Signal
 from passepartout.testing.skilltrust import trust_skills
 
@@ -39,8 +40,8 @@ class Channel:
     events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     asked: list[ApprovalRequest] = field(default_factory=list)
 
-    def send(self, signal: Signal, kind: str, data: dict[str, Any]) -> None:
-        self.events.append((kind, data))
+    def send(self, signal: Signal, event: Event) -> None:
+        self.events.append((event.kind, fields(event)))
 
     def approve(self, request: ApprovalRequest) -> bool:
         self.asked.append(request)

@@ -19,6 +19,7 @@ from passepartout.loop import (
     UseFallback,
     Verdict,
 )
+from passepartout.loop.events import Event, fields
 from passepartout.signals import Keyword, Signal
 
 
@@ -30,8 +31,8 @@ class Recorder:
     def __init__(self) -> None:
         self.events: list[tuple[str, dict[str, Any]]] = []
 
-    def __call__(self, signal: Signal, kind: str, data: dict[str, Any]) -> None:
-        self.events.append((kind, data))
+    def __call__(self, signal: Signal, event: Event) -> None:
+        self.events.append((event.kind, fields(event)))
 
     def kinds(self) -> list[str]:
         return [k for k, _ in self.events]
@@ -118,7 +119,7 @@ def test_depth_11_yields_nothing() -> None:
     deep = Signal(payload={"sensor": Keyword("user-input"), "text": "x"}, depth=11)
     assert loop.process(deep) == []
     assert rec.of("reply") == []
-    assert rec.of("error")[0]["kind"] == "depth-limit"  # said, not silent
+    assert rec.of("error")[0]["code"] == "depth-limit"  # said, not silent
 
 
 def test_feedback_loops_until_the_depth_limit() -> None:
@@ -161,7 +162,7 @@ def test_at_most_three_retries_then_a_gate_error() -> None:
     )
     assert loop.process(user_input()) == []
     assert len(calls) == 4  # the proposal and 3 retries
-    assert rec.of("error")[-1]["kind"] == "gate-error"
+    assert rec.of("error")[-1]["code"] == "gate-error"
 
 
 def test_ask_goes_to_the_approver_and_no_answer_is_no() -> None:
@@ -191,7 +192,7 @@ def test_a_critical_error_rolls_memory_back_and_retries_as_loop_error() -> None:
     loop.register_actuator("explode", explode)
     loop.process(user_input())
     assert rollbacks == [1]
-    assert rec.of("error")[0]["kind"] == "internal-error"
+    assert rec.of("error")[0]["code"] == "internal-error"
 
 
 def test_recoveries_skip_fallback_abort() -> None:
@@ -201,7 +202,7 @@ def test_recoveries_skip_fallback_abort() -> None:
     loop, rec = make_loop(chat_skill(), think=fail)
     loop.error_handlers.append(lambda err, sig: UseFallback("sorry, try later"))
     loop.process(user_input())
-    assert rec.of("reply") == [{"text": "sorry, try later"}]
+    assert rec.of("reply") == [{"text": "sorry, try later", "streamed": False}]
 
     loop.error_handlers[:] = [lambda err, sig: SkipSignal()]
     loop.process(user_input())

@@ -12,6 +12,7 @@ from passepartout.engine import Registry, SkillLoader, Status, require
 from passepartout.engine.discovery import discover, topological_order
 from passepartout.errors import BootError
 from passepartout.loop import Loop
+from passepartout.loop.events import Reply
 from passepartout.signals import Keyword, Signal
 from passepartout.testing.skilltrust import trust_skills
 
@@ -194,8 +195,8 @@ def test_hot_reload_changes_behaviour_and_a_broken_version_leaves_the_old(tmp_pa
     registry, loader = load(tmp_path)
     loop = Loop(registry)
     replies: list[str] = []
-    loop.emit = lambda s, kind, data: (
-        replies.append(data.get("text", "")) if kind == "reply" else None
+    loop.emit = lambda s, event: (
+        replies.append(event.text) if isinstance(event, Reply) else None
     )
 
     loop.process(user_input())

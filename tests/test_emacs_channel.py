@@ -21,6 +21,17 @@ from passepartout.channels.emacs import (
 )
 from passepartout.errors import PipelineError
 from passepartout.loop import Action, ApprovalRequest
+from passepartout.loop.events import (
+    ApprovalAsked,
+    Chunk,
+    Denied,
+    Done,
+    Error,
+    Notice,
+    Reply,
+    ToolCall,
+    ToolResult,
+)
 from passepartout.signals import Keyword, Signal, Symbol
 
 
@@ -61,9 +72,9 @@ def bound() -> tuple[EmacsChannel, RecordingPeer]:
 def test_stream_then_reply_shows_the_text_once(bound: tuple[EmacsChannel, RecordingPeer]) -> None:
     channel, peer = bound
     for text in ("Hel", "lo"):
-        channel.send(chat(), "chunk", {"text": text})
-    channel.send(chat(), "reply", {"text": "Hello"})
-    channel.send(chat(), "done", {"cancelled": False})
+        channel.send(chat(), Chunk(text))
+    channel.send(chat(), Reply("Hello"))
+    channel.send(chat(), Done(False))
     assert peer.calls == [(ON_CHUNK, ["s1", "t1", "Hel"]), (ON_CHUNK, ["s1", "t1", "lo"]),
                           (ON_DONE, ["s1", "t1", {"cancelled": False}])]
 
@@ -72,8 +83,8 @@ def test_a_reply_longer_than_its_stream_sends_the_rest(
     bound: tuple[EmacsChannel, RecordingPeer]
 ) -> None:
     channel, peer = bound
-    channel.send(chat(), "chunk", {"text": "Hel"})
-    channel.send(chat(), "reply", {"text": "Hello"})
+    channel.send(chat(), Chunk("Hel"))
+    channel.send(chat(), Reply("Hello"))
     assert peer.calls[-1] == (ON_CHUNK, ["s1", "t1", "lo"])
 
 
@@ -81,11 +92,10 @@ def test_an_unstreamed_reply_is_one_chunk_and_tools_start_a_new_stream(
     bound: tuple[EmacsChannel, RecordingPeer]
 ) -> None:
     channel, peer = bound
-    channel.send(chat(), "chunk", {"text": "Let me look."})
-    channel.send(chat(), "tool", {"name": "read-file", "args": {"path": "/x"}, "call-id": "c"})
-    channel.send(chat(), "tool-result", {"name": "read-file", "ok": True, "output": "data",
-                                         "call-id": "c"})
-    channel.send(chat(), "reply", {"text": "It says data."})
+    channel.send(chat(), Chunk("Let me look."))
+    channel.send(chat(), ToolCall("read-file", {"path": "/x"}, "c"))
+    channel.send(chat(), ToolResult("read-file", True, "data", "c"))
+    channel.send(chat(), Reply("It says data."))
     names = [c[0] for c in peer.calls]
     assert names == [ON_CHUNK, ON_TOOL, ON_TOOL, ON_CHUNK]
     assert peer.calls[1][1][2] == {"event": Symbol("tool"), "name": "read-file",
@@ -96,11 +106,10 @@ def test_an_unstreamed_reply_is_one_chunk_and_tools_start_a_new_stream(
 
 def test_errors_denials_and_notices(bound: tuple[EmacsChannel, RecordingPeer]) -> None:
     channel, peer = bound
-    channel.send(chat(), "error", {"kind": "llm-error", "message": "rate limited"})
-    channel.send(chat(), "denied", {"action": "shell(cmd='rm')", "reason": "no"})
-    channel.send(chat(), "approval", {"action": "x", "reason": "y"})  # approve() asks instead
-    channel.send(chat(), "notice", {"text": "saved", "level": "info"})
-    channel.send(chat(), "mystery", {"n": 1})
+    channel.send(chat(), Error("llm-error", "rate limited"))
+    channel.send(chat(), Denied("shell(cmd='rm')", "no"))
+    channel.send(chat(), ApprovalAsked("x", "y"))  # approve() asks instead
+    channel.send(chat(), Notice("saved", "info"))
     assert peer.calls == [
         (ON_ERROR, ["s1", "t1", "llm-error", "rate limited"]),
         (ON_TOOL, ["s1", "t1", {"event": Symbol("denied"), "name": "shell(cmd='rm')",
@@ -113,8 +122,8 @@ def test_events_without_a_chat_become_notices_for_every_connection() -> None:
     channel, first, second = EmacsChannel(), RecordingPeer(), RecordingPeer()
     channel.peer_opened(first)
     channel.peer_opened(second)
-    channel.send(chat(None, None), "reply", {"text": "hook ran"})
-    channel.send(chat(None, None), "error", {"kind": "pipeline-error", "message": "boom"})
+    channel.send(chat(None, None), Reply("hook ran"))
+    channel.send(chat(None, None), Error("pipeline-error", "boom"))
     for peer in (first, second):
         assert peer.calls == [(ON_NOTIFY, [Symbol("info"), "hook ran"]),
                               (ON_NOTIFY, [Symbol("error"), "pipeline-error: boom"])]
@@ -123,7 +132,7 @@ def test_events_without_a_chat_become_notices_for_every_connection() -> None:
 def test_events_of_a_session_nobody_holds_are_dropped() -> None:
     channel, peer = EmacsChannel(), RecordingPeer()
     channel.peer_opened(peer)
-    channel.send(chat("other"), "chunk", {"text": "x"})
+    channel.send(chat("other"), Chunk("x"))
     assert peer.calls == []
 
 

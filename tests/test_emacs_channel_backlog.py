@@ -15,6 +15,7 @@ from passepartout.channels.backlog import Backlog, replay, waiting_flight_plans
 from passepartout.channels.emacs import CALLBACKS, ON_APPROVAL, ON_CHUNK, ON_NOTIFY, EmacsChannel
 from passepartout.config import Config
 from passepartout.loop import Action, ApprovalRequest
+from passepartout.loop.events import Chunk
 from passepartout.signals import Keyword, Signal, Symbol
 
 
@@ -62,8 +63,8 @@ def test_two_clients_each_get_their_own_replies_and_approvals() -> None:
         channel.peer_opened(peer)
         channel.face_attached(peer)
         channel.bind(session, peer)
-    channel.send(chat("sa"), "chunk", {"text": "for a"})
-    channel.send(chat("sb"), "chunk", {"text": "for b"})
+    channel.send(chat("sa"), Chunk("for a"))
+    channel.send(chat("sb"), Chunk("for b"))
     assert [args[2] for m, args in a.calls if m == ON_CHUNK] == ["for a"]
     assert [args[2] for m, args in b.calls if m == ON_CHUNK] == ["for b"]
 

@@ -25,6 +25,7 @@ from passepartout.events.scan import scan_file
 from passepartout.llm import cost_cli
 from passepartout.llm.heading_names import heading_names
 from passepartout.llm.ledger import Call, Ledger
+from passepartout.loop.events import Done, Event, Notice, Reply
 from passepartout.signals import Keyword, Signal
 
 BODY = "Book the train to Lyon before Friday.\nAsk Marie about the hotel."
@@ -219,8 +220,8 @@ def test_a_job_notice_names_its_heading_by_title_and_file(tmp_path: Path) -> Non
     orch.dispatcher.run_prompt(derived, "How wet is the soil?", Tier.COGNITION, "cron",
                                str(org))
     signal = injected[-1]
-    orch.channel.send(signal, "reply", {"text": "Dry."})
-    orch.channel.send(signal, "done", {"cancelled": False})
+    orch.channel.send(signal, Reply("Dry."))
+    orch.channel.send(signal, Done(False))
     log = orch.events.path.read_text()
     assert "'Water the plants' (" in log and "garden.org): done" in log
     assert f"{derived}: done" not in log
@@ -234,10 +235,14 @@ def test_an_approved_flight_plan_that_ran_says_so(tmp_path: Path) -> None:
     said: list[tuple[str, str]] = []
 
     class _Emacs:
-        def notify(self, level: str, text: str) -> None:
-            said.append((level, text))
+        def send(self, signal: Signal, event: Event) -> None:
+            if isinstance(event, Notice):
+                said.append((event.level, event.text))
 
-    agent.services["emacs"] = _Emacs()
+        def approve(self, request: object) -> bool:
+            return False
+
+    agent.register_channel("emacs", _Emacs())
     agent.services["flightplans"].inject = lambda signal: None
     agent.loop.process(Signal(
         payload={"sensor": Keyword("user-input"), "text": "nightly job"},

@@ -13,6 +13,7 @@ from events_memex import UTC, Clock, at
 from passepartout.errors import ProtocolError
 from passepartout.events.jobs import Job
 from passepartout.events.orchestrator import Orchestrator
+from passepartout.loop.events import Done, Reply
 from passepartout.signals import Signal
 
 
@@ -180,8 +181,8 @@ def test_model_tiers_are_injected_tagged_with_their_heading(
     assert good.meta["tier"] == "cognition" and good.meta["session-id"] == "cron:good-1"
     # The loop's events come back through the background channel and end the run.
     assert orch.on_heartbeat() == []  # still running: not started again
-    orch.channel.send(good, "reply", {"text": "3 open tasks"})
-    orch.channel.send(good, "done", {"cancelled": False})
+    orch.channel.send(good, Reply("3 open tasks"))
+    orch.channel.send(good, Done(False))
     job = orch.job("good-1")
     assert job is not None and not job.running and job.last_result == "3 open tasks"
     assert "good-1: done" in orch.events.path.read_text()

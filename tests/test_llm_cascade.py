@@ -61,7 +61,7 @@ def test_all_fail_llmerror_names_the_cascade(provider_env: FakeLLM, tmp_path: Pa
     finally:
         agent.shutdown()
     errors = rec.of("error")
-    assert errors and errors[0]["kind"] == "llm-error"
+    assert errors and errors[0]["code"] == "llm-error"
     assert "No model answered (3 attempts)" in errors[0]["message"]
     assert "reply" not in rec.kinds()
     assert rec.kinds()[-1] == "done"
@@ -110,8 +110,8 @@ def test_cancel_mid_stream_stops_the_turn(agent_setup: tuple[Agent, Recorder, Fa
     fake.slow_stream("one two three four five six seven eight", 0.15)
     send = rec.send
 
-    def cancel_after_two_chunks(signal, kind, data):  # type: ignore[no-untyped-def]
-        send(signal, kind, data)
+    def cancel_after_two_chunks(signal, event):  # type: ignore[no-untyped-def]
+        send(signal, event)
         if len(rec.of("chunk")) == 2:
             agent.cancel("s1")
 

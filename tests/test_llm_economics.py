@@ -108,7 +108,7 @@ def test_session_budget_stops_the_call_before_it_is_sent(
         agent.shutdown()
     assert fake.request_count == 1  # only the other session's call reached the server
     errors = rec.of("error")
-    assert errors[0]["kind"] == "budget-error"
+    assert errors[0]["code"] == "budget-error"
     assert "PASSEPARTOUT_BUDGET_USD" in errors[0]["message"]
     assert "reply" not in rec.kinds()
     assert other.of("reply")[0]["text"] == "fresh session"

@@ -105,7 +105,7 @@ def test_depth_limit_stops_an_endless_tool_loop(
     for _ in range(11):
         fake.tool_call("read-file", {"path": "a.txt"})
     agent.loop.process(user_signal("loop forever"))
-    assert any(d["kind"] == "depth-limit" for d in rec.of("error"))
+    assert any(d["code"] == "depth-limit" for d in rec.of("error"))
     assert fake.request_count == 11  # depth 0..10
     # the history stays well-formed for the next turn
     fake.reply("ok")

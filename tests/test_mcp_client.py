@@ -93,8 +93,8 @@ def test_a_stdio_tool_is_offered_asked_and_called(provider_env: FakeLLM,
     assert [r.action.name for r in rec.asked] == ["mcp__peer__add", "mcp__peer__die",
                                                   "mcp__peer__add"]
     results = rec.of("tool-result")
-    assert results[0] == {"name": "mcp__peer__add", "ok": True, "output": "42", "call-id": "c1"}
-    assert still == "ready" and [r["call-id"] for r in results] == ["c1", "c3"]
+    assert results[0] == {"name": "mcp__peer__add", "ok": True, "output": "42", "call_id": "c1"}
+    assert still == "ready" and [r["call_id"] for r in results] == ["c1", "c3"]
     assert results[1]["ok"] is False
     assert "bad arguments for mcp__peer__add: a:" in results[1]["output"]
     offered = {t["function"]["name"]: t["function"]

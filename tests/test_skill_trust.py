@@ -16,7 +16,6 @@ import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
 from skill_corpus import ALLOWED_SKILL, BYPASSES
@@ -30,6 +29,7 @@ from passepartout.engine.shipped_skills import SHIPPED
 from passepartout.engine.trust import FILE_NAME, TrustStore
 from passepartout.engine.vetting import vet
 from passepartout.loop.actions import ApprovalRequest
+from passepartout.loop.events import Event, Reply
 from passepartout.signals import Keyword, Signal
 from passepartout.testing.skilltrust import trust_skills
 
@@ -154,7 +154,7 @@ class Person:
     def peers(self) -> list[str]:
         return ["emacs"]
 
-    def send(self, signal: Signal, kind: str, data: dict[str, Any]) -> None:
+    def send(self, signal: Signal, event: Event) -> None:
         pass
 
     def approve(self, request: ApprovalRequest) -> bool:
@@ -200,8 +200,8 @@ def drop(env: dict[str, str], reply: str = "hello") -> Path:
 
 def replies(agent: Agent) -> list[str]:
     seen: list[str] = []
-    agent.loop.emit = lambda s, kind, data: (  # type: ignore[method-assign]
-        seen.append(str(data.get("text", ""))) if kind == "reply" else None
+    agent.loop.emit = lambda s, event: (  # type: ignore[method-assign]
+        seen.append(event.text) if isinstance(event, Reply) else None
     )
     agent.loop.process(user_input("greet"))
     return seen

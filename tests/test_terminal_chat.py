@@ -16,6 +16,7 @@ from passepartout.channels.terminal import TerminalChannel, run_chat
 from passepartout.channels.terminal_answers import FromStream, Refuse
 from passepartout.llm.models import PROVIDER_DEFAULTS, local_installed
 from passepartout.loop.actions import Action, ApprovalRequest
+from passepartout.loop.events import Done, Reply
 from passepartout.signals import Signal
 
 pytest_plugins = ["llm_agent"]
@@ -70,8 +71,8 @@ def test_approval_on_the_terminal() -> None:
 def test_unstreamed_reply_is_printed() -> None:
     out = io.StringIO()
     channel = TerminalChannel(out, Refuse())
-    channel.send(Signal(), "reply", {"text": "whole"})
-    channel.send(Signal(), "done", {"cancelled": False})
+    channel.send(Signal(), Reply("whole"))
+    channel.send(Signal(), Done(False))
     assert out.getvalue() == "whole\n"
 
 

@@ -27,6 +27,7 @@ from passepartout.channels.terminal import TerminalChannel, run_chat
 from passepartout.channels.terminal_answers import FromStream, FromTerminal, Refuse
 from passepartout.channels.terminal_streams import escaped_output
 from passepartout.loop.actions import Action, ApprovalRequest
+from passepartout.loop.events import Chunk, Denied, Done, Error, Notice, Reply, ToolCall, ToolResult
 from passepartout.security.termtext import terminal_safe
 from passepartout.signals import Signal
 
@@ -73,16 +74,16 @@ def test_every_write_of_the_channel_is_escaped() -> None:
     out = io.StringIO()
     channel = TerminalChannel(out, Refuse())
     signal = Signal()
-    channel.send(signal, "chunk", {"text": HOSTILE})
-    channel.send(signal, "reply", {"text": HOSTILE + "!", "streamed": True})
-    channel.send(signal, "tool", {"name": f"shell{CSI}", "args": {"cmd": HOSTILE}})
-    channel.send(signal, "tool-result", {"ok": True, "output": HOSTILE})
-    channel.send(signal, "denied", {"action": HOSTILE, "reason": HOSTILE})
-    channel.send(signal, "notice", {"text": HOSTILE})
-    channel.send(signal, "error", {"message": HOSTILE})
+    channel.send(signal, Chunk(HOSTILE))
+    channel.send(signal, Reply(HOSTILE + "!", streamed=True))
+    channel.send(signal, ToolCall(f"shell{CSI}", {"cmd": HOSTILE}))
+    channel.send(signal, ToolResult("shell", True, HOSTILE))
+    channel.send(signal, Denied(HOSTILE, HOSTILE))
+    channel.send(signal, Notice(HOSTILE))
+    channel.send(signal, Error("error", HOSTILE))
     request = ApprovalRequest(Action("tool", "shell", {"cmd": HOSTILE}), (HOSTILE,), Signal())
     assert channel.approve(request) is False
-    channel.send(signal, "done", {"cancelled": True})
+    channel.send(signal, Done(True))
     text = out.getvalue()
     _assert_clean(text.encode())
     assert text.count("\\x1b]52;c;cm0gLXJmIH4K\\x07") >= 6

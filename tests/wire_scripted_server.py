@@ -16,6 +16,7 @@ import time
 from passepartout.config import Config
 from passepartout.errors import ConfigError
 from passepartout.loop.actions import Action, Thought
+from passepartout.loop.events import Chunk
 from passepartout.serve import exit_process, run_server
 
 
@@ -32,12 +33,12 @@ def scripted_think(thought: Thought) -> list[Action]:
     if text.startswith("stream:"):
         words = text.removeprefix("stream:").split()
         for word in words:
-            thought.emit("chunk", {"text": word + " "})
+            thought.emit(Chunk(word + " "))
         return [Action("chat", text="".join(w + " " for w in words))]
     if text.startswith("reply:"):
         return [Action("chat", text=text.removeprefix("reply:").strip())]
     if text == "wait":
-        thought.emit("chunk", {"text": "waiting"})
+        thought.emit(Chunk("waiting"))
         deadline = time.monotonic() + 20
         while not thought.cancel.is_set() and time.monotonic() < deadline:
             thought.cancel.wait(0.05)

@@ -19,10 +19,11 @@ import secrets
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from passepartout.events.eventlog import Entry, EventLog
 from passepartout.loop.actions import Action, ApprovalRequest
+from passepartout.loop.events import Channel, Denied, Done, Error, Event, Reply, ToolResult
 from passepartout.signals import Keyword, Signal
 
 log = logging.getLogger(__name__)
@@ -79,16 +80,10 @@ class Proposals:
             return self._queued.pop(ticket, None)
 
 
-class _Channel(Protocol):
-    def send(self, signal: Signal, kind: str, data: dict[str, Any]) -> None: ...
-
-    def approve(self, request: ApprovalRequest) -> bool: ...
-
-
 class Outcomes:
     """The ``background`` channel: outcomes of proposals, and replies awaited."""
 
-    def __init__(self, inner: _Channel, events: EventLog) -> None:
+    def __init__(self, inner: Channel, events: EventLog) -> None:
         self.inner = inner
         self.events = events
         self._waiting: dict[str, tuple[OnReply, list[str]]] = {}  # turn id -> wait
@@ -105,50 +100,49 @@ class Outcomes:
     def approve(self, request: ApprovalRequest) -> bool:
         return self.inner.approve(request)
 
-    def send(self, signal: Signal, kind: str, data: dict[str, Any]) -> None:
+    def send(self, signal: Signal, event: Event) -> None:
         try:
             if signal.meta.get(SENSOR):
-                self._acted(signal, kind, data)
+                self._acted(signal, event)
             else:
-                self._reply(signal, kind, data)
+                self._reply(signal, event)
         except Exception:  # a skill's failure must not stop the run's own record
             log.exception("background outcome handling failed")
 
-    def _reply(self, signal: Signal, kind: str, data: dict[str, Any]) -> None:
+    def _reply(self, signal: Signal, event: Event) -> None:
         turn = str(signal.meta.get("turn-id") or "")
         with self._lock:
             wait = self._waiting.get(turn)
             if wait is None:
                 return
-            if kind == "reply":
-                wait[1].append(str(data.get("text") or ""))
-            elif kind == "error":
-                wait[1].append(f"error: {data.get('message')}")
-            if kind != "done":
+            if isinstance(event, Reply):
+                wait[1].append(event.text)
+            elif isinstance(event, Error):
+                wait[1].append(f"error: {event.message}")
+            if not isinstance(event, Done):
                 return
             del self._waiting[turn]
         text = "\n\n".join(t for t in wait[1] if t).strip()
         node = str(signal.meta.get("heading") or "") or None
-        if data.get("cancelled") or not text or text.startswith("error:"):
+        if event.cancelled or not text or text.startswith("error:"):
             self.events.record(Entry("background", "the model's answer did not come",
                                      text or "(no answer)", "warning", node))
             return
         wait[0](text)
 
-    def _acted(self, signal: Signal, kind: str, data: dict[str, Any]) -> None:
+    def _acted(self, signal: Signal, event: Event) -> None:
         skill = str(signal.meta.get(SENSOR))
         node = str(signal.meta.get("heading") or "") or None
-        if kind == "denied":
-            plan = data.get("flightplan")
-            title = (f"{skill}: {data.get('action')} waits for approval (Flight Plan {plan})"
-                     if plan else f"{skill}: {data.get('action')} refused")
-            self.events.record(Entry(skill, title, str(data.get("reason") or ""),
-                                     "info" if plan else "warning", node))
-        elif kind == "tool-result":
-            ok = bool(data.get("ok"))
-            self.events.record(Entry(skill, f"{data.get('name')} {'done' if ok else 'failed'}",
-                                     str(data.get("output") or ""),
-                                     "info" if ok else "warning", node))
-        elif kind == "error" and not str(data.get("message") or "").startswith("stopped "):
-            self.events.record(Entry(skill, "its action failed",
-                                     str(data.get("message") or ""), "warning", node))
+        match event:
+            case Denied(action=action, reason=reason, flightplan=plan):
+                title = (f"{skill}: {action} waits for approval (Flight Plan {plan})"
+                         if plan else f"{skill}: {action} refused")
+                self.events.record(Entry(skill, title, reason,
+                                         "info" if plan else "warning", node))
+            case ToolResult(name=name, ok=ok, output=output):
+                self.events.record(Entry(skill, f"{name} {'done' if ok else 'failed'}", output,
+                                         "info" if ok else "warning", node))
+            case Error(message=message) if not message.startswith("stopped "):
+                self.events.record(Entry(skill, "its action failed", message, "warning", node))
+            case _:
+                pass

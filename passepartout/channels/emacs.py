@@ -17,11 +17,24 @@ import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, assert_never
 
-from passepartout.channels.backlog import Backlog, Notice
+from passepartout.channels.backlog import Backlog
+from passepartout.channels.backlog import Notice as Missed
 from passepartout.errors import PipelineError, ProtocolError
 from passepartout.loop import Action, ApprovalRequest
+from passepartout.loop.events import (
+    ApprovalAsked,
+    Chunk,
+    Denied,
+    Done,
+    Error,
+    Event,
+    Notice,
+    Reply,
+    ToolCall,
+    ToolResult,
+)
 from passepartout.signals import Signal, Symbol, plist_to_dict
 
 log = logging.getLogger(__name__)
@@ -123,7 +136,7 @@ class EmacsChannel:
         for peer in self.peers():
             peer.call(method, args)
 
-    def face_attached(self, peer: Peer) -> tuple[list[Notice], int]:
+    def face_attached(self, peer: Peer) -> tuple[list[Missed], int]:
         """``peer`` shows notices to a person: what no face saw meanwhile is handed
         over (the notices kept, and how many fell off the bounded backlog)."""
         with self._lock:
@@ -153,51 +166,46 @@ class EmacsChannel:
 
     # -- events -----------------------------------------------------------------------
 
-    def send(self, signal: Signal, kind: str, data: dict[str, Any]) -> None:
+    def send(self, signal: Signal, event: Event) -> None:
         """Map one loop event to its callback (see the wire contract in DESIGN.md)."""
         session = signal.session_id
         turn = signal.meta.get("turn-id")
         if session is None or turn is None:
-            self._send_unbound(kind, data)
+            self._send_unbound(event)
             return
         peer = self.peer_for(session)
         if peer is None:
-            log.debug("no Emacs connection for session %s: %s dropped", session, kind)
+            log.debug("no Emacs connection for session %s: %s dropped", session, event.kind)
             return
-        turn = str(turn)
-        call = self._callback(session, turn, kind, data)
+        call = self._callback(session, str(turn), event)
         if call is not None:
             peer.call(*call)
 
-    def _callback(
-        self, session: str, turn: str, kind: str, data: dict[str, Any]
-    ) -> tuple[str, list[Any]] | None:
+    def _callback(self, session: str, turn: str, event: Event) -> tuple[str, list[Any]] | None:
         key = (session, turn)
-        if kind == "chunk":
-            text = str(data.get("text", ""))
-            with self._lock:
-                self._streamed[key] = self._streamed.get(key, "") + text
-            return (ON_CHUNK, [session, turn, text]) if text else None
-        if kind == "reply":
-            text = self._unstreamed(key, str(data.get("text", "")))
-            return (ON_CHUNK, [session, turn, text]) if text else None
-        if kind in ("tool", "tool-result", "denied"):
-            with self._lock:
-                self._streamed.pop(key, None)  # the next model step streams a new text
-            return ON_TOOL, [session, turn, _tool_info(kind, data)]
-        if kind == "error":
-            return ON_ERROR, [session, turn, str(data.get("kind", "error")),
-                              str(data.get("message", ""))]
-        if kind == "done":
-            with self._lock:
-                self._streamed.pop(key, None)
-            return ON_DONE, [session, turn, {"cancelled": bool(data.get("cancelled"))}]
-        if kind == "approval":
-            return None  # approve() itself asks, with the id the answer must carry
-        if "text" in data:
-            return ON_NOTIFY, [Symbol(str(data.get("level", "info"))), str(data["text"])]
-        log.debug("event %s of session %s has no callback", kind, session)
-        return None
+        match event:
+            case Chunk(text=text):
+                with self._lock:
+                    self._streamed[key] = self._streamed.get(key, "") + text
+                return (ON_CHUNK, [session, turn, text]) if text else None
+            case Reply(text=text):
+                text = self._unstreamed(key, text)
+                return (ON_CHUNK, [session, turn, text]) if text else None
+            case ToolCall() | ToolResult() | Denied():
+                with self._lock:
+                    self._streamed.pop(key, None)  # the next model step streams a new text
+                return ON_TOOL, [session, turn, _tool_info(event)]
+            case Error(code=code, message=message):
+                return ON_ERROR, [session, turn, code, message]
+            case Done(cancelled=cancelled):
+                with self._lock:
+                    self._streamed.pop(key, None)
+                return ON_DONE, [session, turn, {"cancelled": cancelled}]
+            case ApprovalAsked():
+                return None  # approve() itself asks, with the id the answer must carry
+            case Notice(text=text, level=level):
+                return ON_NOTIFY, [Symbol(level), text]
+        assert_never(event)
 
     def _unstreamed(self, key: tuple[str, str], reply: str) -> str:
         """The part of a whole reply that its chunks have not shown yet."""
@@ -207,16 +215,19 @@ class EmacsChannel:
             return reply
         return reply[len(streamed):] if reply.startswith(streamed) else ""
 
-    def _send_unbound(self, kind: str, data: dict[str, Any]) -> None:
+    def _send_unbound(self, event: Event) -> None:
         # Events of signals that belong to no chat (org-edit hooks, jobs) become notices.
-        if kind == "reply" and data.get("text"):
-            self.notify("info", str(data["text"]))
-        elif kind == "error":
-            self.notify("error", f"{data.get('kind', 'error')}: {data.get('message', '')}")
-        elif kind == "denied":
-            self.notify("warning", f"denied {data.get('action')}: {data.get('reason')}")
-        else:
-            log.debug("unbound event %s: %s", kind, data)
+        match event:
+            case Reply(text=text) if text:
+                self.notify("info", text)
+            case Error(code=code, message=message):
+                self.notify("error", f"{code}: {message}")
+            case Denied(action=action, reason=reason):
+                self.notify("warning", f"denied {action}: {reason}")
+            case Notice(text=text, level=level):
+                self.notify(level, text)
+            case _:
+                log.debug("unbound event %s", event)
 
     # -- approvals ----------------------------------------------------------------------
 
@@ -339,15 +350,17 @@ def _evaluation_result(answer: Any) -> dict[str, Any] | None:
     return fields if "ok" in fields else None
 
 
-def _tool_info(kind: str, data: dict[str, Any]) -> dict[str, Any]:
-    if kind == "tool":
-        return {"event": Symbol("tool"), "name": data.get("name"),
-                "args": data.get("args") or None, "call-id": data.get("call-id")}
-    if kind == "tool-result":
-        return {"event": Symbol("tool-result"), "name": data.get("name"),
-                "ok": bool(data.get("ok")), "output": data.get("output"),
-                "call-id": data.get("call-id")}
-    return {"event": Symbol("denied"), "name": data.get("action"), "reason": data.get("reason")}
+def _tool_info(event: ToolCall | ToolResult | Denied) -> dict[str, Any]:
+    match event:
+        case ToolCall(name=name, args=args, call_id=call_id):
+            return {"event": Symbol("tool"), "name": name, "args": args or None,
+                    "call-id": call_id}
+        case ToolResult(name=name, ok=ok, output=output, call_id=call_id):
+            return {"event": Symbol("tool-result"), "name": name, "ok": ok, "output": output,
+                    "call-id": call_id}
+        case Denied(action=action, reason=reason):
+            return {"event": Symbol("denied"), "name": action, "reason": reason}
+    assert_never(event)
 
 
 def _approval_info(request: ApprovalRequest) -> dict[str, Any]:

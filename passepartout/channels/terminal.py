@@ -36,6 +36,18 @@ from passepartout.channels.terminal_streams import escaped_output
 from passepartout.config import Config
 from passepartout.errors import PassepartoutError
 from passepartout.loop.actions import ApprovalRequest
+from passepartout.loop.events import (
+    ApprovalAsked,
+    Chunk,
+    Denied,
+    Done,
+    Error,
+    Event,
+    Notice,
+    Reply,
+    ToolCall,
+    ToolResult,
+)
 from passepartout.security.orgtext import one_line
 from passepartout.security.termtext import terminal_safe
 from passepartout.signals import Signal
@@ -63,35 +75,37 @@ class TerminalChannel:
 
     # -- the Channel protocol ---------------------------------------------------------
 
-    def send(self, signal: Signal, kind: str, data: dict[str, Any]) -> None:
-        self.show(kind, data)
+    def send(self, signal: Signal, event: Event) -> None:
+        self.show(event)
 
-    def show(self, kind: str, data: dict[str, Any]) -> None:
-        """Print one event of the loop's kinds (a daemon's events are mapped to them)."""
+    def show(self, event: Event) -> None:
+        """Print one event of the loop (a daemon's events are mapped to them)."""
         with self._lock:
-            if kind == "chunk":
-                text = str(data.get("text", ""))
-                self._streamed += text
-                self._write(text)
-            elif kind == "reply":
-                self._reply(str(data.get("text", "")), bool(data.get("streamed")))
-            elif kind == "tool":
-                self._line(f"  [tool] {data.get('name')} {_args(data.get('args'))}")
-            elif kind == "tool-result":
-                status = "ok" if data.get("ok") else "failed"
-                self._line(f"  [{status}] {one_line(data.get('output', ''), OUTPUT_PREVIEW)}")
-            elif kind == "denied":
-                self._line(f"  [refused] {data.get('action')}: {data.get('reason')}")
-            elif kind == "notice":
-                self._line(f"  ({data.get('text')})")
-            elif kind == "error":
-                self.errors += 1
-                self._line(f"error: {data.get('message')}")
-            elif kind == "done":
-                if data.get("cancelled"):
-                    self._line("(cancelled)")
-                self._end_line()
-                self._done.set()
+            match event:
+                case Chunk(text=text):
+                    self._streamed += text
+                    self._write(text)
+                case Reply(text=text, streamed=streamed):
+                    self._reply(text, streamed)
+                case ToolCall(name=name, args=args):
+                    self._line(f"  [tool] {name} {_args(args)}")
+                case ToolResult(ok=ok, output=output):
+                    status = "ok" if ok else "failed"
+                    self._line(f"  [{status}] {one_line(output, OUTPUT_PREVIEW)}")
+                case Denied(action=action, reason=reason):
+                    self._line(f"  [refused] {action}: {reason}")
+                case Notice(text=text):
+                    self._line(f"  ({text})")
+                case Error(message=message):
+                    self.errors += 1
+                    self._line(f"error: {message}")
+                case Done(cancelled=cancelled):
+                    if cancelled:
+                        self._line("(cancelled)")
+                    self._end_line()
+                    self._done.set()
+                case ApprovalAsked():
+                    pass  # approve() asks
 
     def approve(self, request: ApprovalRequest) -> bool:
         return self.ask(request.describe())

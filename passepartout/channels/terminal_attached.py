@@ -36,6 +36,7 @@ from passepartout.daemon.face import (
     TurnError,
 )
 from passepartout.daemonclient import DaemonError
+from passepartout.loop import events as ev
 from passepartout.security.termtext import terminal_safe
 
 log = logging.getLogger(__name__)
@@ -89,7 +90,7 @@ def chat_attached(config: Config, face: Face, *, reader: TextIO, writer: TextIO,
             try:
                 turn = face.send(state.session, text, context=state.meta())
             except DaemonError as err:
-                channel.show("error", {"message": err.message})
+                channel.show(ev.Error("error", err.message))
                 continue
             follow(face, turn, channel)
             if text.lower().split()[0] == "/help":
@@ -115,8 +116,8 @@ def _reattach(face: Face, channel: TerminalChannel, reattach: Attach | None) -> 
         if time.monotonic() > deadline:
             break
         time.sleep(0.2)
-    channel.show("error", {"message": "the daemon is not running, and that prompt was not "
-                                      "sent (`passepartout daemon --detach` starts it)"})
+    channel.show(ev.Error("error", "the daemon is not running, and that prompt was not "
+                                   "sent (`passepartout daemon --detach` starts it)"))
     return None
 
 
@@ -135,7 +136,7 @@ def follow(face: Face, turn: Turn, channel: TerminalChannel) -> None:
         if event is None:
             waited += POLL
             if waited >= (CANCEL_WAIT if cancelling else TURN_TIMEOUT):
-                channel.show("error", {"message": "the turn did not end in time"})
+                channel.show(ev.Error("error", "the turn did not end in time"))
                 return
             continue
         show(face, event, channel)
@@ -146,25 +147,25 @@ def follow(face: Face, turn: Turn, channel: TerminalChannel) -> None:
 def show(face: Face, event: Event, channel: TerminalChannel) -> None:
     """One event of the daemon, shown as the standalone chat shows the loop's."""
     if isinstance(event, Chunk):
-        channel.show("chunk", {"text": event.text})
+        channel.show(ev.Chunk(event.text))
     elif isinstance(event, ToolEvent):
         if event.event == "tool":
-            channel.show("tool", {"name": event.name, "args": event.args})
+            channel.show(ev.ToolCall(event.name, dict(event.args or {})))
         elif event.event == "tool-result":
-            channel.show("tool-result", {"ok": event.ok, "output": event.output or ""})
+            channel.show(ev.ToolResult(event.name, bool(event.ok), event.output or ""))
         else:
-            channel.show("denied", {"action": event.name, "reason": event.reason})
+            channel.show(ev.Denied(event.name, event.reason or ""))
     elif isinstance(event, ApprovalAsked):
         _approve(face, event, channel)
     elif isinstance(event, TurnError):
-        channel.show("error", {"message": event.message or event.kind})
+        channel.show(ev.Error(event.kind, event.message or event.kind))
     elif isinstance(event, Done):
-        channel.show("done", {"cancelled": event.cancelled})
+        channel.show(ev.Done(event.cancelled))
     elif isinstance(event, Disconnected):
-        channel.show("error", {"message": f"the daemon went away: {event.reason}"})
-        channel.show("done", {})
+        channel.show(ev.Error("error", f"the daemon went away: {event.reason}"))
+        channel.show(ev.Done())
     elif isinstance(event, Notice):
-        channel.show("notice", {"text": event.text})
+        channel.show(ev.Notice(event.text))
 
 
 def _approve(face: Face, event: ApprovalAsked, channel: TerminalChannel) -> None:
@@ -179,7 +180,7 @@ def _approve(face: Face, event: ApprovalAsked, channel: TerminalChannel) -> None
         if not face.answer(event.approval_id, yes):
             channel.say("(too late: the approval had already timed out, and was refused)")
     except DaemonError as err:
-        channel.show("error", {"message": f"the answer was not sent: {err.message}"})
+        channel.show(ev.Error("error", f"the answer was not sent: {err.message}"))
 
 
 def _quietly_cancel(face: Face, turn: Turn) -> None:
@@ -207,12 +208,12 @@ class _NoticePrinter:
         while True:
             event = self._queue.get()
             if isinstance(event, Notice):
-                self.channel.show("notice", {"text": event.text})
+                self.channel.show(ev.Notice(event.text))
             elif isinstance(event, ApprovalAsked):
                 # Not a turn of this chat (a job's): no one is at this prompt to be
                 # asked, so it is refused at once rather than holding the job.
-                self.channel.show("notice", {"text": f"refused {event.description}: "
-                                                     "asked outside this chat"})
+                self.channel.show(ev.Notice(f"refused {event.description}: "
+                                            "asked outside this chat"))
                 try:
                     self.face.answer(event.approval_id, False)
                 except DaemonError as err:

@@ -20,6 +20,7 @@ from typing import Any
 from passepartout.events.eventlog import Entry, EventLog
 from passepartout.events.jobs import Job, Tier
 from passepartout.loop.actions import ApprovalRequest
+from passepartout.loop.events import Done, Error, Event, Reply
 from passepartout.signals import Keyword, Signal
 
 log = logging.getLogger(__name__)
@@ -139,21 +140,21 @@ class Dispatcher:
 
     # -- what the loop says about a run (through BackgroundChannel) ----------------------
 
-    def on_event(self, signal: Signal, kind: str, data: dict[str, Any]) -> None:
+    def on_event(self, signal: Signal, event: Event) -> None:
         turn = str(signal.meta.get("turn-id") or "")
         with self._lock:
             run = self._runs.get(turn)
         if run is None:
             return
-        if kind == "reply":
-            run.replies.append(str(data.get("text") or ""))
-        elif kind == "error":
-            run.replies.append(f"error: {data.get('message')}")
-        elif kind == "done":
+        if isinstance(event, Reply):
+            run.replies.append(event.text)
+        elif isinstance(event, Error):
+            run.replies.append(f"error: {event.message}")
+        elif isinstance(event, Done):
             with self._lock:
                 self._runs.pop(turn, None)
             text = "\n\n".join(r for r in run.replies if r).strip()
-            if data.get("cancelled"):
+            if event.cancelled:
                 text = (text + "\n(cancelled)").strip()
             failed = text.startswith("error:")
             outcome = "failed" if failed else "done"
@@ -176,8 +177,8 @@ class BackgroundChannel:
         self.dispatcher = dispatcher
         self.approver = approver
 
-    def send(self, signal: Signal, kind: str, data: dict[str, Any]) -> None:
-        self.dispatcher.on_event(signal, kind, data)
+    def send(self, signal: Signal, event: Event) -> None:
+        self.dispatcher.on_event(signal, event)
 
     def approve(self, request: ApprovalRequest) -> bool:
         if self.approver is None:

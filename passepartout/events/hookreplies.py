@@ -14,11 +14,11 @@ import collections
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any, Protocol
 
 from passepartout.events.eventlog import Entry, EventLog
 from passepartout.events.hookact import SENSOR
 from passepartout.loop.actions import ApprovalRequest
+from passepartout.loop.events import Channel, Denied, Done, Error, Event, Reply, ToolResult
 from passepartout.signals import Signal
 
 log = logging.getLogger(__name__)
@@ -26,16 +26,10 @@ log = logging.getLogger(__name__)
 OnReply = Callable[[str], None]
 
 
-class _Channel(Protocol):
-    def send(self, signal: Signal, kind: str, data: dict[str, Any]) -> None: ...
-
-    def approve(self, request: ApprovalRequest) -> bool: ...
-
-
 class HookReplies:
     """A channel for ``hook`` runs that hands replies to the handlers that wait."""
 
-    def __init__(self, inner: _Channel, events: EventLog) -> None:
+    def __init__(self, inner: Channel, events: EventLog) -> None:
         self.inner = inner
         self.events = events
         self._waiting: dict[str, collections.deque[OnReply]] = {}  # node id -> callbacks
@@ -54,20 +48,20 @@ class HookReplies:
             if waiting:
                 waiting.pop()
 
-    def send(self, signal: Signal, kind: str, data: dict[str, Any]) -> None:
+    def send(self, signal: Signal, event: Event) -> None:
         try:
             if signal.meta.get(SENSOR):
-                self._acted(signal, kind, data)
+                self._acted(signal, event)
             else:
-                self._capture(signal, kind, data)
+                self._capture(signal, event)
         except Exception:  # a handler's failure must not stop the run's own record
             log.exception("hook reply handling failed")
-        self.inner.send(signal, kind, data)
+        self.inner.send(signal, event)
 
     def approve(self, request: ApprovalRequest) -> bool:
         return self.inner.approve(request)
 
-    def _capture(self, signal: Signal, kind: str, data: dict[str, Any]) -> None:
+    def _capture(self, signal: Signal, event: Event) -> None:
         turn = str(signal.meta.get("turn-id") or "")
         node_id = str(signal.meta.get("heading") or "")
         if not turn or not node_id:
@@ -79,28 +73,31 @@ class HookReplies:
                 if not waiting:
                     return
                 bound = self._bound[turn] = (waiting.popleft(), [])
-            if kind == "reply":
-                bound[1].append(str(data.get("text") or ""))
-            elif kind == "error":
-                bound[1].append(f"error: {data.get('message')}")
-            if kind != "done":
+            if isinstance(event, Reply):
+                bound[1].append(event.text)
+            elif isinstance(event, Error):
+                bound[1].append(f"error: {event.message}")
+            if not isinstance(event, Done):
                 return
             del self._bound[turn]
         text = "\n\n".join(t for t in bound[1] if t).strip()
-        if data.get("cancelled") or not text or text.startswith("error:"):
+        if event.cancelled or not text or text.startswith("error:"):
             return  # the background channel has recorded what went wrong
         bound[0](text)
 
-    def _acted(self, signal: Signal, kind: str, data: dict[str, Any]) -> None:
+    def _acted(self, signal: Signal, event: Event) -> None:
         # A proposed action the gates refused, or that failed: say so where hooks report.
         hook = str(signal.meta.get("hook") or "hook")
         node_id = str(signal.meta.get("heading") or "") or None
-        if kind == "denied":
-            self.events.record(Entry("hook", f"{hook}: {data.get('action')} refused",
-                                     str(data.get("reason") or ""), "warning", node_id))
-        elif kind == "error" and not str(data.get("message") or "").startswith("stopped "):
-            self.events.record(Entry("hook", f"{hook}: its action failed",
-                                     str(data.get("message") or ""), "warning", node_id))
-        elif kind == "tool-result" and not data.get("ok"):
-            self.events.record(Entry("hook", f"{hook}: {data.get('name')} failed",
-                                     str(data.get("output") or ""), "warning", node_id))
+        match event:
+            case Denied(action=action, reason=reason):
+                self.events.record(Entry("hook", f"{hook}: {action} refused", reason,
+                                         "warning", node_id))
+            case Error(message=message) if not message.startswith("stopped "):
+                self.events.record(Entry("hook", f"{hook}: its action failed", message,
+                                         "warning", node_id))
+            case ToolResult(ok=False, name=name, output=output):
+                self.events.record(Entry("hook", f"{hook}: {name} failed", output,
+                                         "warning", node_id))
+            case _:
+                pass

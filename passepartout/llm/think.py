@@ -46,6 +46,7 @@ from passepartout.llm.translate import (
     tool_message,
 )
 from passepartout.loop.actions import Action, Thought
+from passepartout.loop.events import Chunk, Notice
 from passepartout.security.privacy import private_tag
 from passepartout.signals import Signal
 
@@ -249,10 +250,10 @@ class ModelLayer:
 
         def on_text(text: str) -> None:
             partial.append(text)
-            thought.emit("chunk", {"text": text})
+            thought.emit(Chunk(text))
 
         def on_fallback(failed: str, next_model: str, why: str) -> None:
-            thought.emit("notice", {"text": f"{failed} failed ({why}); trying {next_model}"})
+            thought.emit(Notice(f"{failed} failed ({why}); trying {next_model}"))
 
         result = self.provider.complete(
             route.models, assembly.messages, tools=schemas or None, stream=self.stream,

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from passepartout.loop.events import Emit
 from passepartout.signals import Signal
 
 Decision = Literal["allow", "ask", "deny"]
@@ -83,7 +84,7 @@ class Thought:
     signal: Signal
     system: list[str]
     gate_trace: list[str]
-    emit: Callable[[str, dict[str, Any]], None]
+    emit: Emit
     cancel: threading.Event
 
 

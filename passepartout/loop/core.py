@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from passepartout.errors import GateError, PassepartoutError, PipelineError, ProtocolError
 from passepartout.loop.actions import Action, Actuator, Approver, Thought
+from passepartout.loop.events import Done, Error, Event, Reply
 from passepartout.loop.gates import GatePipeline
 from passepartout.loop.perceive import perceive
 from passepartout.loop.reason import Reasoner
@@ -51,7 +52,7 @@ class AbortCycle(Recovery):
 
 
 ErrorHandler = Callable[[BaseException, Signal], Recovery | None]
-Emitter = Callable[[Signal, str, dict[str, Any]], None]
+Emitter = Callable[[Signal, Event], None]
 
 
 @dataclass(frozen=True)
@@ -67,8 +68,8 @@ def _no_model(thought: Thought) -> list[Action]:
     raise PipelineError("no model is configured for this loop")
 
 
-def _log_emit(signal: Signal, kind: str, data: dict[str, Any]) -> None:
-    log.debug("emit %s %s: %s", signal.session_id, kind, data)
+def _log_emit(signal: Signal, event: Event) -> None:
+    log.debug("emit %s: %s", signal.session_id, event)
 
 
 class Loop:
@@ -169,12 +170,12 @@ class Loop:
                     break
         finally:
             if signal.meta.get("turn-id") is not None:
-                self.emit(signal, "done", {"cancelled": cancel.is_set()})
+                self.emit(signal, Done(cancel.is_set()))
         return done
 
     def _step(self, signal: Signal, cancel: threading.Event, done: list[Action]) -> list[Signal]:
-        def emit(kind: str, data: dict[str, Any]) -> None:
-            self.emit(signal, kind, data)
+        def emit(event: Event) -> None:
+            self.emit(signal, event)
 
         try:
             actions = self.reasoner.reason(signal, emit, cancel)
@@ -206,7 +207,7 @@ class Loop:
             if isinstance(choice, SkipSignal):
                 return []
             if isinstance(choice, UseFallback):
-                self.emit(signal, "reply", {"text": choice.text})
+                self.emit(signal, Reply(choice.text))
                 return []
             if isinstance(choice, AbortCycle):
                 raise choice
@@ -243,7 +244,7 @@ class Loop:
     def _report(self, signal: Signal, kind: str, message: str) -> None:
         log.warning("%s: %s", kind, message)
         self.reports.append(Report(kind, message, signal.session_id))
-        self.emit(signal, "error", {"kind": kind, "message": message})
+        self.emit(signal, Error(kind, message))
 
     def _skill_error(self, skill: str, stage: str, err: BaseException) -> None:
         self.reports.append(
@@ -253,7 +254,7 @@ class Loop:
     def _reply(self, action: Action, signal: Signal) -> Signal | None:
         # A reply the model already streamed is marked, so no channel shows it twice.
         streamed = bool(action.args.get("streamed", False))
-        self.emit(signal, "reply", {"text": action.text, "streamed": streamed})
+        self.emit(signal, Reply(action.text, streamed))
         return None
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from passepartout.errors import GateError, PassepartoutError, PipelineError
 from passepartout.loop.actions import Action, ApprovalRequest, Approver, Prompt, Think, Thought
+from passepartout.loop.events import ApprovalAsked, Denied, Emit
 from passepartout.loop.gates import GatePipeline, GateResult
 from passepartout.signals import Signal
 
@@ -21,8 +22,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_RETRIES = 3
-
-Emit = Callable[[str, dict[str, Any]], None]
 
 
 class Reasoner:
@@ -56,7 +55,7 @@ class Reasoner:
                 return approved
             for action, result in refused:
                 why = "; ".join(result.reasons) or result.decision
-                emit("denied", {"action": action.describe(), "reason": why})
+                emit(Denied(action.describe(), why))
                 trace.append(f"{action.describe()} was refused ({result.decision}): {why}")
             if skill.prompt is None or skill.reflex is not None:
                 break  # a deterministic reflex would propose the same thing again
@@ -99,7 +98,7 @@ class Reasoner:
         if self.approver is None:
             return False
         request = ApprovalRequest(action, result.reasons, signal)
-        emit("approval", {"action": action.describe(), "reason": "; ".join(result.reasons)})
+        emit(ApprovalAsked(action.describe(), "; ".join(result.reasons)))
         try:
             granted = self.approver(request) is True
         except Exception as err:  # an approval that fails is a denial

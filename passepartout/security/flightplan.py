@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from passepartout.loop.actions import Action, ApprovalRequest
+from passepartout.loop.events import Denied, Event
 from passepartout.loop.gates import GateResult
 from passepartout.security.approvals import (
     APPROVED,
@@ -78,7 +79,7 @@ class Approver:
         book: ApprovalBook,
         audit: AuditLog,
         clearances: Clearances,
-        emit: Callable[[Signal, str, dict[str, Any]], None],
+        emit: Callable[[Signal, Event], None],
         timeout: float = 300.0,
     ) -> None:
         self.channels = channels
@@ -128,11 +129,7 @@ class Approver:
         plan = self.book.propose(request)
         reason = f"waiting for approval in {self.book.path} (Flight Plan {plan.id})"
         self.audit.note("ask", "flightplan", reason, request.action, request.signal)
-        self.emit(
-            request.signal,
-            "denied",
-            {"action": request.action.describe(), "reason": reason, "flightplan": plan.id},
-        )
+        self.emit(request.signal, Denied(request.action.describe(), reason, plan.id))
         return False
 
 

@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from passepartout.loop.events import Event, Notice, map_values
 from passepartout.security.approvals import ApprovalBook
 from passepartout.security.audit import AuditLog
 from passepartout.security.flightplan import Approver, FlightPlanRunner
@@ -112,9 +113,7 @@ def flight_plan_runner(agent: Any, sec: Security) -> FlightPlanRunner:
 def _notify_person(agent: Any, text: str) -> None:
     """A notice in the person's Emacs when it is connected (the log has it anyway)."""
     log.info("%s", text)
-    channel = agent.services.get("emacs")
-    if channel is not None:
-        channel.notify("info", text)
+    agent.notify(Notice(text))
 
 
 def _mask_emits(loop: Any, sec: Security) -> None:
@@ -123,8 +122,8 @@ def _mask_emits(loop: Any, sec: Security) -> None:
     if getattr(original, "masks_secrets", False):
         return
 
-    def emit(signal: Signal, kind: str, data: dict[str, Any]) -> None:
-        original(signal, kind, sec.vault.mask_value(data))
+    def emit(signal: Signal, event: Event) -> None:
+        original(signal, map_values(event, sec.vault.mask_value))
 
     emit.masks_secrets = True  # type: ignore[attr-defined]
     loop.emit = emit
