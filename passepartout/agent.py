@@ -19,7 +19,8 @@ from passepartout.config import Config
 from passepartout.engine import Registry, SkillLoader, Status
 from passepartout.engine.loader import SHIPPED_SKILLS_DIR
 from passepartout.errors import PassepartoutError
-from passepartout.loop import Action, ApprovalRequest, Loop, Stimuli, Thought
+from passepartout.loop import Action, Loop, Stimuli, Thought
+from passepartout.loop.approvals import Approvals
 from passepartout.loop.events import Channel, Event, Notice, ToolCall, ToolResult
 from passepartout.signals import Keyword, Signal
 from passepartout.tools import Tool, ToolBelt
@@ -59,10 +60,11 @@ class Agent:
             host=self,
         )
         self.loop = Loop(self.registry, think=think, emit=self._emit)
-        self.loop.approver = self._approve
+        self.channels: dict[str, Channel] = {}
+        self.approvals = Approvals(self.channels, timeout=config.approval_timeout)
+        self.loop.approver = self.approvals
         self.loop.register_actuator("tool", self._run_tool)
         self.stimuli = Stimuli(self.loop, heartbeat_interval=config.heartbeat_interval)
-        self.channels: dict[str, Channel] = {}
         self.health = Health()
         self.services: dict[str, Any] = {}  # what skills share: memory, ledger, orchestrator
         self.booted = threading.Event()  # set once every skill is loaded
@@ -190,10 +192,6 @@ class Agent:
                 log.warning("notice to %s failed: %s", source, err)
                 seen.pop()
         return len(seen)
-
-    def _approve(self, request: ApprovalRequest) -> bool:
-        channel = self._channel(request.signal)
-        return bool(channel and channel.approve(request))
 
     # -- the tool actuator --------------------------------------------------------------
 

@@ -58,6 +58,11 @@ class Config:
     extra: Mapping[str, str] = field(default_factory=dict)
 
     @property
+    def approval_timeout(self) -> float:
+        """How long a person has to answer an approval: the one limit, every face."""
+        return float(self.extra.get("PASSEPARTOUT_APPROVAL_TIMEOUT") or 300.0)
+
+    @property
     def state_dir(self) -> Path:
         return self.home
 

@@ -19,7 +19,7 @@ import logging
 import threading
 from typing import Any
 
-from passepartout.api import ApprovalRequest, Notice, Signal, defskill, host
+from passepartout.api import Notice, Signal, defskill, host
 from passepartout.events.heartbeat import HeartbeatBus
 from passepartout.events.orchestrator import Orchestrator
 
@@ -31,12 +31,6 @@ AGENT = host()
 def _notify(level: str, text: str) -> None:
     if AGENT is not None:
         AGENT.notify(Notice(text, level), to=("emacs",))  # the event log's word
-
-
-def _approve(request: ApprovalRequest) -> bool:
-    # A background run asks the person in Emacs; with no Emacs, nobody answers: no.
-    channel = AGENT.channels.get("emacs") if AGENT is not None else None
-    return bool(channel is not None and channel.approve(request))
 
 
 def _start(orchestrator: Orchestrator) -> None:
@@ -90,7 +84,6 @@ def _build() -> tuple[Orchestrator, HeartbeatBus]:
         inject=AGENT.stimuli.inject,
         notify=_notify,
     )
-    orchestrator.channel.approver = _approve
     bus = previous_bus if (previous_bus := AGENT.services.get("heartbeat")) else HeartbeatBus()
     bus.register(orchestrator.on_heartbeat, name="cron")
     AGENT.services["orchestrator"] = orchestrator

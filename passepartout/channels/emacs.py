@@ -5,8 +5,9 @@ prompt, so that several clients attached to one daemon each get their own replie
 approvals; notices go to every client, and those sent while no client that shows them
 (a *face*) was attached wait in a :class:`~passepartout.channels.backlog.Backlog` for
 the next one.  Nothing here waits for Emacs except :meth:`EmacsChannel.approve`, which runs on
-the session's lane and waits for the person's answer, at most the approval timeout;
-a timeout, a closed connection or a stopping server is a denial.
+the session's lane and waits for the person's answer, at most the request's timeout
+(the agent's one approval limit); a timeout, a closed connection or a stopping server
+is a denial.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from passepartout.channels.backlog import Backlog
 from passepartout.channels.backlog import Notice as Missed
 from passepartout.errors import PipelineError, ProtocolError
 from passepartout.loop import Action, ApprovalRequest
+from passepartout.loop.approvals import DEFAULT_TIMEOUT
 from passepartout.loop.events import (
     ApprovalAsked,
     Chunk,
@@ -52,7 +54,6 @@ ON_ORG_EDIT = "passepartout--on-org-edit"  # an org tool's edit, shown in a visi
 CALLBACKS = frozenset({ON_CHUNK, ON_DONE, ON_ERROR, ON_TOOL, ON_APPROVAL, ON_NOTIFY, ON_STATUS,
                        ON_ORG_EDIT})
 
-DEFAULT_APPROVAL_TIMEOUT = 60.0
 _KEPT_RESULTS = 32
 
 
@@ -81,8 +82,7 @@ class _Pending:
 class EmacsChannel:
     """Where the sessions of Emacs connections send their events and ask approvals."""
 
-    def __init__(self, *, approval_timeout: float = DEFAULT_APPROVAL_TIMEOUT) -> None:
-        self.approval_timeout = approval_timeout
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self._peers: list[Peer] = []
         self._faces: list[Peer] = []  # the peers that show notices to a person
@@ -249,7 +249,10 @@ class EmacsChannel:
                 return False
             self._pending[approval_id] = pending
         turn = request.signal.meta.get("turn-id")
-        timeout = peer.approval_timeout or self.approval_timeout
+        # The request's limit; a shorter one the person set in Emacs wins (Emacs denies
+        # by itself then).
+        timeout = min(t for t in (request.timeout or DEFAULT_TIMEOUT, peer.approval_timeout)
+                      if t)
         sent = False
         try:
             sent = peer.call(ON_APPROVAL, [approval_id, session, str(turn) if turn else None,

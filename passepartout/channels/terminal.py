@@ -58,7 +58,6 @@ SOURCE = "terminal"
 DEFAULT_SESSION = "terminal"
 OUTPUT_PREVIEW = 200
 TURN_TIMEOUT = 3600.0
-APPROVAL_TIMEOUT = 300.0  # the approver's default (PASSEPARTOUT_APPROVAL_TIMEOUT)
 
 
 class TerminalChannel:
@@ -245,7 +244,7 @@ def _attached(config: Config, reader: TextIO, writer: TextIO, channel: TerminalC
     from passepartout.daemon.start import ensure_daemon
 
     def attach() -> Face | None:
-        return Face.attach(config.home, client={"approval-timeout": _approval_timeout(config)})
+        return Face.attach(config.home, client={"approval-timeout": config.approval_timeout})
 
     try:
         running = ensure_daemon(config)
@@ -263,15 +262,11 @@ def _attached(config: Config, reader: TextIO, writer: TextIO, channel: TerminalC
                          pid=running.info.get("pid", "?"), reattach=attach)
 
 
-def _approval_timeout(config: Config) -> float:
-    return float(config.extra.get("PASSEPARTOUT_APPROVAL_TIMEOUT") or APPROVAL_TIMEOUT)
-
-
 def _answers(config: Config, reader: TextIO, interactive: bool, from_stdin: bool) -> Answers:
     if from_stdin:
         return FromStream(reader)
     if interactive:
-        return FromTerminal(_approval_timeout(config))
+        return FromTerminal(config.approval_timeout)
     return Refuse()
 
 

@@ -136,7 +136,7 @@ class SkillAsker:
                 payload={"sensor": Keyword("skill-trust")}, meta={"source": Keyword("emacs")}
             )
             request = ApprovalRequest(Action("skill", "trust", args), reasons, signal)
-            if channel.approve(request) is True:
+            if self.agent.approvals.ask_on(channel, request):
                 self._trust(name, digest, path)
                 return True
             log.info("skill %s not trusted: the person said no (sha256 %s)", name, digest)

@@ -4,7 +4,7 @@ SHIPPED: dict[str, str] = {
     'archivist.py': 'e154df4f30bb620ff2372f10ae58fce9edc38769a1c8f89d62f1fcac0f21e6bf',
     'chat.py': 'b64eb0f7cc88bb5c71bd457b242606139415fd4ceb0273c5653c325c859436a7',
     'dispatcher.py': 'fca8187d22307ddfcca15d2e8cd68bde772ad521684a85d37f599d648eff6632',
-    'events.py': 'f48aa3c2c8c1d9a15e6dbdce4d115683eeeabd8523f48b949aeb058101f126fe',
+    'events.py': 'e822ef15cc6726e27351a4ac036e21ef5d78e2086756d8c4bd6a9e99e51d1f75',
     'files.py': '00e92a5564e98123bcbf1b355e8d92e418d09e4b4f8fe17f736799d9bc097182',
     'flightplans.py': 'e76599c485e14843ab1cc3690f7e40e4790a36f4b9a48215349a3c7151ef5e51',
     'gardener.py': '4cf8720103f06d5dabebe14b5357259de27ad8343f67b6006b24ccf899b67fc9',

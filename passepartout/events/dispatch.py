@@ -169,24 +169,17 @@ class Dispatcher:
 
 
 class BackgroundChannel:
-    """The channel of cron and hook runs: replies go to the event log, and approvals
-    to the person's Emacs when it is connected (else nobody answers: denied)."""
+    """The channel of cron and hook runs: replies go to the event log.  Nobody is
+    asked here: the agent's approval path turns a background run's question into a
+    Flight Plan before any channel is asked."""
 
-    def __init__(self, dispatcher: Dispatcher,
-                 approver: Callable[[ApprovalRequest], bool] | None = None) -> None:
+    def __init__(self, dispatcher: Dispatcher) -> None:
         self.dispatcher = dispatcher
-        self.approver = approver
 
     def send(self, signal: Signal, event: Event) -> None:
         self.dispatcher.on_event(signal, event)
 
     def approve(self, request: ApprovalRequest) -> bool:
-        if self.approver is None:
-            log.info("background run asked to approve %s: nobody to ask, denied",
-                     request.action.describe())
-            return False
-        try:
-            return self.approver(request) is True
-        except Exception as err:
-            log.warning("approval for a background run failed: %s", err)
-            return False
+        log.info("background run asked to approve %s: nobody to ask, denied",
+                 request.action.describe())
+        return False

@@ -99,6 +99,9 @@ class ApprovalRequest:
     action: Action
     reasons: tuple[str, ...]
     signal: Signal
+    timeout: float | None = None
+    """Seconds the person has to answer (set by the approval path; a face never waits
+    longer)."""
 
     def describe(self) -> str:
         return f"{self.action.describe()} — {'; '.join(self.reasons)}"

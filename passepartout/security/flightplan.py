@@ -1,9 +1,9 @@
 """Asking a person, and running what they approved.
 
-:class:`Approver` replaces the loop's approver: a signal from a person's channel
-(Emacs, the terminal) is asked there, with a time limit (no answer is a no); a
-background signal (cron, hook, heartbeat), or one whose channel is gone, becomes a
-Flight Plan in the approvals file and is refused for now.
+:class:`ApprovalRecords` is what the security layer attaches to the agent's one
+approval path: a background signal (cron, hook, heartbeat), or one whose channel is
+gone, becomes a Flight Plan in the approvals file and is refused for now; a person's
+answer is audited.
 
 :class:`FlightPlanRunner` runs on the heartbeat: an APPROVED entry whose action still
 has the ledger's hash runs exactly once (the ledger says "running" before it starts),
@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,9 +37,6 @@ from passepartout.security.audit import AuditLog
 from passepartout.signals import Keyword, Signal
 
 log = logging.getLogger(__name__)
-
-BACKGROUND_SOURCES = frozenset({"cron", "hook", "heartbeat", "background", "flightplan"})
-
 
 class Clearances:
     """One-shot passes bound to an action's hash: the gates (or a person, or a Flight
@@ -62,39 +59,27 @@ class Clearances:
         return granted is not None and time.monotonic() - granted < self.ttl
 
 
-def is_background(signal: Signal) -> bool:
-    meta = signal.meta
-    return str(meta.get("source", "")) in BACKGROUND_SOURCES or str(
-        meta.get("origin", "")
-    ) in BACKGROUND_SOURCES
-
-
-class Approver:
-    """The loop's approver: the person's channel, or a Flight Plan."""
+class ApprovalRecords:
+    """What the security layer attaches to the one approval path
+    (:class:`~passepartout.loop.approvals.Approvals`): background requests become
+    Flight Plans, and every answer of a person is audited (a yes clears exactly that
+    action once)."""
 
     def __init__(
         self,
         *,
-        channels: Mapping[str, Any],
         book: ApprovalBook,
         audit: AuditLog,
         clearances: Clearances,
         emit: Callable[[Signal, Event], None],
-        timeout: float = 300.0,
     ) -> None:
-        self.channels = channels
         self.book = book
         self.audit = audit
         self.clearances = clearances
         self.emit = emit
-        self.timeout = timeout
 
-    def __call__(self, request: ApprovalRequest) -> bool:
+    def answered(self, request: ApprovalRequest, granted: bool) -> None:
         signal, action = request.signal, request.action
-        channel = self.channels.get(str(signal.meta.get("source", "")))
-        if channel is None or is_background(signal):
-            return self._flight_plan(request)
-        granted = self._ask(channel, request)
         who = f"the person ({signal.meta.get('source')})"
         self.audit.note(
             "allow" if granted else "deny",
@@ -105,27 +90,8 @@ class Approver:
         )
         if granted:
             self.clearances.grant(action.digest())
-        return granted
 
-    def _ask(self, channel: Any, request: ApprovalRequest) -> bool:
-        answer: list[Any] = []
-
-        def ask() -> None:
-            try:
-                answer.append(channel.approve(request))
-            except Exception as err:  # a channel that fails (disconnect, EOF) is a no
-                log.warning("approval of %s failed: %s", request.action.describe(), err)
-
-        # A daemon thread: a person who never answers must not keep the process alive.
-        thread = threading.Thread(target=ask, name="approval", daemon=True)
-        thread.start()
-        thread.join(self.timeout)
-        if thread.is_alive():
-            log.warning("no answer to %s within %g s: denied", request.describe(), self.timeout)
-            return False
-        return bool(answer) and answer[0] is True
-
-    def _flight_plan(self, request: ApprovalRequest) -> bool:
+    def flight_plan(self, request: ApprovalRequest) -> bool:
         plan = self.book.propose(request)
         reason = f"waiting for approval in {self.book.path} (Flight Plan {plan.id})"
         self.audit.note("ask", "flightplan", reason, request.action, request.signal)

@@ -17,7 +17,7 @@ from typing import Any
 from passepartout.loop.events import Event, Notice, map_values
 from passepartout.security.approvals import ApprovalBook
 from passepartout.security.audit import AuditLog
-from passepartout.security.flightplan import Approver, FlightPlanRunner
+from passepartout.security.flightplan import ApprovalRecords, FlightPlanRunner
 from passepartout.security.guard import Places, Security, default_approvals_file
 from passepartout.security.privacy import DEFAULT_TAG
 from passepartout.security.vault import Vault, install_log_masking, set_vault
@@ -67,15 +67,12 @@ def install(agent: Any) -> Security:
     install_log_masking()
     loop = agent.loop
     loop.gates.audit = sec.on_verdict
-    timeout = float(agent.config.extra.get("PASSEPARTOUT_APPROVAL_TIMEOUT") or 300.0)
-    loop.approver = Approver(
-        channels=agent.channels,
-        book=sec.book,
-        audit=sec.audit,
-        clearances=sec.clearances,
-        emit=loop.emit,
-        timeout=timeout,
+    records = ApprovalRecords(
+        book=sec.book, audit=sec.audit, clearances=sec.clearances,
+        emit=lambda signal, event: loop.emit(signal, event),  # the masked one, as it is then
     )
+    agent.approvals.background = records.flight_plan
+    agent.approvals.on_answer = records.answered
     _mask_emits(loop, sec)
     _mask_tool_feedback(loop, sec)
     agent.on_shutdown(sec.audit.close)

@@ -1,0 +1,87 @@
+"""The one approval path: every "ask" of the gates comes here, and nowhere else.
+
+A signal from a person's face (Emacs, the terminal) is asked on that face's channel,
+with one time limit (``PASSEPARTOUT_APPROVAL_TIMEOUT``): the request carries it, so
+the face shows it and never waits longer, and a face that hangs anyway is cut off
+here; no answer is a no.  A background signal (cron, hook, heartbeat), or one whose
+face is gone, goes to the ``background`` handler the security layer attaches (a
+Flight Plan), and is refused when there is none.  ``on_answer`` (the audit, the
+clearance of what was approved) hears every answer a person gave.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+from passepartout.loop.actions import ApprovalRequest
+
+if TYPE_CHECKING:
+    from passepartout.loop.events import Channel
+    from passepartout.signals import Signal
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT = 300.0
+BACKGROUND_SOURCES = frozenset({"cron", "hook", "heartbeat", "background", "flightplan"})
+
+Background = Callable[[ApprovalRequest], bool]
+OnAnswer = Callable[[ApprovalRequest, bool], None]
+
+
+def is_background(signal: Signal) -> bool:
+    """A signal no person is waiting on: nobody to ask now."""
+    meta = signal.meta
+    return (str(meta.get("source", "")) in BACKGROUND_SOURCES
+            or str(meta.get("origin", "")) in BACKGROUND_SOURCES)
+
+
+class Approvals:
+    """Asks the person whose face sent the signal, or hands the request on."""
+
+    def __init__(self, channels: Mapping[str, Channel], *,
+                 timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.channels = channels
+        self.timeout = timeout
+        self.background: Background | None = None
+        self.on_answer: OnAnswer | None = None
+
+    def __call__(self, request: ApprovalRequest) -> bool:
+        request = dataclasses.replace(request, timeout=self.timeout)
+        signal = request.signal
+        channel = self.channels.get(str(signal.meta.get("source", "")))
+        if channel is None or is_background(signal):
+            if self.background is None:
+                log.info("nobody to ask about %s: denied", request.action.describe())
+                return False
+            return self.background(request) is True
+        granted = self.ask_on(channel, request)
+        log.info("approval of %s: %s", request.action.describe(),
+                 "granted" if granted else "denied")
+        if self.on_answer is not None:
+            self.on_answer(request, granted)
+        return granted
+
+    def ask_on(self, channel: Channel, request: ApprovalRequest) -> bool:
+        """Ask ``channel`` itself, within the one time limit (no Flight Plan, no audit:
+        the caller records the answer, as the skill-trust question does)."""
+        request = dataclasses.replace(request, timeout=self.timeout)
+        answer: list[bool] = []
+
+        def ask() -> None:
+            try:
+                answer.append(channel.approve(request) is True)
+            except Exception as err:  # a channel that fails (disconnect, EOF) is a no
+                log.warning("approval of %s failed: %s", request.action.describe(), err)
+
+        # A daemon thread: a person who never answers must not keep the process alive.
+        thread = threading.Thread(target=ask, name="approval", daemon=True)
+        thread.start()
+        thread.join(self.timeout)
+        if thread.is_alive():
+            log.warning("no answer to %s within %g s: denied", request.describe(), self.timeout)
+            return False
+        return bool(answer) and answer[0]
