@@ -22,6 +22,7 @@ from passepartout.errors import PassepartoutError
 from passepartout.loop import Action, Loop, Stimuli, Thought
 from passepartout.loop.approvals import Approvals
 from passepartout.loop.events import Channel, Event, Notice, ToolCall, ToolResult
+from passepartout.services import Services
 from passepartout.signals import Keyword, Signal
 from passepartout.tools import Tool, ToolBelt
 
@@ -61,12 +62,14 @@ class Agent:
         )
         self.loop = Loop(self.registry, think=think, emit=self._emit)
         self.channels: dict[str, Channel] = {}
-        self.approvals = Approvals(self.channels, timeout=config.approval_timeout)
+        self.hooks = self.loop.hooks  # where skills attach (passepartout.loop.hooks)
+        self.approvals = Approvals(self.channels, hooks=self.hooks,
+                                   timeout=config.approval_timeout)
         self.loop.approver = self.approvals
         self.loop.register_actuator("tool", self._run_tool)
         self.stimuli = Stimuli(self.loop, heartbeat_interval=config.heartbeat_interval)
         self.health = Health()
-        self.services: dict[str, Any] = {}  # what skills share: memory, ledger, orchestrator
+        self.services = Services()  # what skills share: memory, ledger, orchestrator...
         self.booted = threading.Event()  # set once every skill is loaded
         self._shutdown_hooks: list[Callable[[], None]] = []
 
@@ -75,7 +78,7 @@ class Agent:
     def boot(self, *, start_threads: bool = True) -> Agent:
         """Load the skills (a broken mandatory one raises BootError) and start."""
         self.config.home.mkdir(parents=True, exist_ok=True)
-        self.services["agent"] = self
+        self.services.agent = self
         self.loader.load_all()
         self.booted.set()  # every skill has registered what it registers at load
         self.check_health()
@@ -106,6 +109,7 @@ class Agent:
 
     def shutdown(self) -> None:
         self.stimuli.stop()
+        self.loader.stop_all()  # each skill closes what its start opened
         for hook in reversed(self._shutdown_hooks):
             try:
                 hook()
@@ -179,6 +183,7 @@ class Agent:
         no chat; how many were told."""
         signal = Signal(payload={"sensor": Keyword("notify")},
                         meta={"origin": Keyword("notify")})
+        shown = self.loop.shown(notice)
         seen: list[Channel] = []
         for source, channel in list(self.channels.items()):
             if source in _BACKGROUND or any(channel is c for c in seen) or (
@@ -187,7 +192,7 @@ class Agent:
                 continue
             seen.append(channel)
             try:
-                channel.send(signal, notice)
+                channel.send(signal, shown)
             except Exception as err:  # a client gone: the others and the log have it
                 log.warning("notice to %s failed: %s", source, err)
                 seen.pop()

@@ -64,9 +64,9 @@ class Bridge:
 
     def attach(self, agent: Agent) -> None:
         """Boot is done: publish the services, run the work that waited for it."""
-        agent.services["focus"] = self.focus
-        agent.services["emacs"] = self.channel
-        agent.services["emacs-eval"] = self.channel.evaluation  # the emacs-eval tool's door
+        agent.services.focus = self.focus
+        agent.services.emacs = self.channel
+        agent.services.emacs_eval = self.channel.evaluation  # the emacs-eval tool's door
         agent.register_channel("emacs", self.channel)
         from passepartout.security.standing import standing_grants
 
@@ -304,7 +304,7 @@ def _context(bridge: Bridge, peer: Peer) -> str:
     focus = ContextFocus.from_service(bridge.focus)
     if focus is None:
         return "No heading is in focus: the next turn carries no org context."
-    sections = peripheral_sections(agent.services.get("memory"), focus, "", related=0,
+    sections = peripheral_sections(agent.services.memory, focus, "", related=0,
                                    private_tag=private_tag(agent.services))
     return "\n\n".join(s.text for s in sections) or "No org context."
 
@@ -334,7 +334,7 @@ def _rewrite_check(bridge: Bridge, peer: Peer, fields: dict[str, Any]) -> dict[s
 
 def _usage(bridge: Bridge, peer: Peer, session: str | None) -> dict[str, Any]:
     """Tokens and cost of a session and of today, from the ledger."""
-    llm = bridge.wait_agent().services.get("llm")
+    llm = bridge.wait_agent().services.llm
     ledger = getattr(llm, "ledger", None)
     if ledger is None:
         from passepartout.llm.ledger import Ledger
@@ -368,7 +368,7 @@ def _status(bridge: Bridge, peer: Peer) -> dict[str, Any]:
 
 
 def _jobs(bridge: Bridge, peer: Peer) -> Any:
-    orchestrator = bridge.wait_agent().services.get("orchestrator")
+    orchestrator = bridge.wait_agent().services.orchestrator
     return list(orchestrator.jobs()) if orchestrator is not None else None
 
 
@@ -380,7 +380,7 @@ def _skills_reload(bridge: Bridge, peer: Peer, name: str) -> dict[str, Any]:
 
 
 def _session_history(bridge: Bridge, peer: Peer, session: str) -> Any:
-    sessions = bridge.wait_agent().services.get("sessions")
+    sessions = bridge.wait_agent().services.sessions
     return sessions.history(session) if sessions is not None else None
 
 

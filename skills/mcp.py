@@ -74,6 +74,7 @@ def mcp_reflex(signal: Signal) -> Action:
 
 
 if AGENT is not None:
+    from passepartout.loop.hooks import BEFORE_ACTION
     from passepartout.mcp.memex import MemexFace, snapshot_first
 
     previous = AGENT.services.get("mcp")
@@ -82,7 +83,7 @@ if AGENT is not None:
     mcp_SERVICE = mcp_Service(AGENT)
     AGENT.services["mcp"] = mcp_SERVICE
     AGENT.services["mcp-memex"] = MemexFace(AGENT)
-    AGENT.loop.register_actuator("tool", snapshot_first(AGENT, AGENT.loop.actuators["tool"]))
+    AGENT.hooks.attach(BEFORE_ACTION, snapshot_first(AGENT), owner="mcp")
     AGENT.on_shutdown(mcp_SERVICE.stop)
     mcp_SERVICE.start()
     defskill("mcp", priority=60, depends_on=DEPENDS_ON, trigger=mcp_trigger,

@@ -22,6 +22,7 @@ from typing import Any
 
 from passepartout.api import defskill, host, make_tool
 from passepartout.errors import ConfigError
+from passepartout.loop.hooks import ROLLBACK
 
 DEPENDS_ON = ["events"]
 
@@ -68,6 +69,7 @@ class memory_Service:
         self.ready = threading.Event()  # the store is open (or failed to open)
         self.imported = threading.Event()  # the memex is imported and watched
         self.error: str | None = None
+        self.opener: threading.Thread | None = None
         self.keep = memory_keep()
         self.embedder = memory_embedder()
 
@@ -82,8 +84,8 @@ class memory_Service:
             log.error("%s", self.error)
             self.ready.set()
             return
-        self.agent.services["memory"] = self.store
-        self.agent.loop.rollback = self.rollback
+        self.agent.services.memory = self.store
+        self.agent.hooks.attach(ROLLBACK, self.rollback, owner="memory")
         self.ready.set()
         if memory_setting("PASSEPARTOUT_MEMORY_IMPORT", "on") != "off":
             self._import(config.memex_dir)
@@ -169,26 +171,39 @@ class memory_Service:
         path = write_back(self.store, node.id, self.agent.config.memex_dir)
         return f"remembered {node.title!r} (id {node.id}) in {path}"
 
+    def start(self) -> None:
+        """The engine starts the skill: open the store in the background, save on the
+        heartbeat."""
+        self.opener = threading.Thread(target=self.open, name="memory-open", daemon=True)
+        self.opener.start()
+        bus = self.agent.services.heartbeat
+        if bus is not None:
+            bus.register(self.autosave, name="memory-autosave",
+                         every=self.agent.config.memory_auto_save_interval)
+
     def close(self) -> None:
+        """The engine stops the skill (a reload, the agent's stop): nothing stays open."""
+        if self.opener is not None:
+            self.opener.join(30)  # a store being opened is closed once it is open
+        bus = self.agent.services.heartbeat
+        if bus is not None:
+            bus.unregister("memory-autosave")
+        self.agent.hooks.detach("memory")
+        if self.agent.services.memory is self.store:
+            self.agent.services.memory = None
         if self.watcher is not None:
             self.watcher.stop()
+            self.watcher = None
         if self.index is not None:
             self.index.stop()
+            self.index = None
         if self.store is not None:
             self.store.close()  # saves first
+            self.store = None
 
 
 if AGENT is not None:
     memory_SERVICE = memory_Service(AGENT)
-    threading.Thread(target=memory_SERVICE.open, name="memory-open", daemon=True).start()
-    bus = AGENT.services.get("heartbeat")
-    if bus is not None:
-        bus.register(
-            memory_SERVICE.autosave,
-            name="memory-autosave",
-            every=AGENT.config.memory_auto_save_interval,
-        )
-    AGENT.on_shutdown(memory_SERVICE.close)
 
     def remember(title: str, body: str = "") -> str:
         """Write a note into the agent's memory (and its org notes file in the memex).
@@ -203,4 +218,6 @@ if AGENT is not None:
 else:
     memory_TOOLS = []
 
-defskill("memory", priority=20, tools=memory_TOOLS)
+defskill("memory", priority=20, tools=memory_TOOLS,
+         start=memory_SERVICE.start if AGENT is not None else None,
+         stop=memory_SERVICE.close if AGENT is not None else None)

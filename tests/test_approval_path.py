@@ -16,6 +16,7 @@ from passepartout.events.dispatch import BackgroundChannel, Dispatcher
 from passepartout.loop import Action, ApprovalRequest
 from passepartout.loop.approvals import Approvals
 from passepartout.loop.events import Event
+from passepartout.loop.hooks import APPROVAL_ANSWERED, BACKGROUND_APPROVAL
 from passepartout.signals import Keyword, Signal
 
 
@@ -46,7 +47,8 @@ def test_the_face_of_the_signal_is_asked_with_the_one_time_limit() -> None:
     face, other = Face(), Face()
     heard: list[bool] = []
     approvals = Approvals({"emacs": face, "terminal": other}, timeout=7.5)
-    approvals.on_answer = lambda request, granted: heard.append(granted)
+    approvals.hooks.attach(APPROVAL_ANSWERED, lambda r, granted: heard.append(granted),
+                           owner="test")
     assert approvals(ask("emacs")) is True
     assert [r.timeout for r in face.asked] == [7.5] and other.asked == []
     assert heard == [True]
@@ -56,7 +58,8 @@ def test_a_face_that_does_not_answer_in_time_is_a_no() -> None:
     face = Face(answer=True, delay=2.0)
     heard: list[bool] = []
     approvals = Approvals({"emacs": face}, timeout=0.2)
-    approvals.on_answer = lambda request, granted: heard.append(granted)
+    approvals.hooks.attach(APPROVAL_ANSWERED, lambda r, granted: heard.append(granted),
+                           owner="test")
     started = time.monotonic()
     assert approvals(ask("emacs")) is False
     assert time.monotonic() - started < 1.5
@@ -79,7 +82,8 @@ def test_background_or_faceless_asks_go_to_the_background_handler(meta: dict[str
     request = ask(**meta)  # type: ignore[arg-type]
     assert approvals(request) is False  # nobody to ask and no handler: no
     handed: list[ApprovalRequest] = []
-    approvals.background = lambda r: handed.append(r) or False
+    approvals.hooks.attach(BACKGROUND_APPROVAL, lambda r: handed.append(r) or False,
+                           owner="test")
     assert approvals(request) is False
     assert len(handed) == 1 and face.asked == []
 

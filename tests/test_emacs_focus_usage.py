@@ -26,6 +26,7 @@ from passepartout.llm import cost_cli
 from passepartout.llm.heading_names import heading_names
 from passepartout.llm.ledger import Call, Ledger
 from passepartout.loop.events import Done, Event, Notice, Reply
+from passepartout.services import Services
 from passepartout.signals import Keyword, Signal
 
 BODY = "Book the train to Lyon before Friday.\nAsk Marie about the hotel."
@@ -105,7 +106,7 @@ def test_the_bridge_answers_usage_and_context(config: Config) -> None:
     bridge = Bridge(config)
 
     class _Agent:
-        services: ClassVar[dict[str, object]] = {}
+        services: ClassVar[Services] = Services()
 
         def status(self) -> dict[str, object]:
             return {"health": "healthy", "problems": []}

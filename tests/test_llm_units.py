@@ -23,6 +23,7 @@ from passepartout.llm.translate import (
     tool_actions,
 )
 from passepartout.loop.actions import Action
+from passepartout.services import Services
 from passepartout.signals import Keyword, dumps
 
 
@@ -173,7 +174,7 @@ def test_grep_and_schedule_and_eval(tmp_path: Path) -> None:
 def test_builtin_tools_belt(tmp_path: Path) -> None:
     agent = SimpleNamespace(
         config=config(MEMEX_DIR=str(tmp_path), PASSEPARTOUT_WORKSPACE=str(tmp_path)),
-        services={},
+        services=Services(),
     )
     tools = {t.name: t for t in builtin_tools(agent)}
     assert set(tools) == {"grep-search", "memory-search", "schedule", "eval", "emacs-eval"}

@@ -12,6 +12,7 @@ import pytest
 from passepartout.llm.builtin_tools import builtin_tools
 from passepartout.memory import Embedder, EmbeddingIndex, MemoryStore, cli
 from passepartout.memory.search import SearchHit, fts_query, fuse, one_line
+from passepartout.services import Services
 
 MEMEX = {
     "garden.org": "* Tomato watering\nTomatoes want deep watering twice a week in July.\n"
@@ -133,7 +134,7 @@ def test_the_tool_shows_snippet_and_file_and_leaves_private_notes_out(
     store: MemoryStore, embedder: Embedder
 ) -> None:
     assert EmbeddingIndex(store, embedder).attach()
-    agent = SimpleNamespace(services={"memory": store}, config=SimpleNamespace(extra={}))
+    agent = SimpleNamespace(services=Services(memory=store), config=SimpleNamespace(extra={}))
     tool = next(t for t in builtin_tools(agent) if t.name == "memory-search")
     query = "Halvorsen invoice not paid"
     out = tool.run({"query": query})

@@ -11,6 +11,7 @@ import pytest
 
 from passepartout.errors import PipelineError
 from passepartout.security.search import Limits, compile_pattern, search
+from passepartout.services import Services
 
 
 @pytest.fixture
@@ -88,7 +89,7 @@ def test_a_search_from_the_root_never_enters_proc(monkeypatch: pytest.MonkeyPatc
     # fixed literal sits in this file, its .pyc and any log of an earlier run).
     canary = f"PROCcanary-{secrets.token_hex(8)}"
     monkeypatch.setenv("PASSEPARTOUT_GREP_CANARY", canary)
-    agent = SimpleNamespace(services={}, config=SimpleNamespace(
+    agent = SimpleNamespace(services=Services(), config=SimpleNamespace(
         config_dir=Path("/nonexistent/config"), home=Path("/nonexistent/state")))
     skip = _secret_filter(agent)
     assert skip(Path("/proc/self/environ")) and skip(Path("/dev/zero"))

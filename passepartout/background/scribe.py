@@ -143,7 +143,7 @@ class Scribe:
 
     def gather(self, start: dt.datetime, end: dt.datetime) -> Material:
         sessions: dict[str, list[str]] = {}
-        store = self.bg.agent.services.get("sessions")
+        store = self.bg.agent.services.sessions
         since = getattr(store, "since", None)
         found = since(start.timestamp() - 1e-6) if callable(since) else []
         for session, when, message in found:

@@ -30,7 +30,7 @@ class Background:
 
     def __init__(self, agent: Any) -> None:
         self.agent = agent
-        self.orchestrator = agent.services["orchestrator"]
+        self.orchestrator = agent.services.orchestrator
         config = agent.config
         self.home = Path(config.home)
         self.memex = Path(config.memex_dir).expanduser()

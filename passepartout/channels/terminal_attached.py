@@ -38,6 +38,7 @@ from passepartout.daemon.face import (
 from passepartout.daemonclient import DaemonError
 from passepartout.loop import events as ev
 from passepartout.security.termtext import terminal_safe
+from passepartout.services import Services
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +55,7 @@ def chat_attached(config: Config, face: Face, *, reader: TextIO, writer: TextIO,
     """Chat until end of input; 0, or 1 when a turn ended in an error.  When the
     daemon goes away, the next prompt waits a little for it to be back (``reattach``)
     and says so; the daemon is not started again behind the person's back."""
-    state = ChatState(config, {}, session, usage=face.usage)
+    state = ChatState(config, Services(), session, usage=face.usage)
     face.listen(_NoticePrinter(face, channel).put)
     lines = LineReader.for_stream(reader, config.home, interactive)
     if interactive:

@@ -20,6 +20,7 @@ from passepartout.config import Config
 from passepartout.errors import PassepartoutError
 from passepartout.llm import models
 from passepartout.security.orgtext import one_line
+from passepartout.services import Services
 
 COMMANDS = ("model", "session", "cost")
 HELP = ("Terminal commands: /model [NAME|default], /session [list|ID], /cost, /quit; "
@@ -33,7 +34,7 @@ class ChatState:
     """What this chat has chosen: its session and, maybe, a model."""
 
     config: Config
-    services: dict[str, Any]
+    services: Services
     session: str
     model: str | None = None
     notes: list[str] = field(default_factory=list)
@@ -154,7 +155,7 @@ def _cost(state: ChatState) -> str:
         except PassepartoutError as err:
             return f"No cost: {err.message}"
     else:
-        ledger = getattr(state.services.get("llm"), "ledger", None)
+        ledger = getattr(state.services.llm, "ledger", None)
         if ledger is None:
             return "No ledger: the model layer is not loaded."
         usage = ledger.usage(state.session)

@@ -84,7 +84,7 @@ class SkillAsker:
 
     def attach(self) -> None:
         """Ask on the heartbeat (once the agent runs: ``doctor`` never asks)."""
-        bus = self.agent.services.get("heartbeat")
+        bus = self.agent.services.heartbeat
         if bus is not None:
             bus.register(self.tick, name="skill-trust")
 
@@ -223,5 +223,5 @@ class SkillAsker:
                 check()
 
     def _book(self) -> Any:
-        security = self.agent.services.get("security")
+        security = self.agent.services.security
         return getattr(security, "book", None)

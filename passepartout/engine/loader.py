@@ -213,6 +213,7 @@ class SkillLoader:
         ]
 
     def _install(self, entry: CatalogEntry, loaded: _Loaded) -> None:
+        self._stop(entry)
         for old in entry.skills:
             self.registry.remove(old)
         for skill in loaded.skills:
@@ -224,6 +225,56 @@ class SkillLoader:
         sys.modules[loaded.module.__name__] = loaded.module
         setattr(skills_package, entry.name, loaded.module)
         self._set(entry, Status.READY, None)
+        failed = self._start(entry)
+        if failed is not None:  # a skill that cannot start does not serve half-started
+            self._stop(entry)
+            for name in entry.skills:
+                self.registry.remove(name)
+            entry.skills = []
+            self._set(entry, Status.FAILED, failed)
+            log.error("skill %s failed: %s", entry.name, failed)
+
+    def _start(self, entry: CatalogEntry) -> str | None:
+        """Run the start of each of the file's skills; why one failed, or None."""
+        for name in entry.skills:
+            skill = self.registry.get(name)
+            if skill is None or skill.start is None:
+                continue
+            failure: list[BaseException] = []
+
+            def run(start: Callable[[], None] = skill.start,
+                    failure: list[BaseException] = failure) -> None:
+                try:
+                    start()
+                except Exception as err:
+                    failure.append(err)
+
+            # Held to the load's time limit: a start that hangs must not hold up the boot.
+            thread = threading.Thread(target=run, name=f"skill-start-{name}", daemon=True)
+            thread.start()
+            thread.join(self.timeout)
+            if thread.is_alive():
+                return f"did not start within {self.timeout:g} s"
+            if failure:
+                return f"raised {type(failure[0]).__name__} in its start: {failure[0]}"
+        return None
+
+    def _stop(self, entry: CatalogEntry) -> None:
+        """Run the stop of each of the file's skills (a failing stop is logged)."""
+        for name in reversed(entry.skills):
+            skill = self.registry.get(name)
+            if skill is None or skill.stop is None:
+                continue
+            try:
+                skill.stop()
+            except Exception:
+                log.exception("skill %s failed in its stop", name)
+
+    def stop_all(self) -> None:
+        """Stop every loaded skill, the last loaded first (the agent is stopping)."""
+        with self._lock:
+            for entry in reversed(list(self.catalog.values())):
+                self._stop(entry)
 
     def load_module(self, path: Path, name: str) -> _Loaded:
         raw = _read_bytes(path, name)  # read once: what is hashed is what runs

@@ -16,6 +16,7 @@ PromptBuilder = Callable[[Signal], "Prompt | str"]
 Reflex = Callable[[Signal], "list[Action] | Action | None"]
 Gate = Callable[[Action, Signal], Verdict]
 Augment = Callable[[Signal], str]
+Lifecycle = Callable[[], None]
 
 
 @dataclass
@@ -31,6 +32,12 @@ class Skill:
     gate: Gate | None = None
     augment: Augment | None = None
     tools: tuple[Any, ...] = ()
+    start: Lifecycle | None = None
+    """Run by the engine once the skill is loaded: open what it holds (a store, a
+    watcher, threads).  A skill file's top level only declares."""
+    stop: Lifecycle | None = None
+    """Run by the engine before the skill is unloaded, reloaded or the agent stops:
+    close what ``start`` opened."""
     module: str = ""
     extras: dict[str, Any] = field(default_factory=dict)
 
@@ -61,6 +68,8 @@ def defskill(
     gate: Gate | None = None,
     augment: Augment | None = None,
     tools: Iterable[Any] = (),
+    start: Lifecycle | None = None,
+    stop: Lifecycle | None = None,
     **extras: Any,
 ) -> Skill:
     """Declare a skill.  Called at the top level of a skill file while it loads."""
@@ -76,6 +85,8 @@ def defskill(
         gate=gate,
         augment=augment,
         tools=tuple(tools),
+        start=start,
+        stop=stop,
         extras=extras,
     )
     collector = _collector.get()

@@ -41,7 +41,7 @@ def for_agent(agent: Any) -> SkillHost:
         return [(str(t.name), str(t.description)) for t in agent.tools()]
 
     def orchestrator() -> Any:
-        found = agent.services.get("orchestrator")
+        found = agent.services.orchestrator
         if found is None:
             raise RuntimeError("the events skill is not loaded: no hooks or reflexes")
         return found

@@ -19,27 +19,27 @@ log = logging.getLogger(__name__)
 def install(agent: Any, *, warm: bool = True) -> Any:
     """Plug the model layer into ``agent`` (idempotent); returns the :class:`ModelLayer`.
 
-    Sets ``agent.loop.think`` (unless the Agent was given one) and publishes the
+    Attaches the model at the loop's THINK hook (a think given to the Agent, a test's,
+    still wins) and publishes the
     services ``llm``, ``ledger``, ``sessions`` and ``budgets``.  The built-in tools
     come with the ``chat`` skill.  With ``warm``, litellm starts importing in a
     background thread.
     """
-    layer = agent.services.get("llm")
+    layer = agent.services.llm
     if layer is not None:
         return layer
     from passepartout.errors import PassepartoutError
     from passepartout.llm import models
     from passepartout.llm.provider import warm_up
     from passepartout.llm.think import ModelLayer
-    from passepartout.loop.core import _no_model
+    from passepartout.loop.hooks import THINK
 
     _export_provider_settings(agent.config.config_dir / ".env")
     layer = ModelLayer(agent)
-    if agent.loop.think is _no_model:  # a think given to the Agent (a test's) is kept
-        agent.loop.think = layer.think
-    agent.services.update(
-        llm=layer, ledger=layer.ledger, sessions=layer.sessions, budgets=layer.budgets
-    )
+    agent.hooks.attach(THINK, layer.think, owner="llm")  # a think given to the Agent wins
+    services = agent.services
+    services.llm, services.ledger = layer, layer.ledger
+    services.sessions, services.budgets = layer.sessions, layer.budgets
     agent.on_shutdown(layer.close)
     if warm:
         try:

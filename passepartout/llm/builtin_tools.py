@@ -51,7 +51,7 @@ def builtin_tools(agent: Any) -> list[Tool]:
         Args:
             query: what to look for
         """
-        store = agent.services.get("memory")
+        store = agent.services.memory
         if store is None:
             raise PipelineError("memory is not available in this agent")
         tag = private_tag(agent.services)
@@ -76,7 +76,7 @@ def builtin_tools(agent: Any) -> list[Tool]:
         memex = Path(agent.config.memex_dir).expanduser()
         scan = list(agent.config.memex_scan_dirs)
         folder = "system" if "system" in scan or not scan else scan[0]
-        jobs = agent.services.get("model-jobs")
+        jobs = agent.services.model_jobs
         if jobs is None:
             from passepartout.security.modeljobs import ModelJobs
             from passepartout.security.trust import Trust
@@ -99,7 +99,7 @@ def builtin_tools(agent: Any) -> list[Tool]:
         Args:
             code: one Emacs Lisp form
         """
-        bridge: Callable[[str], Any] | None = agent.services.get("emacs-eval")
+        bridge: Callable[[str], Any] | None = agent.services.emacs_eval
         if bridge is None:
             raise PipelineError("no Emacs is connected to evaluate Emacs Lisp")
         result = bridge(code)
@@ -117,7 +117,7 @@ def builtin_tools(agent: Any) -> list[Tool]:
 def _workspace(agent: Any) -> Path:
     """Where relative paths point: the security layer's workspace, else
     PASSEPARTOUT_WORKSPACE, else MEMEX_DIR."""
-    sec = agent.services.get("security")
+    sec = agent.services.security
     places = getattr(sec, "places", None)
     if places is not None:
         return Path(places.workspace)
@@ -140,7 +140,7 @@ def _secret_filter(agent: Any) -> Callable[[Path], bool]:
     credential list and the agent's own config and state."""
     from passepartout.security.paths import PathRules, unreadable
 
-    sec = agent.services.get("security")
+    sec = agent.services.security
     if sec is not None:
         rules = sec.path_rules()
     else:

@@ -93,7 +93,7 @@ class ModelLayer:
         self.ledger = ledger or Ledger.in_home(cfg.home)
         self.sessions = sessions or SessionStore.in_home(cfg.home)
         self.budgets = Budgets(self.ledger, cfg.budget_usd,
-                               lambda: self.agent.services.get("memory"))
+                               lambda: self.agent.services.memory)
         self.failures: collections.deque[str] = collections.deque(maxlen=20)
         self._privacy_watch = _watch_private_text(cfg)
         self._pending: dict[str, list[Action]] = {}
@@ -193,7 +193,7 @@ class ModelLayer:
             return True
         if origin_of(signal) not in ("cron", "hook") or not signal.meta.get("heading"):
             return False
-        orchestrator = self.agent.services.get("orchestrator")
+        orchestrator = self.agent.services.orchestrator
         check = getattr(orchestrator, "is_private", None)
         if check is None:
             return False
@@ -210,7 +210,7 @@ class ModelLayer:
                                 cache=_caches_prompts(model))
         count = tokens.counter(model)
         encoding = tokens.encoding_name(model)
-        memory = self.agent.services.get("memory")
+        memory = self.agent.services.memory
         focus = focus_for(thought.signal, self.agent.services)
         query = thought.prompt.text if thought.signal.sensor == "user-input" else ""
         sections = peripheral_sections(memory, focus, query,
@@ -240,7 +240,7 @@ class ModelLayer:
         assembly = self.assemble(thought, route.primary, key, persistent, schemas)
         signal = thought.signal
         session = signal.session_id
-        heading = heading_of(signal, self.agent.services.get("focus"))
+        heading = heading_of(signal, self.agent.services.focus)
 
         def before(model: str) -> None:
             self.ledger.wait_settled()  # the last call's cost is in before any check
@@ -337,7 +337,7 @@ class ModelLayer:
             tier=thought.prompt.tier,
             origin=origin_of(signal),
             session=signal.session_id,
-            heading=heading_of(signal, self.agent.services.get("focus")),
+            heading=heading_of(signal, self.agent.services.focus),
             estimated=estimated,
         ))
 

@@ -4,9 +4,9 @@ A signal from a person's face (Emacs, the terminal) is asked on that face's chan
 with one time limit (``PASSEPARTOUT_APPROVAL_TIMEOUT``): the request carries it, so
 the face shows it and never waits longer, and a face that hangs anyway is cut off
 here; no answer is a no.  A background signal (cron, hook, heartbeat), or one whose
-face is gone, goes to the ``background`` handler the security layer attaches (a
-Flight Plan), and is refused when there is none.  ``on_answer`` (the audit, the
-clearance of what was approved) hears every answer a person gave.
+face is gone, goes to the BACKGROUND_APPROVAL hook the security layer attaches (a
+Flight Plan), and is refused when there is none.  The APPROVAL_ANSWERED hooks (the
+audit, the clearance of what was approved) hear every answer a person gave.
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from passepartout.loop.actions import ApprovalRequest
+from passepartout.loop.hooks import APPROVAL_ANSWERED, BACKGROUND_APPROVAL, Hooks
 
 if TYPE_CHECKING:
     from passepartout.loop.events import Channel
@@ -27,9 +28,6 @@ log = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT = 300.0
 BACKGROUND_SOURCES = frozenset({"cron", "hook", "heartbeat", "background", "flightplan"})
-
-Background = Callable[[ApprovalRequest], bool]
-OnAnswer = Callable[[ApprovalRequest, bool], None]
 
 
 def is_background(signal: Signal) -> bool:
@@ -42,27 +40,30 @@ def is_background(signal: Signal) -> bool:
 class Approvals:
     """Asks the person whose face sent the signal, or hands the request on."""
 
-    def __init__(self, channels: Mapping[str, Channel], *,
+    def __init__(self, channels: Mapping[str, Channel], *, hooks: Hooks | None = None,
                  timeout: float = DEFAULT_TIMEOUT) -> None:
         self.channels = channels
+        self.hooks = hooks or Hooks()
         self.timeout = timeout
-        self.background: Background | None = None
-        self.on_answer: OnAnswer | None = None
 
     def __call__(self, request: ApprovalRequest) -> bool:
         request = dataclasses.replace(request, timeout=self.timeout)
         signal = request.signal
         channel = self.channels.get(str(signal.meta.get("source", "")))
         if channel is None or is_background(signal):
-            if self.background is None:
+            background = self.hooks.one(BACKGROUND_APPROVAL)
+            if background is None:
                 log.info("nobody to ask about %s: denied", request.action.describe())
                 return False
-            return self.background(request) is True
+            return background(request) is True
         granted = self.ask_on(channel, request)
         log.info("approval of %s: %s", request.action.describe(),
                  "granted" if granted else "denied")
-        if self.on_answer is not None:
-            self.on_answer(request, granted)
+        for heard in self.hooks.chain(APPROVAL_ANSWERED):
+            try:
+                heard(request, granted)
+            except Exception as err:  # the answer stands; what failed to note it says so
+                log.error("noting the answer to %s failed: %s", request.describe(), err)
         return granted
 
     def ask_on(self, channel: Channel, request: ApprovalRequest) -> bool:

@@ -18,6 +18,14 @@ from passepartout.errors import GateError, PassepartoutError, PipelineError, Pro
 from passepartout.loop.actions import Action, Actuator, Approver, Thought
 from passepartout.loop.events import Done, Error, Event, Reply
 from passepartout.loop.gates import GatePipeline
+from passepartout.loop.hooks import (
+    BEFORE_ACTION,
+    ROLLBACK,
+    SHOWN_EVENT,
+    THINK,
+    TOOL_FEEDBACK,
+    Hooks,
+)
 from passepartout.loop.perceive import perceive
 from passepartout.loop.reason import Reasoner
 from passepartout.signals import Keyword, Signal
@@ -83,12 +91,17 @@ class Loop:
         emit: Emitter | None = None,
         rollback: Callable[[], Any] | None = None,
         gate_timeout: float = 2.0,
+        hooks: Hooks | None = None,
     ) -> None:
         self.registry = registry
-        self.gates = GatePipeline(registry, timeout=gate_timeout)
-        self.reasoner = Reasoner(registry, self.gates, think or _no_model)
+        self.hooks = hooks or Hooks()
+        self.gates = GatePipeline(registry, timeout=gate_timeout, hooks=self.hooks)
+        # ``think`` and ``rollback`` given here (tests, benches, the scripted server)
+        # win over what a skill attaches at THINK and ROLLBACK.
+        self.given_think = think
+        self.reasoner = Reasoner(registry, self.gates, self._think)
         self.actuators: dict[str, Actuator] = {"chat": self._reply, "system": _noop}
-        self.emit: Emitter = emit or _log_emit
+        self.sink: Emitter = emit or _log_emit
         self.rollback = rollback
         self.error_handlers: list[ErrorHandler] = []
         self.reports: collections.deque[Report] = collections.deque(maxlen=200)
@@ -102,11 +115,39 @@ class Loop:
 
     @property
     def think(self) -> Callable[[Thought], list[Action]]:
-        return self.reasoner.think
+        """What proposes for a prompt: the given one, else the skill's, else no model."""
+        return self.given_think or self.hooks.one(THINK) or _no_model
 
     @think.setter
     def think(self, fn: Callable[[Thought], list[Action]]) -> None:
-        self.reasoner.think = fn
+        self.given_think = fn
+
+    def _think(self, thought: Thought) -> list[Action]:
+        return self.think(thought)
+
+    def emit(self, signal: Signal, event: Event) -> None:
+        """Show ``event`` to the signal's face, through every SHOWN_EVENT hook first."""
+        self.sink(signal, self.shown(event))
+
+    def shown(self, event: Event) -> Event:
+        """``event`` as a face may see it (every SHOWN_EVENT hook applied)."""
+        for change in self.hooks.chain(SHOWN_EVENT):
+            event = change(event)
+        return event
+
+    def actuate(self, action: Action, signal: Signal) -> Signal | None:
+        """Carry out ``action`` after every BEFORE_ACTION hook; its feedback passes every
+        TOOL_FEEDBACK hook."""
+        actuator = self.actuators.get(action.target)
+        if actuator is None:
+            raise PipelineError(f"no actuator for target {action.target!r}", signal=signal)
+        for before in self.hooks.chain(BEFORE_ACTION):
+            before(action, signal)
+        feedback = actuator(action, signal)
+        if feedback is not None:
+            for change in self.hooks.chain(TOOL_FEEDBACK):
+                feedback = change(feedback)
+        return feedback
 
     @property
     def approver(self) -> Approver | None:
@@ -183,19 +224,13 @@ class Loop:
             for action in actions:
                 if cancel.is_set():
                     return []
-                result = self._act(action, signal)
+                result = self.actuate(action, signal)
                 done.append(action)
                 if result is not None:
                     feedback.append(result)
             return _merge_tool_outputs(feedback)
         except Exception as err:
             return self._recover(err, signal)
-
-    def _act(self, action: Action, signal: Signal) -> Signal | None:
-        actuator = self.actuators.get(action.target)
-        if actuator is None:
-            raise PipelineError(f"no actuator for target {action.target!r}", signal=signal)
-        return actuator(action, signal)
 
     def _recover(self, err: Exception, signal: Signal) -> list[Signal]:
         for handler in self.error_handlers:
@@ -225,10 +260,11 @@ class Loop:
         critical = cause is not None and not isinstance(cause, PassepartoutError)
         if critical:
             log.exception("critical error on %s", sensor, exc_info=err)
-            if sensor not in _TERMINAL_SENSORS and self.rollback is not None:
+            rollback = self.rollback or self.hooks.one(ROLLBACK)
+            if sensor not in _TERMINAL_SENSORS and rollback is not None:
                 log.error("critical error: rolling memory back")
                 try:
-                    self.rollback()
+                    rollback()
                 except Exception as rb_err:
                     log.error("rollback failed: %s", rb_err)
         if isinstance(err, GateError | ProtocolError) or sensor in _TERMINAL_SENSORS:

@@ -23,6 +23,7 @@ import datetime as dt
 import logging
 import os
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -289,10 +290,8 @@ class MemexFace:
                 f"{plan.id} in their approvals file); it is applied once they approve it")
 
     def _run(self, action: Action, signal: Signal) -> str:
-        actuator = self.agent.loop.actuators.get("tool")
-        if actuator is None:
-            raise FaceError("the agent has no tool actuator")
-        feedback = actuator(action, signal)
+        # Through the loop: the snapshot first, and the output masked as every tool's.
+        feedback = self.agent.loop.actuate(action, signal)
         results = feedback.payload.get("results") if feedback is not None else None
         if not results:
             return "done"
@@ -301,25 +300,21 @@ class MemexFace:
         return output if first.get("ok") else f"failed: {output}"
 
 
-def snapshot_first(agent: Any, actuator: Any) -> Any:
-    """The tool actuator, with a memory snapshot before each write a face asked for
-    (its signal's origin is ``mcp``), whether it runs now or from a Flight Plan."""
-    if getattr(actuator, "snapshots_memory", False):
-        return actuator
+def snapshot_first(agent: Any) -> Callable[[Action, Signal], None]:
+    """The loop's BEFORE_ACTION hook: a memory snapshot before each write a face asked
+    for (its signal's origin is ``mcp``), whether it runs now or from a Flight Plan."""
 
-    def run(action: Action, signal: Signal) -> Signal | None:
-        if str(signal.meta.get("origin", "")) == ORIGIN and action.name in WRITES.values():
-            store = agent.services.get("memory")
+    def before(action: Action, signal: Signal) -> None:
+        if (action.target == "tool" and str(signal.meta.get("origin", "")) == ORIGIN
+                and action.name in WRITES.values()):
+            store = agent.services.memory
             if store is not None:
                 try:
                     store.snapshot(f"before {action.name} from MCP")
                 except Exception as err:  # no snapshot, no write
                     raise PipelineError(f"no memory snapshot could be taken: {err}") from None
-        result: Signal | None = actuator(action, signal)
-        return result
 
-    run.snapshots_memory = True  # type: ignore[attr-defined]
-    return run
+    return before
 
 
 def _limit(raw: Any) -> int:

@@ -1,10 +1,11 @@
 """Plugging the security layer into a running agent (called by ``skills/policy.py``).
 
 :func:`install` builds the :class:`~passepartout.security.guard.Security` of the agent
-once (a reload of the skill finds it in ``agent.services["security"]``) and wires:
-the process-wide vault and log masking, the audit hook of the gate pipeline, the
-approver (the person's channel or a Flight Plan), masking of everything the loop
-emits and of tool results fed back to the model.
+once (a reload of the skill finds it in ``agent.services["security"]``) and attaches
+it to the loop's hooks (:mod:`passepartout.loop.hooks`): the audit of every gate
+decision, Flight Plans for approvals nobody can answer now and the audit of every
+answer, masking of everything the loop shows and of tool results fed back to the
+model; and the process-wide vault and log masking.
 """
 
 from __future__ import annotations
@@ -15,6 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from passepartout.loop.events import Event, Notice, map_values
+from passepartout.loop.hooks import (
+    APPROVAL_ANSWERED,
+    BACKGROUND_APPROVAL,
+    GATE_AUDIT,
+    SHOWN_EVENT,
+    TOOL_FEEDBACK,
+)
 from passepartout.security.approvals import ApprovalBook
 from passepartout.security.audit import AuditLog
 from passepartout.security.flightplan import ApprovalRecords, FlightPlanRunner
@@ -25,7 +33,7 @@ from passepartout.signals import Signal
 
 log = logging.getLogger(__name__)
 
-SERVICE = "security"
+OWNER = "policy"  # the skill that installs the layer (its hooks are under its name)
 
 
 def build(agent: Any) -> Security:
@@ -58,26 +66,35 @@ def build(agent: Any) -> Security:
 
 
 def install(agent: Any) -> Security:
-    """Build (once) and wire the security layer into ``agent``'s loop."""
-    existing = agent.services.get(SERVICE)
-    if isinstance(existing, Security):
-        return existing
-    sec = build(agent)
+    """Build (once: a reload finds it) and attach the security layer to ``agent``'s
+    hooks (again on each call: attaching replaces what this owner had attached)."""
+    existing = agent.services.security
+    sec = existing if isinstance(existing, Security) else build(agent)
+    hooks = agent.hooks
+    hooks.attach(GATE_AUDIT, sec.on_verdict, owner=OWNER)
+    records = ApprovalRecords(book=sec.book, audit=sec.audit, clearances=sec.clearances,
+                              emit=agent.loop.emit)
+    hooks.attach(BACKGROUND_APPROVAL, records.flight_plan, owner=OWNER)
+    hooks.attach(APPROVAL_ANSWERED, records.answered, owner=OWNER)
+
+    def masked_event(event: Event) -> Event:
+        return map_values(event, sec.vault.mask_value)
+
+    def masked_feedback(feedback: Signal) -> Signal:
+        return Signal(type=feedback.type, payload=sec.vault.mask_value(feedback.payload),
+                      meta=feedback.meta, depth=feedback.depth)
+
+    # Everything the loop shows the person is masked (streamed text, errors, refusals),
+    # and a tool's output goes back to the model masked, whichever tool it was.
+    hooks.attach(SHOWN_EVENT, masked_event, owner=OWNER)
+    hooks.attach(TOOL_FEEDBACK, masked_feedback, owner=OWNER)
+    if existing is sec:
+        return sec
     set_vault(sec.vault)
     install_log_masking()
-    loop = agent.loop
-    loop.gates.audit = sec.on_verdict
-    records = ApprovalRecords(
-        book=sec.book, audit=sec.audit, clearances=sec.clearances,
-        emit=lambda signal, event: loop.emit(signal, event),  # the masked one, as it is then
-    )
-    agent.approvals.background = records.flight_plan
-    agent.approvals.on_answer = records.answered
-    _mask_emits(loop, sec)
-    _mask_tool_feedback(loop, sec)
     agent.on_shutdown(sec.audit.close)
-    agent.services[SERVICE] = sec
-    agent.services["vault"] = sec.vault
+    agent.services.security = sec
+    agent.services.vault = sec.vault
     log.info(
         "security: audit %s, approvals %s, %d secrets in the vault",
         sec.audit.path, sec.book.path, len(sec.vault.names()),
@@ -88,17 +105,10 @@ def install(agent: Any) -> Security:
 def flight_plan_runner(agent: Any, sec: Security) -> FlightPlanRunner:
     """The heartbeat's Flight Plan runner for ``agent``."""
 
-    def actuate(action: Any, signal: Signal) -> Signal | None:
-        actuator = agent.loop.actuators.get(action.target)
-        if actuator is None:
-            raise RuntimeError(f"no actuator for {action.target!r}")
-        result: Signal | None = actuator(action, signal)
-        return result
-
     return FlightPlanRunner(
         book=sec.book,
         evaluate=agent.loop.gates.evaluate,
-        actuate=actuate,
+        actuate=agent.loop.actuate,  # its feedback masked, as every actuator's
         clearances=sec.clearances,
         audit=sec.audit,
         inject=agent.stimuli.inject,
@@ -111,37 +121,3 @@ def _notify_person(agent: Any, text: str) -> None:
     """A notice in the person's Emacs when it is connected (the log has it anyway)."""
     log.info("%s", text)
     agent.notify(Notice(text))
-
-
-def _mask_emits(loop: Any, sec: Security) -> None:
-    """Everything the loop shows the person is masked (streamed text, errors, refusals)."""
-    original = loop.emit
-    if getattr(original, "masks_secrets", False):
-        return
-
-    def emit(signal: Signal, event: Event) -> None:
-        original(signal, map_values(event, sec.vault.mask_value))
-
-    emit.masks_secrets = True  # type: ignore[attr-defined]
-    loop.emit = emit
-
-
-def _mask_tool_feedback(loop: Any, sec: Security) -> None:
-    """A tool's output goes back to the model masked, whichever tool it was."""
-    original = loop.actuators.get("tool")
-    if original is None or getattr(original, "masks_secrets", False):
-        return
-
-    def actuator(action: Any, signal: Signal) -> Signal | None:
-        feedback: Signal | None = original(action, signal)
-        if feedback is None:
-            return None
-        return Signal(
-            type=feedback.type,
-            payload=sec.vault.mask_value(feedback.payload),
-            meta=feedback.meta,
-            depth=feedback.depth,
-        )
-
-    actuator.masks_secrets = True  # type: ignore[attr-defined]
-    loop.register_actuator("tool", actuator)

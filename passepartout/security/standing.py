@@ -22,7 +22,7 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from passepartout.errors import ConfigError
 from passepartout.security import grants as grant_file
@@ -32,6 +32,7 @@ from passepartout.security.vault import secret_names
 if TYPE_CHECKING:
     from passepartout.loop.actions import Action
     from passepartout.security.guard import Security
+    from passepartout.services import Services
 
 log = logging.getLogger(__name__)
 
@@ -112,11 +113,9 @@ def remember(security: Security, action: Action, allow: bool, *, source: str = "
     return Standing(rule, f"remembered: {rule.describe()}")
 
 
-def standing_grants(services: dict[str, Any]) -> Callable[[Action, bool], Standing] | None:
+def standing_grants(services: Services) -> Callable[[Action, bool], Standing] | None:
     """The channel's hook for "always" answers, from the agent's security service."""
-    from passepartout.security.install import SERVICE
-
-    security = services.get(SERVICE)
+    security = services.security
     if security is None:
         return None
     return lambda action, allow: remember(security, action, allow)
