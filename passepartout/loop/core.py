@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_DEPTH = 10
+_KEPT_CANCELS = 256
 _TERMINAL_SENSORS = frozenset({"loop-error", "tool-error", "syntax-error"})
 
 
@@ -106,8 +107,10 @@ class Loop:
         self.error_handlers: list[ErrorHandler] = []
         self.reports: collections.deque[Report] = collections.deque(maxlen=200)
         self.stopping = threading.Event()
+        # Bounded: a session's event lives while its turn runs; a turn cancelled before
+        # it started is remembered, the newest _KEPT_CANCELS of them.
         self._cancels: dict[str, threading.Event] = {}
-        self._cancelled_turns: set[str] = set()
+        self._cancelled_turns: collections.OrderedDict[str, None] = collections.OrderedDict()
         self._lock = threading.Lock()
         registry.on_skill_error = self._skill_error
 
@@ -166,7 +169,9 @@ class Loop:
         """Cancel a turn (or the session's running turn), even one not started yet."""
         with self._lock:
             if turn_id is not None:
-                self._cancelled_turns.add(turn_id)
+                self._cancelled_turns[turn_id] = None
+                while len(self._cancelled_turns) > _KEPT_CANCELS:
+                    self._cancelled_turns.popitem(last=False)
             event = self._cancels.get(session_id)
             if event is not None and (turn_id is None or getattr(event, "turn", None) == turn_id):
                 event.set()
@@ -177,6 +182,7 @@ class Loop:
         event.turn = turn  # type: ignore[attr-defined]
         with self._lock:
             if turn is not None and str(turn) in self._cancelled_turns:
+                del self._cancelled_turns[str(turn)]  # consumed: it is this turn's now
                 event.set()
             if signal.session_id is not None:
                 self._cancels[signal.session_id] = event
@@ -210,6 +216,9 @@ class Loop:
                 except AbortCycle:
                     break
         finally:
+            with self._lock:
+                if signal.session_id is not None and self._cancels.get(signal.session_id) is cancel:
+                    del self._cancels[signal.session_id]
             if signal.meta.get("turn-id") is not None:
                 self.emit(signal, Done(cancel.is_set()))
         return done
