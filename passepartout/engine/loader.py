@@ -218,6 +218,7 @@ class SkillLoader:
             self.registry.remove(old)
         for skill in loaded.skills:
             skill.module = loaded.module.__name__
+            skill.shipped = loaded.pinned
             self.registry.add(skill)
         self.registry.set_exports(entry.name, loaded.exports)
         entry.skills = [s.name for s in loaded.skills]

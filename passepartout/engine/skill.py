@@ -39,6 +39,10 @@ class Skill:
     """Run by the engine before the skill is unloaded, reloaded or the agent stops:
     close what ``start`` opened."""
     module: str = ""
+    shipped: bool = False
+    """Set by the loader for a skill of the shipped set (pinned by its hash): its gate
+    runs on the lane itself; any other skill's gate runs where its deadline can cut it
+    off (:mod:`passepartout.loop.gates`)."""
     extras: dict[str, Any] = field(default_factory=dict)
 
 
