@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from passepartout.engine.pinned import sha256_of
 from passepartout.loop.actions import Action, ApprovalRequest
+from passepartout.pyast import parse_module
 from passepartout.security.approvals import APPROVED, CANCELLED, DONE, REJECTED
 from passepartout.signals import Keyword, Signal
 
@@ -36,7 +37,7 @@ def summarize(text: str) -> list[str]:
     """A few lines saying what a skill file is: size, docstring, imports, skills."""
     lines = [f"{text.count(chr(10)) + 1} lines, {len(text.encode('utf-8'))} bytes"]
     try:
-        tree = ast.parse(text)
+        tree = parse_module(text)
     except SyntaxError as err:
         return [*lines, f"does not parse: line {err.lineno}: {err.msg}"]
     doc = ast.get_docstring(tree)

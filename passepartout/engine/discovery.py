@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from passepartout.errors import SkillError
+from passepartout.pyast import parse_module
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _DEPENDS = re.compile(r"^#\+DEPENDS_ON:[ \t]*(.*)$", re.IGNORECASE | re.MULTILINE)
@@ -73,7 +74,7 @@ def read_metadata(path: Path) -> SkillFile:
 
 def _python_depends(source: str) -> list[str]:
     try:
-        tree = ast.parse(source)
+        tree = parse_module(source)
     except SyntaxError:
         return []  # the loader reports the syntax error itself
     for node in tree.body:

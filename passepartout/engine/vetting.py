@@ -26,6 +26,8 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
+from passepartout.pyast import parse_expression, parse_module
+
 API_MODULE = "passepartout.api"
 
 # Pure standard-library modules a skill may import.  Not here on purpose: os, sys,
@@ -398,7 +400,7 @@ class _Scanner(ast.NodeVisitor):
         for inner in ast.walk(annotation):
             if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
                 try:
-                    tree = ast.parse(inner.value.strip(), mode="eval")
+                    tree = parse_expression(inner.value.strip())
                 except SyntaxError:
                     self.flag(inner, "an annotation string that is not an expression")
                     continue
@@ -448,7 +450,7 @@ def _constant_format(node: ast.expr) -> bool:
 
 def vet(source: str, filename: str = "<skill>") -> list[Finding]:
     """What in ``source`` a skill may not do (empty: it passes).  Syntax errors raise."""
-    tree = ast.parse(source, filename=filename)
+    tree = parse_module(source, filename)
     scanner = _Scanner()
     scanner.visit(tree)
     return sorted(set(scanner.findings), key=lambda f: (f.line, f.what))

@@ -23,6 +23,7 @@ from passepartout.engine.trust import TrustStore
 from passepartout.engine.trust_cli import state_of
 from passepartout.events.scan import scan_tree
 from passepartout.events.shipped_hooks import SHIPPED
+from passepartout.pyast import parse_module
 from passepartout.security.orgtext import one_line
 
 
@@ -74,7 +75,7 @@ def registered_names(source: str) -> list[str]:
     """The literal hook names a skill's source registers (``register_hook("x", ...)``,
     as a method of the host or the orchestrator, or the events skill's function)."""
     try:
-        tree = ast.parse(source)
+        tree = parse_module(source)
     except SyntaxError:
         return []
     found: list[str] = []

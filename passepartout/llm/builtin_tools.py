@@ -21,6 +21,7 @@ from typing import Any
 
 from passepartout.errors import PipelineError
 from passepartout.fsutil import atomic_write
+from passepartout.pyast import parse_module
 from passepartout.security.privacy import node_is_private, private_tag
 from passepartout.tools import Tool, make_tool
 
@@ -209,7 +210,7 @@ def schedule_job(path: Path, name: str, timestamp: str, prompt: str, *,
 def run_python(code: str) -> str:
     """Run ``code``; its printed output, then the value of a final expression."""
     try:
-        tree = ast.parse(code, mode="exec")
+        tree = parse_module(code)
     except SyntaxError as err:
         raise PipelineError(f"syntax error: {err}") from None
     last: ast.expr | None = None
