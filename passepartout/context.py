@@ -24,6 +24,8 @@ from typing import Any
 
 from passepartout.errors import PipelineError
 from passepartout.llm.tokens import MESSAGE_OVERHEAD, REPLY_PRIMING, content_text
+from passepartout.org.entry import entry_lines
+from passepartout.org.heading import heading_line
 from passepartout.security.privacy import DEFAULT_TAG as DEFAULT_PRIVATE_TAG
 from passepartout.security.privacy import node_is_private
 
@@ -86,24 +88,22 @@ class Section:
 
 
 def _headline(node: Any, level: int) -> str:
-    todo = f"{node.todo} " if getattr(node, "todo", None) else ""
-    tags = f" :{':'.join(node.tags)}:" if getattr(node, "tags", ()) else ""
-    return f"{'*' * max(level, 1)} {todo}{node.title}{tags}"
+    return heading_line(level, node.title, getattr(node, "todo", None) or None,
+                        tuple(getattr(node, "tags", ()) or ()))
 
 
 def render_node(node: Any, level: int) -> str:
-    """A node in full, as org text."""
-    lines = [_headline(node, level)]
-    if getattr(node, "planning", ""):
-        lines.append(node.planning)
-    props = dict(getattr(node, "properties", {}) or {})
-    if props:
-        lines.append(":PROPERTIES:")
-        lines += [f":{k}: {v}" for k, v in props.items()]
-        lines.append(":END:")
-    if getattr(node, "body", ""):
-        lines.append(node.body.rstrip())
-    return "\n".join(lines)
+    """A node in full, as org text (for the model's context, not a file: as stored)."""
+    return "\n".join(entry_lines(
+        level,
+        node.title,
+        keyword=getattr(node, "todo", None) or None,
+        tags=tuple(getattr(node, "tags", ()) or ()),
+        planning=getattr(node, "planning", "") or "",
+        properties=dict(getattr(node, "properties", {}) or {}),
+        body=(getattr(node, "body", "") or "").rstrip(),
+        line=lambda key, value: f":{key}: {value}",
+    ))
 
 
 def _near(items: list[Any], index: int, limit: int) -> list[Any]:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from passepartout.memory.nodes import MemoryNode
+from passepartout.org.drawer import entry_properties
 
 if TYPE_CHECKING:
     from passepartout.memory.orgscan import Heading, Outline
@@ -37,8 +38,6 @@ BATCH_BYTES = 16_000_000
 FILE_PREFIX = "file:"
 DERIVED_PREFIX = "org:"
 _TAGS = re.compile(r"\s+(:(?:[\w@#%]+:)+)\s*$")
-_PLANNING = re.compile(r"^\s*(SCHEDULED|DEADLINE|CLOSED):")
-_PROPERTY = re.compile(r"^\s*:([^:\s]+):(?:\s+(.*?))?\s*$")
 
 
 @dataclass
@@ -234,7 +233,7 @@ def _convert(
     todo = org.todo or None
     if todo and headline.startswith(todo):
         headline = headline[len(todo) :].strip()
-    planning, props, _rest = _head_lines(lines[1:])
+    planning, props, _rest = entry_properties(lines[1:])
     dup = dups.get(headline, 0)
     dups[headline] = dup + 1
     node_id = props.get("ID") or ""
@@ -252,24 +251,6 @@ def _convert(
         position=pos,
         source=rel,
     )
-
-
-def _head_lines(lines: list[str]) -> tuple[str, dict[str, str], int]:
-    """Planning line(s) and the property drawer that follow a headline."""
-    i, planning = 0, []
-    while i < len(lines) and _PLANNING.match(lines[i]):
-        planning.append(lines[i].strip())
-        i += 1
-    props: dict[str, str] = {}
-    if i < len(lines) and lines[i].strip().upper() == ":PROPERTIES:":
-        j = i + 1
-        while j < len(lines) and lines[j].strip().upper() != ":END:":
-            pm = _PROPERTY.match(lines[j])
-            if pm:
-                props[pm.group(1)] = pm.group(2) or ""
-            j += 1
-        i = j + 1
-    return "\n".join(planning), props, i
 
 
 def _derived_id(rel: str, titles: list[str], dup: int) -> str:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from passepartout.fsutil import atomic_write
 from passepartout.memory.nodes import MemoryNode
 from passepartout.memory.orgimport import DERIVED_PREFIX, FILE_PREFIX
+from passepartout.org.entry import entry_lines
 from passepartout.security.orgtext import no_headings, org_escape
 
 if TYPE_CHECKING:
@@ -30,27 +31,22 @@ _PROPERTY_NAME = re.compile(r"[^\s:]+")
 
 def render_node(node: MemoryNode, level: int) -> list[str]:
     """The org lines of one heading (without its children)."""
-    # Through orgtext: a title or property holding a line break of any kind must not
-    # add a line (a heading, a drawer) of its own.
-    head = "*" * level + " " + org_escape(" ".join(p for p in (node.todo, node.title) if p),
-                                          "line")
-    if node.tags:
-        head += " :" + org_escape(":".join(node.tags), "line") + ":"
-    lines = [head]
-    if node.planning:
-        lines += node.planning.split("\n")
     props = dict(node.properties)
     if not node.id.startswith(DERIVED_PREFIX) and "ID" not in props:
         # A node the agent created keeps its id through the watcher's re-import.
         props = {"ID": node.id, **props}
-    if props:
-        lines.append(":PROPERTIES:")
-        lines += [f":{k}: {org_escape(v, 'line')}".rstrip() for k, v in props.items()
-                  if _PROPERTY_NAME.fullmatch(k)]
-        lines.append(":END:")
-    if node.body:
-        lines += no_headings(node.body).split("\n")
-    return lines
+    # Through org_escape: a title or property holding a line break of any kind must not
+    # add a line (a heading, a drawer) of its own.
+    return entry_lines(
+        level,
+        org_escape(node.title, "line"),
+        keyword=org_escape(node.todo, "line") if node.todo else None,
+        tags=[org_escape(":".join(node.tags), "line")] if node.tags else (),
+        planning=node.planning,
+        properties={k: org_escape(v, "line") for k, v in props.items()
+                    if _PROPERTY_NAME.fullmatch(k)},
+        body=no_headings(node.body) if node.body else "",
+    )
 
 
 def render_file(store: MemoryStore, file_id: str) -> str:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from passepartout.events.repeaters import next_after_done
 from passepartout.events.timestamps import TimestampError, parse_timestamp
+from passepartout.org import drawer
 from passepartout.orgedit.outline import (
     PLANNING,
     PROPERTY_LINE,
@@ -92,7 +93,13 @@ def property_value(value: str) -> str:
 
 def property_line(key: str, value: str) -> str:
     """A property line as org writes it (``org-property-format`` is ``%-10s %s``)."""
-    return f"{':' + key + ':':<10} {value}".rstrip() + "\n"
+    return drawer.property_line(key, value, 10) + "\n"
+
+
+def _drawer(properties: list[tuple[str, str]]) -> list[str]:
+    """A property drawer as org writes it (values already escaped)."""
+    return [line + "\n" for line in drawer.drawer_lines(
+        properties, line=lambda key, value: drawer.property_line(key, value, 10))]
 
 
 # -- properties ----------------------------------------------------------------------
@@ -115,7 +122,7 @@ def _put(outline: Outline, heading: Heading, key: str, value: str) -> None:
     if at < outline.entry_end(heading) and PLANNING.match(lines[at]):
         at += 1
     _ensure_newline(lines, at - 1)
-    lines[at:at] = [":PROPERTIES:\n", property_line(key, value), ":END:\n"]
+    lines[at:at] = _drawer([(key, value)])
 
 
 def _refresh(outline: Outline) -> Outline:
@@ -285,10 +292,8 @@ def _new_lines(level: int, new: NewHeading, keywords: set[str]) -> list[str]:
         raise OrgEditError(f"the title {title!r} ends like org tags: give them as tags")
     lines = [heading_line(level, todo, title, check_tags(new.tags))]
     if new.properties:
-        lines.append(":PROPERTIES:\n")
-        for key, value in new.properties.items():
-            lines.append(property_line(check_property(key), property_value(value)))
-        lines.append(":END:\n")
+        lines += _drawer([(check_property(key), property_value(value))
+                          for key, value in new.properties.items()])
     if new.body.strip():
         lines += [line + "\n" for line in org_escape(new.body.strip("\n"), "body").split("\n")]
     return lines

@@ -7,18 +7,26 @@ even inside a block).  Lines keep their line ends so that the text is rebuilt ex
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 
-HEADING = re.compile(r"^(\*+)(?:[ \t]+(.*?))?[ \t]*\n?$")
-TAGS = re.compile(r"[ \t]+(:(?:[\w@#%]+:)+)[ \t]*$")
-PRIORITY = re.compile(r"\[#.\][ \t]*")
-PLANNING = re.compile(r"^[ \t]*(?:SCHEDULED|DEADLINE|CLOSED):")
-DRAWER_END = re.compile(r"^[ \t]*:END:[ \t]*\n?$", re.IGNORECASE)
-PROPERTIES = re.compile(r"^[ \t]*:PROPERTIES:[ \t]*\n?$", re.IGNORECASE)
-PROPERTY_LINE = re.compile(r"^[ \t]*:([^\s:]+?)(\+)?:(?:[ \t]+(.*?))?[ \t]*\n?$")
+# The grammar lives in passepartout.org; the names stay importable from here.
+from passepartout.org.drawer import DRAWER_END, PROPERTIES, PROPERTY_LINE, property_drawer
+from passepartout.org.heading import (
+    HEADING,
+    PLANNING,
+    PRIORITY,
+    TAGS,
+    TAGS_COLUMN,
+    read_heading,
+    string_width,
+)
+from passepartout.org.heading import heading_line as _heading_line
+
+__all__ = ["DRAWER_END", "HEADING", "PLANNING", "PRIORITY", "PROPERTIES", "PROPERTY_LINE",
+           "TAGS", "TAGS_COLUMN", "Heading", "OrgEditError", "Outline", "heading_line",
+           "string_width", "todo_keywords"]
+
 TODO_LINE = re.compile(r"^#\+(?:SEQ_|TYP_)?TODO:[ \t]*(.*)$", re.IGNORECASE | re.MULTILINE)
-TAGS_COLUMN = 77  # org-tags-column is -77: tags end at column 77
 
 
 class OrgEditError(ValueError):
@@ -33,14 +41,6 @@ class Heading:
     title: str
     tags: tuple[str, ...]
     text: str = ""  # the headline between keyword and tags, priority included
-
-
-def string_width(text: str) -> int:
-    """Columns ``text`` takes, as Emacs's ``string-width`` counts (wide CJK is two)."""
-    return sum(
-        0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
-        for c in text
-    )
 
 
 def todo_keywords(text: str) -> tuple[list[list[str]], set[str], set[str]]:
@@ -81,24 +81,10 @@ class Outline:
         return "".join(self.lines)
 
     def _heading(self, i: int, line: str) -> Heading | None:
-        match = HEADING.match(line)
-        if not match or not line.startswith("*"):
+        found = read_heading(line, self.keywords)
+        if found is None:
             return None
-        rest = match.group(2) or ""
-        if match.group(2) is None and line.rstrip("\n") != match.group(1):
-            return None
-        tags: tuple[str, ...] = ()
-        found = TAGS.search(" " + rest)
-        if found:
-            tags = tuple(t for t in found.group(1).split(":") if t)
-            rest = (" " + rest)[: found.start()].strip()
-        keyword = None
-        first = rest.split(" ", 1)
-        if first[0] in self.keywords:
-            keyword = first[0]
-            rest = first[1] if len(first) > 1 else ""
-        title = PRIORITY.sub("", rest, count=1) if rest.startswith("[#") else rest
-        return Heading(i, len(match.group(1)), keyword, title.strip(), tags, rest.strip())
+        return Heading(i, found.level, found.keyword, found.title, found.tags, found.text)
 
     # -- addressing -------------------------------------------------------------------
 
@@ -176,13 +162,8 @@ class Outline:
         end = self.entry_end(heading)
         if i < end and PLANNING.match(self.lines[i]):
             i += 1
-        if i < end and PROPERTIES.match(self.lines[i]):
-            for j in range(i + 1, end):
-                if DRAWER_END.match(self.lines[j]):
-                    return i, j
-                if not PROPERTY_LINE.match(self.lines[j]):
-                    return None
-        return None
+        found = property_drawer(self.lines, i, end)
+        return (found.start, found.end) if found else None
 
     def meta_end(self, heading: Heading) -> int:
         """``org-end-of-meta-data``: the line after the planning line and drawer."""
@@ -224,9 +205,4 @@ def _join_at_newlines(lines: list[str]) -> list[str]:
 def heading_line(level: int, keyword: str | None, text: str,
                  tags: tuple[str, ...] | list[str]) -> str:
     """A headline as org writes it, tags aligned as ``org-align-tags`` aligns them."""
-    head = "*" * level + (" " + keyword if keyword else "") + (" " + text if text else "")
-    if not tags:
-        return head + "\n"
-    tagtext = ":" + ":".join(tags) + ":"
-    column = max(string_width(head) + 1, TAGS_COLUMN - string_width(tagtext))
-    return head + " " * (column - string_width(head)) + tagtext + "\n"
+    return _heading_line(level, text, keyword, tags, align=True) + "\n"

@@ -32,6 +32,7 @@ from typing import Any
 
 from passepartout.fsutil import atomic_write
 from passepartout.loop.actions import Action, ApprovalRequest
+from passepartout.org.drawer import STRICT_PROPERTY
 from passepartout.security import grants as grant_file
 from passepartout.security.orgtext import (
     drawer,
@@ -60,7 +61,6 @@ HEADER = (
     "\n* Grants\n"
 )
 _HEADING = re.compile(r"^\*\s+(?:(" + "|".join(KEYWORDS) + r")\s+)?(.*?)\s*$")
-_PROPERTY = re.compile(r"^\s*:([A-Za-z0-9_-]+):\s*(.*?)\s*$")
 PLAN_PURPOSE, LEDGER_PURPOSE = "flight-plan", "flight-plan-ledger"
 # The properties a plan's seal covers: what it is, and where its result goes.
 SEALED = ("ID", "HASH", "CREATED", "SOURCE", "SESSION", "ORIGIN", "HEADING", "CALL_ID")
@@ -140,6 +140,8 @@ def _reasons_block(reasons: str) -> str:
 
 
 def _entry_body(lines: list[str]) -> tuple[dict[str, str], str | None, list[str]]:
+    # A reading of its own, not passepartout.org's: a Flight Plan's drawer, action block
+    # and result are told apart in one pass, and only names its writer writes count.
     props: dict[str, str] = {}
     body: list[str] = []
     block: list[str] | None = None
@@ -159,7 +161,7 @@ def _entry_body(lines: list[str]) -> tuple[dict[str, str], str | None, list[str]
         elif in_drawer:
             if stripped == ":END:":
                 in_drawer = False
-            elif (m := _PROPERTY.match(line)) is not None:
+            elif (m := STRICT_PROPERTY.match(line)) is not None:
                 props[m.group(1).upper()] = m.group(2)
         elif stripped.lower().startswith("#+begin_src"):
             block = []

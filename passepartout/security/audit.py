@@ -20,6 +20,7 @@ from typing import BinaryIO
 
 from passepartout.loop.actions import Action, Verdict
 from passepartout.loop.gates import GateResult
+from passepartout.org.drawer import entry_properties
 from passepartout.security import vault
 from passepartout.security.orgtext import drawer, one_line, org_json, src_block, timestamp
 from passepartout.signals import Signal
@@ -193,13 +194,6 @@ def parse_entries(text: str) -> list[AuditEntry]:
     for chunk in ("\n" + text).split("\n* ")[1:]:
         head, _, body = chunk.partition("\n")
         decision, _, title = head.partition(" ")
-        props: dict[str, str] = {}
-        for line in body.splitlines():
-            stripped = line.strip()
-            if stripped == ":END:":
-                break
-            if stripped.startswith(":") and stripped != ":PROPERTIES:":
-                key, _, value = stripped[1:].partition(":")
-                props[key] = value.strip()
+        _planning, props, _rest = entry_properties(body.splitlines())
         entries.append(AuditEntry(decision.lower(), props.get("GATE", ""), title, props, body))
     return entries

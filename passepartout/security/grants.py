@@ -19,13 +19,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from passepartout.errors import ConfigError
+from passepartout.org.drawer import STRICT_PROPERTY, drawer_lines, property_line
 from passepartout.security.orgtext import drawer, one_line, property_value
 from passepartout.security.policy import Rule, rule_from_mapping
 from passepartout.security.seal import Seal
 
 PURPOSE = "grant"
 KEYS = ("decision", "tool", "command", "path", "scope", "secret", "host")
-_PROPERTY = re.compile(r"^\s*:([A-Za-z0-9_-]+):\s*(.*?)\s*$")
 _HEADING = re.compile(r"^\*\s+(.*?)\s*$")
 
 
@@ -85,8 +85,10 @@ def read(lines: list[str]) -> list[Grant]:
     grants = []
     for head, nxt in itertools.pairwise(heads):
         props: dict[str, str] = {}
+        # A reading of its own: every property line of the entry counts, in the drawer
+        # or not, so that no property a person sees there escapes the seal's check.
         for line in lines[head + 1 : nxt]:
-            if (m := _PROPERTY.match(line)) is not None and m.group(1).upper() not in (
+            if (m := STRICT_PROPERTY.match(line)) is not None and m.group(1).upper() not in (
                 "PROPERTIES", "END"
             ):
                 props[m.group(1).upper()] = m.group(2)
@@ -142,16 +144,16 @@ def seal_all(lines: list[str], grants: list[Grant], seal: Seal) -> list[str]:
     for grant in sorted(grants, key=lambda g: g.start, reverse=True):
         mac = seal.sign(PURPOSE, canonical(grant.entry()))
         body = [line for line in out[grant.start + 1 : grant.end]
-                if not ((m := _PROPERTY.match(line)) and m.group(1).upper() == "SEAL")]
+                if not ((m := STRICT_PROPERTY.match(line)) and m.group(1).upper() == "SEAL")]
         drawer_at = next((i for i, line in enumerate(body) if line.strip() == ":PROPERTIES:"),
                          None)
         end_at = next((i for i, line in enumerate(body)
                        if drawer_at is not None and i > drawer_at and line.strip() == ":END:"),
                       None)
         if drawer_at is None or end_at is None:
-            body = ["   :PROPERTIES:", f"   :SEAL: {mac}", "   :END:", *body]
+            body = [*drawer_lines([("SEAL", mac)], "   "), *body]
         else:
             indent = body[end_at][: len(body[end_at]) - len(body[end_at].lstrip())]
-            body.insert(end_at, f"{indent}:SEAL: {mac}")
+            body.insert(end_at, indent + property_line("SEAL", mac))
         out[grant.start + 1 : grant.end] = body
     return out
