@@ -29,6 +29,7 @@ from passepartout.background.service import Background
 from passepartout.events.jobs import Job
 from passepartout.fsutil import atomic_write
 from passepartout.llm.tokens import content_text
+from passepartout.org.drawer import entry_properties
 from passepartout.signals import Keyword, Signal
 
 log = logging.getLogger(__name__)
@@ -39,7 +40,6 @@ MESSAGE_MAX = 1500  # characters of one message in the prompt
 MATERIAL_MAX = 16000  # characters of material in the prompt
 OWN_KINDS = frozenset({"background", "scribe", "gardener", "archivist"})
 ENTRY = re.compile(r"^\* \[(\d{4}-\d{2}-\d{2}) \w+ (\d{2}:\d{2}:\d{2})\] ([^:\n]+): (.*)$")
-NODE = re.compile(r"^[ \t]*:NODE:[ \t]+(\S+)", re.IGNORECASE)
 PROMPT = ("You are the scribe of a personal org-mode memex.  Distil the chat sessions and "
           "events below, from {start} to {end}, into a short note worth keeping: "
           "decisions, facts learned, things done, open questions.  Answer with the note "
@@ -81,7 +81,12 @@ def read_events(path: Path, tz: dt.tzinfo | None) -> list[EventItem]:
 
     def close() -> None:
         if current is not None:
-            items.append(EventItem(text="\n".join(body).strip(), **current))  # type: ignore[arg-type]
+            # The drawer EventLog writes after the headline: :LEVEL:, :NODE:, :FILE:.
+            _planning, props, rest = entry_properties(body)
+            node = (props.get("NODE") or "").split()
+            items.append(EventItem(text="\n".join(body[rest:]).strip(),
+                                   node=node[0] if node else None,
+                                   **current))  # type: ignore[arg-type]
 
     for line in lines:
         match = ENTRY.match(line)
@@ -94,13 +99,9 @@ def read_events(path: Path, tz: dt.tzinfo | None) -> list[EventItem]:
                 current = None
                 continue
             current = {"when": when.replace(tzinfo=tz), "kind": match.group(3).strip(),
-                       "title": match.group(4).strip(), "node": None}
+                       "title": match.group(4).strip()}
         elif current is not None:
-            node = NODE.match(line)
-            if node:
-                current["node"] = node.group(1)
-            elif not line.strip().startswith((":PROPERTIES:", ":END:", ":LEVEL:", ":FILE:")):
-                body.append(line)
+            body.append(line)
     close()
     return items
 
