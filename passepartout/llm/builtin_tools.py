@@ -21,6 +21,7 @@ from typing import Any
 
 from passepartout.errors import PipelineError
 from passepartout.fsutil import atomic_write
+from passepartout.org.heading import heading_line
 from passepartout.pyast import parse_module
 from passepartout.security.privacy import node_is_private, private_tag
 from passepartout.tools import Tool, make_tool
@@ -196,7 +197,7 @@ def schedule_job(path: Path, name: str, timestamp: str, prompt: str, *,
     if made_by_model is not None:
         props["ORIGIN"] = "model"
     text = body(prompt.strip())
-    entry = f"* {title}\n{drawer(props)}" + (f"{text}\n" if text else "")
+    entry = f"{heading_line(1, title)}\n{drawer(props)}" + (f"{text}\n" if text else "")
     old = path.read_text(encoding="utf-8") if path.is_file() else "#+TITLE: Scheduled jobs\n\n"
     if old and not old.endswith("\n"):
         old += "\n"

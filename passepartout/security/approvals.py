@@ -33,6 +33,7 @@ from typing import Any
 from passepartout.fsutil import atomic_write
 from passepartout.loop.actions import Action, ApprovalRequest
 from passepartout.org.drawer import STRICT_PROPERTY
+from passepartout.org.heading import heading_line
 from passepartout.security import grants as grant_file
 from passepartout.security.orgtext import (
     drawer,
@@ -311,7 +312,7 @@ class ApprovalBook:
             props["GATES"] = self.mask("; ".join(request.reasons))
             props["SEAL"] = self._plan_seal(props)
             entry = (
-                f"* {PENDING} {one_line(self.mask(action.describe()))}\n"
+                heading_line(1, one_line(self.mask(action.describe())), PENDING) + "\n"
                 + drawer(props, "  ")
                 + src_block(self.mask(org_json(json.loads(action.canonical()))), "json", "  ")
                 + _reasons_block(self.mask("; ".join(request.reasons)))
@@ -337,7 +338,7 @@ class ApprovalBook:
             ]
             return [
                 *lines[: plan.start],
-                f"* {state} {title}",
+                heading_line(1, title, state),
                 *lines[plan.start + 1 : plan.end],
                 *block,
                 *lines[plan.end :],

@@ -21,6 +21,7 @@ from typing import BinaryIO
 from passepartout.loop.actions import Action, Verdict
 from passepartout.loop.gates import GateResult
 from passepartout.org.drawer import entry_properties
+from passepartout.org.heading import heading_line
 from passepartout.security import vault
 from passepartout.security.orgtext import drawer, one_line, org_json, src_block, timestamp
 from passepartout.signals import Signal
@@ -111,7 +112,8 @@ class AuditLog:
         }
         # Every piece goes through orgtext: a tool argument holding a line break of any
         # kind (U+2028 too) must not start a heading of its own in this file.
-        lines = [f"* {one_line(decision.upper(), 20)} {one_line(self.mask(action.describe()))}\n"]
+        lines = [heading_line(1, one_line(self.mask(action.describe())),
+                              one_line(decision.upper(), 20)) + "\n"]
         lines.append(drawer({k: v for k, v in props.items() if v}))
         for v in verdicts:
             verdict = f"{v.gate} ({v.decision}): {self.mask(v.reason)}"

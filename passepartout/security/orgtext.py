@@ -19,6 +19,8 @@ import json
 import re
 from typing import Any, Literal
 
+from passepartout.org.drawer import drawer_lines
+
 Where = Literal["line", "body", "block"]
 
 # Every character Python's str.splitlines() breaks at, \r\n first (one break, not two).
@@ -122,9 +124,8 @@ def drawer(properties: dict[str, str], indent: str = "") -> str:
     for key in properties:
         if not _PROPERTY_NAME.fullmatch(key):
             raise ValueError(f"not an org property name: {key!r}")
-    lines = [f"{indent}:PROPERTIES:"]
-    lines += [f"{indent}:{key}: {property_value(value)}" for key, value in properties.items()]
-    lines.append(f"{indent}:END:")
+    lines = drawer_lines(properties.items(), indent,
+                         lambda key, value: f":{key}: {property_value(value)}")
     return "\n".join(lines) + "\n"
 
 
