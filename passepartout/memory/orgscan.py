@@ -128,7 +128,11 @@ def _has_sdc(line: str) -> bool:
 
 
 def _drop_properties(lines: list[str]) -> list[str]:
-    """Without the first property drawer (orgparse finds its markers anywhere in a line)."""
+    """Without the first property drawer (orgparse finds its markers anywhere in a line).
+
+    orgparse's reading, not org's (passepartout.org): the fast import must give the
+    nodes orgparse's tree gives (tests/test_memory_import_same.py), with one substring
+    test per marker (bench/memex.py)."""
     i = next((k for k, line in enumerate(lines) if ":PROPERTIES:" in line), -1)
     if i < 0:
         return lines

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from passepartout.errors import ConfigError
 from passepartout.org.drawer import STRICT_PROPERTY, drawer_lines, property_line
+from passepartout.org.heading import heading_line
 from passepartout.security.orgtext import drawer, one_line, property_value
 from passepartout.security.policy import Rule, rule_from_mapping
 from passepartout.security.seal import Seal
@@ -125,7 +126,7 @@ def entry_lines(rule: Rule, title: str, seal: Seal) -> list[str]:
     if rule.host:
         props["HOST"] = rule.host
     props["SEAL"] = seal.sign(PURPOSE, canonical({k.lower(): v for k, v in props.items()}))
-    return [f"** {one_line(title)}", *drawer(props, "   ").rstrip("\n").splitlines()]
+    return [heading_line(2, one_line(title)), *drawer(props, "   ").rstrip("\n").splitlines()]
 
 
 def add(lines: list[str], entry: list[str]) -> list[str]:
