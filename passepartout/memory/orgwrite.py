@@ -11,13 +11,13 @@ rendered file gives back the same nodes.
 from __future__ import annotations
 
 import logging
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from passepartout.fsutil import atomic_write
 from passepartout.memory.nodes import MemoryNode
 from passepartout.memory.orgimport import DERIVED_PREFIX, FILE_PREFIX
+from passepartout.org.drawer import NAME
 from passepartout.org.entry import entry_lines
 from passepartout.security.orgtext import no_headings, org_escape
 
@@ -25,8 +25,6 @@ if TYPE_CHECKING:
     from passepartout.memory.store import MemoryStore
 
 log = logging.getLogger(__name__)
-
-_PROPERTY_NAME = re.compile(r"[^\s:]+")
 
 
 def render_node(node: MemoryNode, level: int) -> list[str]:
@@ -44,7 +42,7 @@ def render_node(node: MemoryNode, level: int) -> list[str]:
         tags=[org_escape(":".join(node.tags), "line")] if node.tags else (),
         planning=node.planning,
         properties={k: org_escape(v, "line") for k, v in props.items()
-                    if _PROPERTY_NAME.fullmatch(k)},
+                    if NAME.fullmatch(k)},
         body=no_headings(node.body) if node.body else "",
     )
 

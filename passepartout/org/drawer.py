@@ -13,6 +13,9 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+# A property name as a reader takes it, and as the agent's own files write it.
+NAME = re.compile(r"[^\s:]+")
+STRICT_NAME = re.compile(r"[A-Za-z0-9_-]+")
 DRAWER_END = re.compile(r"^[ \t]*:END:[ \t]*\n?$", re.IGNORECASE)
 PROPERTIES = re.compile(r"^[ \t]*:PROPERTIES:[ \t]*\n?$", re.IGNORECASE)
 PROPERTY_LINE = re.compile(r"^[ \t]*:([^\s:]+?)(\+)?:(?:[ \t]+(.*?))?[ \t]*\n?$")

@@ -28,7 +28,7 @@ from passepartout.orgedit.outline import (
 )
 from passepartout.security.orgtext import one_line, org_escape
 
-PROPERTY_NAME = re.compile(r"[A-Za-z0-9_-]+")
+PROPERTY_NAME = drawer.STRICT_NAME
 TAG = re.compile(r"[\w@#%]+")
 # Properties org computes or keeps elsewhere: org-set-property would not store them.
 SPECIAL = frozenset({"ALLTAGS", "BLOCKED", "CLOCKSUM", "CLOCKSUM_T", "CLOSED", "DEADLINE",

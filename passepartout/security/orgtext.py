@@ -19,7 +19,7 @@ import json
 import re
 from typing import Any, Literal
 
-from passepartout.org.drawer import drawer_lines
+from passepartout.org.drawer import STRICT_NAME, drawer_lines
 
 Where = Literal["line", "body", "block"]
 
@@ -43,7 +43,6 @@ _HEADING_LINE = re.compile(r"^(?=\*)", re.MULTILINE)
 # Inside a block org itself reads only "*" and "#+" lines (its comma rule).
 _BLOCK_STRUCTURE = re.compile(r"^([ \t]*)(,*(?:\*|#\+))", re.MULTILINE)
 _UNESCAPE = re.compile(r"^([ \t]*),(,*(?:\*|#\+))", re.MULTILINE)
-_PROPERTY_NAME = re.compile(r"[A-Za-z0-9_-]+")
 # What JSON leaves raw with ensure_ascii=False but this module would change.
 _JSON_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
@@ -122,7 +121,7 @@ def src_block(text: str, language: str = "json", indent: str = "") -> str:
 def drawer(properties: dict[str, str], indent: str = "") -> str:
     """A property drawer; names must be org property names, values become one line."""
     for key in properties:
-        if not _PROPERTY_NAME.fullmatch(key):
+        if not STRICT_NAME.fullmatch(key):
             raise ValueError(f"not an org property name: {key!r}")
     lines = drawer_lines(properties.items(), indent,
                          lambda key, value: f":{key}: {property_value(value)}")
