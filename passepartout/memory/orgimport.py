@@ -37,6 +37,9 @@ log = logging.getLogger(__name__)
 BATCH_BYTES = 16_000_000
 FILE_PREFIX = "file:"
 DERIVED_PREFIX = "org:"
+# The headline read as it always was here (orgparse's TODO keyword, any white space),
+# not through passepartout.org: a derived node id hashes the titles, so another reading
+# would give a person's existing nodes new ids.
 _TAGS = re.compile(r"\s+(:(?:[\w@#%]+:)+)\s*$")
 
 
