@@ -215,7 +215,12 @@ class Scribe:
         title = f"{end:%Y-%m-%d} {DAYS[end.weekday()]}: notes of the day"
         props = {"SCRIBE_FROM": start.isoformat(timespec="minutes"),
                  "SCRIBE_TO": end.isoformat(timespec="minutes")}
-        if self.bg.propose(NAME, job, "org-add-heading",
-                           {"file": str(notes), "title": title, "properties": props,
-                            "body": body}):
-            self.bg.save(NAME, {"since": end.isoformat()})
+        # The mark moves before the proposal goes out: the note may be written (on
+        # another lane) before propose returns, and the next run must not see this
+        # material again.  A proposal that could not be made puts it back.
+        before = self.bg.load(NAME)
+        self.bg.save(NAME, {**before, "since": end.isoformat()})
+        if not self.bg.propose(NAME, job, "org-add-heading",
+                               {"file": str(notes), "title": title, "properties": props,
+                                "body": body}):
+            self.bg.save(NAME, before)
