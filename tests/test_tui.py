@@ -154,3 +154,30 @@ def test_escape_cancels_a_turn_mid_stream_and_flight_plans_show(
                 app.query_one("#plans", Static).render()), "the waiting plan")
 
     asyncio.run(drive())
+
+
+def test_a_lost_daemon_is_reattached_when_it_is_back(daemons: Daemons,
+                                                     fake_llm: FakeLLM) -> None:
+    # Last in the file: it kills the module's daemon and starts another.
+    fake_llm.reply("Back again.")
+    face = Face.attach(daemons.home, source="tui", environ=daemons.env)
+    assert face is not None
+
+    def reattach() -> Face | None:
+        return Face.attach(daemons.home, source="tui", environ=daemons.env)
+
+    async def drive() -> None:
+        app = PassepartoutApp(face, "tui-r", reattach=reattach)
+        async with app.run_test(size=(120, 36)) as pilot:
+            await pilot.pause(0.2)
+            daemons.started[-1].kill()
+            daemons.started[-1].wait(10)
+            await until(pilot, lambda: "the daemon went away" in chat_text(app), "the loss")
+            daemons.start()
+            await until(pilot, lambda: "(reconnected to the daemon)" in chat_text(app),
+                        "the reattach", timeout=60)
+            await say(pilot, app, "still there?")
+            await until(pilot, lambda: "Back again." in chat_text(app), "a reply after it")
+        app.face.close()
+
+    asyncio.run(drive())

@@ -43,6 +43,10 @@ def run(args: argparse.Namespace) -> int:
     if face is None:
         print("passepartout tui: the daemon stopped as it was starting", file=sys.stderr)
         return 1
-    with face:
-        PassepartoutApp(face, args.session).run()
+    app = PassepartoutApp(face, args.session,
+                          reattach=lambda: Face.attach(config.home, source="tui"))
+    try:
+        app.run()
+    finally:
+        app.face.close()
     return 0

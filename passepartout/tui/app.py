@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
+from collections.abc import Callable
 from typing import ClassVar
 
 from rich.text import Text
@@ -20,6 +22,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Input, Label, Static
+from textual.worker import get_current_worker
 
 from passepartout.daemon.face import (
     ApprovalAsked,
@@ -39,6 +42,7 @@ from passepartout.tui.panel import Panel, read_panel
 log = logging.getLogger(__name__)
 
 PANEL_REFRESH = 5.0
+RECONNECT_FIRST, RECONNECT_MAX = 0.2, 5.0  # seconds between tries to attach again
 PANEL_WIDTHS = (24, 32, 40, 52)
 
 
@@ -109,10 +113,15 @@ class PassepartoutApp(App[None]):
         Binding("ctrl+q", "quit", "Quit"),
     ]
 
-    def __init__(self, face: Face, session: str) -> None:
+    def __init__(self, face: Face, session: str, *,
+                 reattach: Callable[[], Face | None] | None = None) -> None:
+        """``reattach`` gives a new face of the daemon, or None while none runs; with
+        it, a lost connection is made again as soon as the daemon is back."""
         super().__init__()
         self.face = face
         self.session = session
+        self.reattach = reattach
+        self.reconnecting = False
         self.turn_id: str | None = None
         self.reply: Static | None = None
         self.reply_text = ""
@@ -233,9 +242,40 @@ class PassepartoutApp(App[None]):
         elif isinstance(event, Notice):
             self.add_line(f"[{event.level}] {event.text}", "notice")
             self.refresh_panel()
-        elif isinstance(event, Disconnected):
+        elif isinstance(event, Disconnected) and not self.reconnecting:
             self.show_error("the daemon went away", event.reason)
             self.turn_over()
+            if self.reattach is not None:
+                self.reconnecting = True
+                self.set_status("reconnecting to the daemon…")
+                self.reconnect()
+
+    @work(thread=True, group="reconnect", exclusive=True)
+    def reconnect(self) -> None:
+        """Attach again once the daemon is back (it is never started from here: a
+        daemon the person stopped stays stopped), waiting longer between tries."""
+        assert self.reattach is not None
+        delay = RECONNECT_FIRST
+        while not get_current_worker().is_cancelled:
+            try:
+                face = self.reattach()
+            except DaemonError as err:
+                log.debug("not reattached: %s", err.message)
+                face = None
+            if face is not None:
+                self.from_thread(self.reattached, face)
+                return
+            time.sleep(delay)
+            delay = min(delay * 2, RECONNECT_MAX)
+
+    def reattached(self, face: Face) -> None:
+        old, self.face, self.reconnecting = self.face, face, False
+        face.listen(self.from_daemon)
+        self.add_line("(reconnected to the daemon)", "notice")
+        self.set_status(f"session {self.session}")
+        self.refresh_panel()
+        with contextlib.suppress(Exception):
+            old.close()
 
     def ask(self, approval: ApprovalAsked) -> None:
         if approval.tool == "emacs-eval":  # Emacs shows and evaluates that code itself
