@@ -206,19 +206,7 @@ def run_chat(
             banner = (f"Passepartout (session {session}); /help lists the commands, "
                       "Ctrl-D or /quit ends.\n")
             writer.write(terminal_safe(banner))
-        while True:
-            try:
-                line = lines.read(writer, interactive)
-            except KeyboardInterrupt:  # at the prompt: a fresh prompt, as in a shell
-                writer.write("\n")
-                continue
-            if line is None:
-                break
-            text = line.strip()
-            if not text:
-                continue
-            if text in ("/quit", "/exit"):
-                break
+        for text in lines.prompts(writer, interactive):
             local = command_word(text)
             if local is not None:
                 channel.say(answer(state, *local))

@@ -64,19 +64,7 @@ def chat_attached(config: Config, face: Face, *, reader: TextIO, writer: TextIO,
             "/help lists the commands, "
             "Ctrl-D or /quit ends.\n"))
     try:
-        while True:
-            try:
-                line = lines.read(writer, interactive)
-            except KeyboardInterrupt:  # at the prompt: a fresh prompt, as in a shell
-                writer.write("\n")
-                continue
-            if line is None:
-                break
-            text = line.strip()
-            if not text:
-                continue
-            if text in ("/quit", "/exit"):
-                break
+        for text in lines.prompts(writer, interactive):
             if face.closed:
                 again = _reattach(face, channel, reattach)
                 if again is None:

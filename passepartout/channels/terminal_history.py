@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -63,6 +64,23 @@ class LineReader:
             return None
         self._remember(line)
         return line + "\n"
+
+    def prompts(self, writer: TextIO, interactive: bool) -> Iterator[str]:
+        """Each prompt, stripped, until end of input or ``/quit``; a blank line is
+        skipped and Ctrl-C at the prompt gives a fresh one, as in a shell."""
+        while True:
+            try:
+                line = self.read(writer, interactive)
+            except KeyboardInterrupt:
+                writer.write("\n")
+                continue
+            if line is None:
+                return
+            text = line.strip()
+            if text in ("/quit", "/exit"):
+                return
+            if text:
+                yield text
 
     def _load(self) -> None:
         rl = self._readline
