@@ -263,9 +263,6 @@ class AcpAgent:
             asyncio.run_coroutine_threadsafe(self._ask_unbound(event), loop)  # loop holds it
 
     def _notice(self, notice: Notice) -> None:
-        if self._last_session is not None and self._last_session in self._running:
-            self._held.append(notice)  # shown after the reply, not inside it
-            return
         self._spawn(self._notify(notice))
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
@@ -274,14 +271,21 @@ class AcpAgent:
         task.add_done_callback(self._tasks.discard)
 
     async def _notify(self, notice: Notice) -> None:
+        """The notice as text in the open session, then as an extension notification.
+        Whether a turn runs is judged here, just before writing, not when the notice
+        came: a turn begun meanwhile would get the text inside its reply."""
         if self.conn is None:
             return
+        session = self._last_session
+        if session is not None and session in self._running:
+            self._held.append(notice)  # shown after the reply, not inside it
+            return
         try:
+            if session is not None:
+                await self._update(session, update_agent_message_text(
+                    f"\n[{notice.level}] {notice.text}\n"))
             await self.conn.ext_notification("passepartout/notice",
                                              {"level": notice.level, "text": notice.text})
-            if self._last_session is not None:
-                await self._update(self._last_session, update_agent_message_text(
-                    f"\n[{notice.level}] {notice.text}\n"))
         except Exception as err:  # a client gone away misses a notice, nothing more
             log.info("notice not delivered: %s", err)
 
