@@ -115,10 +115,29 @@ def run_job(agent: Agent, name: str) -> str:
     and let the loop carry out what it proposed; the job's result."""
     orch = agent.services["orchestrator"]
     now = orch.scheduler.clock()
-    # a new :CRON: each time (an unchanged one keeps its next run, tomorrow)
-    reschedule(agent, {name: stamp(now - dt.timedelta(minutes=next(_RUNS)), "+1d")})
+    # A new :CRON: each time (an unchanged one keeps its next run, tomorrow).  Stamps
+    # have minutes only, so one a minute earlier may still read the same as the last.
+    current = cron_of(agent, name)
+    for minutes in (next(_RUNS), next(_RUNS)):
+        fresh = stamp(now - dt.timedelta(minutes=minutes), "+1d")
+        if fresh != current:
+            break
+    reschedule(agent, {name: fresh})
     beat(agent, now)
-    job = orch.job(f"passepartout-{name}")
-    wait_until(lambda: not job.running and job.last_result is not None, what=name)
+    job_id = f"passepartout-{name}"
+
+    def ran() -> Any:
+        job = orch.job(job_id)
+        return (job is not None and job.last_run is not None and job.last_run >= now
+                and not job.running and job)
+    job = wait_until(ran, what=f"a run of {name} at {now}")
     assert agent.stimuli.wait_idle(30)
     return str(job.last_result)
+
+
+def cron_of(agent: Agent, name: str) -> str | None:
+    """The :CRON: of the background job ``name`` as the memex has it."""
+    path = Path(agent.config.memex_dir) / "system" / "background.org"
+    found = re.search(rf":ID:\s+passepartout-{name}\n:CRON:\s+(<[^>]*>)",
+                      path.read_text(encoding="utf-8"))
+    return found.group(1) if found else None
