@@ -40,7 +40,51 @@ def test_a_plain_command_is_granted_as_written_in_the_workspace(agent: Agent,
     security = agent.services["security"]
     entry = scoped_entry(tool("shell", cmd="git status --short"), security, "allow")
     assert entry == {"decision": "allow", "tool": "shell", "command": "git status --short",
-                     "scope": str((home / "memex").resolve())}
+                     "exact": "true", "scope": str((home / "memex").resolve())}
+
+
+@pytest.mark.attack
+def test_yes_always_to_a_command_is_not_yes_to_more_words(agent: Agent) -> None:
+    """A grant that a prefix matched would widen the answer: yes always to ``git push``
+    became yes to ``git push --force origin main``."""
+    security = agent.services["security"]
+    standing = remember(security, tool("shell", cmd="git push origin wip"), True)
+    assert standing.rule is not None and standing.rule.exact
+    assert "exactly" in standing.note
+
+    def decided(cmd: str) -> str | None:
+        match = security.policy().decide(security.examine(tool("shell", cmd=cmd))[0])
+        return None if match is None else match.decision
+    assert decided("git push origin wip") == "allow"
+    for wider in ("git push origin wip --force", "git push origin wip main",
+                  "git push origin wip; git push origin wip --force"):
+        assert decided(wider) is None, wider
+
+
+@pytest.mark.attack
+def test_a_grant_stripped_of_exact_loses_its_seal(agent: Agent) -> None:
+    """Deleting ``:EXACT:`` from the approvals file (anything but the person can write
+    there) would widen the grant; the seal covers it, so the grant stops counting."""
+    security = agent.services["security"]
+    remember(security, tool("shell", cmd="make release"), True)
+    path = security.book.path
+    text = path.read_text(encoding="utf-8")
+    at = text.index("make release")
+    head, tail = text[:at], text[at:]
+    path.write_text(head + tail.replace(":EXACT: true\n", "", 1), encoding="utf-8")
+    (grant,) = [g for g in security.book.grants() if "make release" in g.title]
+    assert "EXACT" not in grant.properties
+    assert not grant_file.sealed(grant, security.book.trust.seal)
+    subject = security.examine(tool("shell", cmd="make release --all"))[0]
+    assert security.policy().decide(subject) is None
+
+
+def test_refuse_always_covers_the_command_with_more_words(agent: Agent) -> None:
+    security = agent.services["security"]
+    standing = remember(security, tool("shell", cmd="make wipe"), False)
+    assert standing.rule is not None and not standing.rule.exact
+    subject = security.examine(tool("shell", cmd="make wipe --yes"))[0]
+    assert security.policy().decide(subject).decision == "deny"
 
 
 def test_a_file_tool_is_granted_for_that_one_file(agent: Agent, home: Path) -> None:

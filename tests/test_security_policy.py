@@ -25,6 +25,13 @@ def test_rules_match_parsed_commands_not_raw_strings(tmp_path: Path) -> None:
         assert policy.decide(shell_subject(cmd, tmp_path)) is None, cmd
 
 
+def test_an_exact_rule_takes_no_more_words(tmp_path: Path) -> None:
+    policy = Policy([Rule("allow", "shell", ("git", "push"), exact=True)])
+    assert policy.decide(shell_subject("git push", tmp_path)) is not None
+    for cmd in ("git push --force", "git push origin main", "git"):
+        assert policy.decide(shell_subject(cmd, tmp_path)) is None, cmd
+
+
 def test_scope_limits_a_rule_to_a_directory(tmp_path: Path) -> None:
     proj = tmp_path / "proj"
     proj.mkdir()
@@ -102,6 +109,8 @@ ask = ["send-mail"]
         '[[rule]]\ndecision = "allow"\ncommand = "unclosed \'quote"\n',
         "[[rule]\n",
         '[shell]\nallow = "make"\n',
+        '[[rule]]\ndecision = "allow"\ncommand = "make"\nexact = "maybe"\n',
+        '[[rule]]\ndecision = "allow"\ntool = "shell"\nexact = true\n',
     ],
 )
 def test_bad_policy_files_are_clear_errors(tmp_path: Path, body: str) -> None:

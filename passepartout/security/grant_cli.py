@@ -23,6 +23,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add.add_argument("--tool", required=True, help="the tool's name (a glob), e.g. shell")
     add.add_argument("--decision", default="allow", choices=("allow", "ask", "deny"))
     add.add_argument("--command", help="shell: the words the command starts with")
+    add.add_argument("--exact", action="store_true",
+                     help="shell: the command is these words, nothing after them")
     add.add_argument("--path", help="a glob on the file's path or name")
     add.add_argument("--scope", help="a directory the file or working directory is inside")
     add.add_argument("--secret", help="the {{secret:NAME}} this command may use unasked")

@@ -26,7 +26,7 @@ from passepartout.security.policy import Rule, rule_from_mapping
 from passepartout.security.seal import Seal
 
 PURPOSE = "grant"
-KEYS = ("decision", "tool", "command", "path", "scope", "secret", "host")
+KEYS = ("decision", "tool", "command", "exact", "path", "scope", "secret", "host")
 _HEADING = re.compile(r"^\*\s+(.*?)\s*$")
 
 
@@ -117,6 +117,8 @@ def entry_lines(rule: Rule, title: str, seal: Seal) -> list[str]:
     props = {"DECISION": rule.decision, "TOOL": rule.tool}
     if rule.command:
         props["COMMAND"] = " ".join(rule.command)
+        if rule.exact:
+            props["EXACT"] = "true"
     if rule.path:
         props["PATH"] = rule.path
     if rule.scope:

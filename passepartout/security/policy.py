@@ -7,6 +7,7 @@ Rules live in ``<config_dir>/policy.toml`` (and scoped grants in the approvals f
     decision = "allow"          # allow | ask | deny
     tool = "shell"              # glob on the tool's name (default "*")
     command = "git status"      # shell: the parsed argv starts with these words (globs)
+    exact = false               # true: the argv is these words, nothing after them
     scope = "~/proj"            # the file, or the shell's working directory, is inside
     [[rule]]
     decision = "deny"
@@ -70,7 +71,7 @@ log = logging.getLogger(__name__)
 Decision = Literal["allow", "ask", "deny"]
 RANK: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
 _RULE_KEYS = frozenset(
-    {"decision", "tool", "command", "path", "scope", "args", "why", "secret", "host"}
+    {"decision", "tool", "command", "exact", "path", "scope", "args", "why", "secret", "host"}
 )
 _SECRET_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _URL = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^\s\"'<>]+")
@@ -90,13 +91,14 @@ class Rule:
     origin: str = ""
     secret: str | None = None  # the rule matches only calls that use this secret
     host: str | None = None  # every URL of the call is on a host matching this glob
+    exact: bool = False  # the argv is ``command`` and no more words (an "always" answer)
 
     def describe(self) -> str:
         parts = [f"{self.decision} {self.tool}"]
         if self.secret:
             parts.append(f"with {{{{secret:{self.secret}}}}}")
         if self.command:
-            parts.append(f"`{' '.join(self.command)}`")
+            parts.append(f"`{' '.join(self.command)}`{' exactly' if self.exact else ''}")
         if self.host:
             parts.append(f"on host {self.host}")
         if self.path:
@@ -213,7 +215,7 @@ def _matches(rule: Rule, subject: Subject, *, only: tuple[str, ...] | None = Non
             return False
     if rule.command:
         argvs = [only] if only is not None else list(subject.commands)
-        if not any(_argv_matches(rule.command, argv) for argv in argvs):
+        if not any(_argv_matches(rule.command, argv, exact=rule.exact) for argv in argvs):
             return False
     if rule.path is not None and not (
         subject.paths and all(_path_matches(rule.path, p) for p in subject.paths)
@@ -258,8 +260,9 @@ def _hosts_in(word: str, *, bare: bool) -> list[str]:
     return hosts
 
 
-def _argv_matches(pattern: tuple[str, ...], argv: tuple[str, ...]) -> bool:
-    if len(argv) < len(pattern):
+def _argv_matches(pattern: tuple[str, ...], argv: tuple[str, ...], *, exact: bool = False
+                  ) -> bool:
+    if len(argv) < len(pattern) or (exact and len(argv) != len(pattern)):
         return False
     program = os.path.basename(argv[0]) if pattern and "/" not in pattern[0] else argv[0]
     words = (program, *argv[1:])
@@ -351,6 +354,9 @@ def rule_from_mapping(entry: Mapping[str, Any], origin: str) -> Rule:
         raise ConfigError(
             f"{origin}: a rule that allows a secret needs a command, a host or args to "
             "say where it may be used", origin=origin)
+    exact = _flag(entry.get("exact", False), "exact", origin)
+    if exact and not command:
+        raise ConfigError(f"{origin}: exact needs a command", origin=origin)
     return Rule(
         decision=decision,  # type: ignore[arg-type]
         tool=str(entry.get("tool", "*")),
@@ -361,7 +367,18 @@ def rule_from_mapping(entry: Mapping[str, Any], origin: str) -> Rule:
         origin=origin,
         secret=secret,
         host=str(entry["host"]).strip().lower() if entry.get("host") else None,
+        exact=exact,
     )
+
+
+def _flag(value: Any, key: str, origin: str) -> bool:
+    """A TOML boolean, or an org property's ``true``/``false``."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "false"):
+        return text == "true"
+    raise ConfigError(f"{origin}: {key} must be true or false, not {value!r}", origin=origin)
 
 
 def _strings(table: Mapping[str, Any], key: str, origin: str) -> tuple[str, ...]:

@@ -5,7 +5,9 @@ A client that answers an approval with ``(:allow t :always t)`` (allow always) o
 of the approvals file as ``passepartout grant add`` writes (through
 :meth:`ApprovalBook.add_grant`), narrowed to the action asked about:
 
-- a shell line: one plain command, its words as written, in the working directory;
+- a shell line: one plain command, its words as written and no more when it is allowed
+  (``exact``: yes to ``git push`` is not yes to ``git push --force``; a refusal covers
+  the words with anything after them), in the working directory;
 - a file tool: that one file (its real path);
 - another tool: the tool, on the one host its URLs name when it names any.
 
@@ -77,6 +79,8 @@ def scoped_entry(action: Action, security: Security, decision: str) -> dict[str,
         if not all(_PLAIN_WORD.match(w) for w in words):
             raise NoScope("the command has words a grant cannot keep as written")
         entry["command"] = " ".join(words)
+        if decision == "allow":
+            entry["exact"] = "true"
         if subject.cwd is not None:
             entry["scope"] = str(subject.cwd)
     elif subject.paths:
