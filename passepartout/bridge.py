@@ -234,7 +234,7 @@ def _chat_send(bridge: Bridge, peer: Peer, session: str, turn: str, text: str,
             raise ProtocolError(":tier must be cognition or reasoning (a chat asks a model)")
     except ProtocolError as err:
         raise Refusal("bad-arguments", f"chat-send: {err.message}") from None
-    bridge.channel.bind(session, peer)
+    bridge.channel.bind(session, peer, turn)
 
     def submit(agent: Agent | None) -> None:
         if agent is None:

@@ -103,6 +103,37 @@ def test_chat_and_an_emacs_client_each_get_their_own_replies_and_approvals(
                  "the job's result as a notice")
 
 
+def test_two_clients_on_one_session_each_get_their_own_turns(
+    daemons: Daemons, fake_llm: FakeLLM
+) -> None:
+    """Two terminal chats on the default session: the second used to take the session's
+    events, so the first never heard its reply and hung."""
+    fake_llm.tool_call("eval", {"code": "3+3"})  # the first client's step
+    fake_llm.reply("Not computed.")  # the first's, after its no (one lane: in order)
+    fake_llm.reply("Hello, second.")
+    daemons.start()
+    daemons.wait_ready()
+    first = connect(daemons.home, environ=daemons.env)
+    second = connect(daemons.home, environ=daemons.env)
+    assert first is not None and second is not None
+    with first, second:
+        first.call("chat-send", "shared", "f1", "compute three and three", None)
+        approval_id, session, turn, _description, _info = first.wait_callback(ON_APPROVAL)
+        assert (session, turn) == ("shared", "f1")
+        second.call("chat-send", "shared", "s1", "and you?", None)
+        assert first.call("approval-answer", approval_id, None) is True
+        assert first.wait_callback(ON_DONE)[:2] == ["shared", "f1"]
+        assert second.wait_callback(ON_DONE)[:2] == ["shared", "s1"]
+        for client, own in ((first, "f1"), (second, "s1")):
+            turns = {args[1] for name, args in client.callbacks
+                     if name in (ON_CHUNK, ON_TOOL, ON_DONE, ON_APPROVAL)}
+            assert turns == {own}
+        texts = {turn: "".join(args[2] for name, args in client.callbacks
+                               if name == ON_CHUNK)
+                 for client, turn in ((first, "f1"), (second, "s1"))}
+        assert texts == {"f1": "Not computed.", "s1": "Hello, second."}
+
+
 def test_chat_starts_the_daemon_it_then_leaves_running(
     daemons: Daemons, fake_llm: FakeLLM
 ) -> None:

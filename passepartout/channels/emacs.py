@@ -55,6 +55,7 @@ CALLBACKS = frozenset({ON_CHUNK, ON_DONE, ON_ERROR, ON_TOOL, ON_APPROVAL, ON_NOT
                        ON_ORG_EDIT})
 
 _KEPT_RESULTS = 32
+_KEPT_TURNS = 256  # turns in flight remembered with their sender
 
 
 class Peer(Protocol):
@@ -88,6 +89,10 @@ class EmacsChannel:
         self._faces: list[Peer] = []  # the peers that show notices to a person
         self.backlog = Backlog()
         self._sessions: dict[str, Peer] = {}
+        # Who sent each turn still running: two clients may share a session (two
+        # terminal chats, Emacs and the TUI), and each turn's events go to its sender.
+        self._turns: collections.OrderedDict[tuple[str, str], Peer] = (
+            collections.OrderedDict())
         self._pending: dict[str, _Pending] = {}
         self._streamed: dict[tuple[str, str], str] = {}
         self._results: collections.OrderedDict[str, dict[str, Any]] = collections.OrderedDict()
@@ -111,17 +116,28 @@ class EmacsChannel:
                 self._faces.remove(peer)
             for session in [s for s, p in self._sessions.items() if p is peer]:
                 del self._sessions[session]
+            for key in [k for k, p in self._turns.items() if p is peer]:
+                del self._turns[key]
             waiting = [p for p in self._pending.values() if p.peer is peer]
         for pending in waiting:
             pending.done.set()
 
-    def bind(self, session_id: str, peer: Peer) -> None:
+    def bind(self, session_id: str, peer: Peer, turn: str | None = None) -> None:
+        """``peer`` shows ``session_id`` (the last one bound, for what no turn names) and
+        receives the events of ``turn``, which it sent."""
         with self._lock:
             self._sessions[session_id] = peer
+            if turn is not None:
+                self._turns[(session_id, turn)] = peer
+                while len(self._turns) > _KEPT_TURNS:  # turns whose Done never came
+                    self._turns.popitem(last=False)
 
-    def peer_for(self, session_id: str | None) -> Peer | None:
+    def peer_for(self, session_id: str | None, turn: str | None = None) -> Peer | None:
+        """The client of ``turn`` when one sent it, else the one showing the session."""
         with self._lock:
-            peer = self._sessions.get(session_id) if session_id is not None else None
+            peer = self._turns.get((session_id, turn)) if session_id and turn else None
+            if peer is None and session_id is not None:
+                peer = self._sessions.get(session_id)
         return peer if peer is not None and not peer.closed else None
 
     def peers(self) -> list[Peer]:
@@ -173,7 +189,10 @@ class EmacsChannel:
         if session is None or turn is None:
             self._send_unbound(event)
             return
-        peer = self.peer_for(session)
+        peer = self.peer_for(session, str(turn))
+        if isinstance(event, Done):
+            with self._lock:
+                self._turns.pop((session, str(turn)), None)
         if peer is None:
             log.debug("no Emacs connection for session %s: %s dropped", session, event.kind)
             return
@@ -234,7 +253,8 @@ class EmacsChannel:
     def approve(self, request: ApprovalRequest) -> bool:
         """Ask Emacs and wait for the answer (on the session's lane, never the socket's)."""
         session = request.signal.session_id
-        peer = self.peer_for(session)
+        turn = request.signal.meta.get("turn-id")
+        peer = self.peer_for(session, str(turn) if turn else None)
         if peer is None and session is None:
             # No session: the client that last attached and shows things to a person.
             open_peers = self.faces() or self.peers()
@@ -248,7 +268,6 @@ class EmacsChannel:
             if self._stopping:
                 return False
             self._pending[approval_id] = pending
-        turn = request.signal.meta.get("turn-id")
         # The request's limit; a shorter one the person set in Emacs wins (Emacs denies
         # by itself then).
         timeout = min(t for t in (request.timeout or DEFAULT_TIMEOUT, peer.approval_timeout)
