@@ -20,6 +20,7 @@ from llm_agent import Recorder, make_agent, make_config, user_signal
 
 from passepartout.agent import Agent
 from passepartout.mcp.config import load
+from passepartout.mcp.hub import McpHub
 from passepartout.security.policy import rule_from_mapping
 
 pytest_plugins = ["llm_agent"]
@@ -181,33 +182,45 @@ def test_results_pass_the_secret_mask_and_the_privacy_filter(
     assert "x [private: withheld] y" in later or "[private: withheld]" in later
 
 
-def test_a_server_that_fails_or_dies_is_a_status_line(provider_env: FakeLLM,
-                                                      tmp_path: Path) -> None:
+def test_a_server_that_fails_or_dies_is_a_status_line_and_is_started_again(
+        provider_env: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("passepartout.mcp.hub.RETRY_FIRST", 2.0)
     servers(tmp_path, {"peer": stdio(), "broken": stdio(env={"PEER_FAIL_AT_START": "1"}),
                        "missing": {"command": str(tmp_path / "no-such-program")}})
     agent, rec = start(tmp_path, Recorder(answer=True))
+    hub = agent.services["mcp"].hub
     try:
         health = agent.check_health()
         provider_env.tool_call("mcp__peer__die", {}, call_id="c1")
         provider_env.reply("It stopped.")
         agent.loop.process(user_signal("stop it"))
         deadline = time.monotonic() + 10
-        while agent.services["mcp"].hub.states["peer"].state == "ready":
+        while hub.states["peer"].state == "ready":
             assert time.monotonic() < deadline
             time.sleep(0.05)
         after = agent.check_health()
         names = [t.name for t in agent.tools()]
         provider_env.reply("still here")
         agent.loop.process(user_signal("are you there?"))
+        # Started again after the wait, its tools back on the belt.
+        deadline = time.monotonic() + 20
+        while hub.states["peer"].state != "ready":
+            assert time.monotonic() < deadline, hub.lines()
+            time.sleep(0.05)
+        again = [t.name for t in agent.tools()]
+        retried = hub.states["broken"]
     finally:
         agent.shutdown()
     assert health.status == "degraded"
     assert any("broken: failed" in p and "refusing to start" in p for p in health.problems)
     assert any(p.startswith("mcp: missing: failed") for p in health.problems)
     assert rec.of("tool-result")[0]["ok"] is False
-    assert any(p.startswith("mcp: peer: died") for p in after.problems)
+    assert any(p.startswith("mcp: peer: died") and "next try in 2 s" in p
+               for p in after.problems)
     assert not any(n.startswith("mcp__peer__") for n in names)
     assert rec.of("reply")[-1]["text"] == "still here"
+    assert "mcp__peer__die" in again and hub.states["peer"].starts == 2
+    assert retried.state == "failed" and retried.retry_in is not None  # tried again later
 
 
 @pytest.mark.parametrize(("text", "error"), [
@@ -234,3 +247,21 @@ def test_mcp_json_reads_both_transports(tmp_path: Path) -> None:
     assert [(s.name, s.transport) for s in found.servers] == [("a", "stdio"), ("b", "http")]
     assert found.servers[0].env == {"K": "v"} and not found.errors
     assert load(tmp_path / "nowhere").servers == ()
+
+
+def test_the_wait_before_a_new_start_grows_while_a_server_keeps_failing(
+        tmp_path: Path) -> None:
+    servers(tmp_path, {"missing": {"command": str(tmp_path / "no-such-program")}})
+    hub = McpHub(load(tmp_path / "config").servers, retry_first=0.05).start()
+    try:
+        assert hub.wait_settled(10)
+        deadline = time.monotonic() + 10
+        seen: set[float] = set()
+        while max(seen, default=0.0) < 0.4:
+            assert time.monotonic() < deadline, seen
+            if (wait := hub.states["missing"].retry_in) is not None:
+                seen.add(wait)
+            time.sleep(0.005)
+        assert {0.1, 0.2, 0.4} <= seen and "next try in" in hub.lines()[0]
+    finally:
+        hub.stop()

@@ -5,7 +5,9 @@ server gets one task on this loop that connects, lists the tools, keeps the sess
 open and pings it; a lane's tool call is handed to the loop and waited for with the
 server's timeout.  A server that cannot start, or dies (its process exits, a ping or a
 call fails), is marked so, its tools leave the belt, and the status says why; the agent
-goes on.  :meth:`McpHub.stop` closes every session (stdio children are terminated).
+goes on, and the server is started again after 1 s, 2 s, 4 s ... up to 5 minutes (the
+wait starts over once a session has lasted a minute), its tools back on the belt when
+it is.  :meth:`McpHub.stop` closes every session (stdio children are terminated).
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ log = logging.getLogger(__name__)
 PING_EVERY = 10.0  # seconds between two listings of a session's tools
 CONNECT_TIMEOUT = 20.0
 STOP_TIMEOUT = 5.0
+RETRY_FIRST = 1.0  # seconds before a failed or dead server is started again
+RETRY_MAX = 300.0
+HEALTHY = 60.0  # a session this long starts the waits between restarts over
 
 
 @dataclass
@@ -40,6 +45,8 @@ class ServerState:
     error: str = ""
     offers: list[Offer] = field(default_factory=list)
     client: Any = None
+    starts: int = 0  # sessions opened so far
+    retry_in: float | None = None  # seconds until the next start, after a failure
 
     def line(self) -> str:
         """One status line: ``weather: ready, 3 tools (1 withheld: ...)``."""
@@ -51,7 +58,10 @@ class ServerState:
                 text += "; withheld: " + ", ".join(f"{o.remote} ({o.withheld})"
                                                    for o in withheld)
             return text
-        return f"{self.spec.name}: {self.state}" + (f" ({self.error})" if self.error else "")
+        text = f"{self.spec.name}: {self.state}" + (f" ({self.error})" if self.error else "")
+        if self.retry_in is not None and self.state in ("failed", "died"):
+            text += f"; next try in {self.retry_in:g} s"
+        return text
 
 
 class McpHub:
@@ -59,11 +69,12 @@ class McpHub:
 
     def __init__(self, specs: tuple[ServerSpec, ...], *, log_dir: Path | None = None,
                  on_change: Callable[[], None] = lambda: None,
-                 ping_every: float = PING_EVERY) -> None:
+                 ping_every: float = PING_EVERY, retry_first: float | None = None) -> None:
         self.states = {s.name: ServerState(s) for s in specs}
         self.log_dir = log_dir
         self.on_change = on_change
         self.ping_every = ping_every
+        self.retry_first = RETRY_FIRST if retry_first is None else retry_first
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._run, name="mcp-client", daemon=True)
         self._stopping: asyncio.Event | None = None
@@ -108,9 +119,30 @@ class McpHub:
     # -- one server -------------------------------------------------------------------
 
     async def _serve(self, spec: ServerSpec) -> None:
+        """Sessions with the server, one after the other, until the hub stops."""
+        state = self.states[spec.name]
+        stopping = self._stopping
+        assert stopping is not None
+        wait = self.retry_first
+        while True:
+            began = self.loop.time()
+            await self._session(spec, state)
+            if state.state not in ("failed", "died") or stopping.is_set():
+                return
+            if self.loop.time() - began >= HEALTHY:
+                wait = self.retry_first
+            state.retry_in = wait
+            try:
+                await asyncio.wait_for(stopping.wait(), wait)
+                return
+            except TimeoutError:
+                pass
+            state.retry_in = None
+            wait = min(wait * 2, RETRY_MAX)
+
+    async def _session(self, spec: ServerSpec, state: ServerState) -> None:
         from mcp import Client
 
-        state = self.states[spec.name]
         errlog = self._errlog(spec)
         try:
             async with Client(self._transport(spec, errlog), read_timeout_seconds=spec.timeout,
@@ -118,7 +150,9 @@ class McpHub:
                 listed = await asyncio.wait_for(self._list_tools(client), CONNECT_TIMEOUT)
                 state.offers = [offer(spec.name, t, self.call) for t in listed]
                 state.client, state.state, state.error = client, "ready", ""
-                log.info("MCP server %s: %d tools", spec.name, len(state.offers))
+                state.starts += 1
+                log.info("MCP server %s: %d tools%s", spec.name, len(state.offers),
+                         " (started again)" if state.starts > 1 else "")
                 self.on_change()
                 await self._keep(state, client)
             self._settle(state, "stopped", "")
