@@ -10,6 +10,7 @@ what one skill shares with another and the core never reads.
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Callable, Iterator, MutableMapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,7 @@ class Services(MutableMapping[str, Any]):
 
     agent: Agent | None = None
     memory: MemoryStore | None = None  # the memory skill, once its store is open
+    memory_ready: threading.Event | None = None  # set once the store opened (or failed)
     llm: ModelLayer | None = None  # the model layer (chat skill)
     ledger: Ledger | None = None
     sessions: SessionStore | None = None

@@ -24,6 +24,17 @@ AGENT = host()
 log = logging.getLogger("passepartout.skills.hooks")
 
 
+MEMORY_WAIT = 60.0  # seconds a hook waits for memory to open (it opens in the background)
+
+
+def memory_store(agent: Any) -> Any:
+    """The memory store, once open: a hook fired at start waits for it."""
+    ready = agent.services.memory_ready
+    if ready is not None:
+        ready.wait(MEMORY_WAIT)
+    return agent.services.memory
+
+
 class hooks_Kit:
     """The shipped handlers of one agent, their proposals and their tools."""
 
@@ -47,7 +58,7 @@ class hooks_Kit:
 
         self.hooks = ShippedHooks(HookTools(
             actions=self.actions, replies=self.replies, run_prompt=run_prompt,
-            events=orchestrator.events, memory=lambda: agent.services.get("memory"),
+            events=orchestrator.events, memory=lambda: memory_store(agent),
             memex_dir=Path(agent.config.memex_dir), echoes=self.echoes,
             private_tag=orchestrator.private_tag))
 
@@ -115,7 +126,7 @@ class hooks_Kit:
         from passepartout.events.eventlog import Entry
 
         proposal = self.actions.redeem(ticket, "hook-snapshot", {"label": label})
-        store = self.agent.services.get("memory")
+        store = memory_store(self.agent)
         if store is None:
             raise ValueError("memory is not open: no snapshot taken")
         info = store.snapshot(label[:200])

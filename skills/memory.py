@@ -174,6 +174,7 @@ class memory_Service:
     def start(self) -> None:
         """The engine starts the skill: open the store in the background, save on the
         heartbeat."""
+        self.agent.services.memory_ready = self.ready
         self.opener = threading.Thread(target=self.open, name="memory-open", daemon=True)
         self.opener.start()
         bus = self.agent.services.heartbeat
@@ -189,6 +190,8 @@ class memory_Service:
         if bus is not None:
             bus.unregister("memory-autosave")
         self.agent.hooks.detach("memory")
+        if self.agent.services.memory_ready is self.ready:
+            self.agent.services.memory_ready = None
         if self.agent.services.memory is self.store:
             self.agent.services.memory = None
         if self.watcher is not None:

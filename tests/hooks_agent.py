@@ -47,7 +47,8 @@ def make_agent(tmp_path: Path, env: dict[str, str], files: dict[str, str],
     skills = tmp_path / "skills"
     skills.mkdir(parents=True, exist_ok=True)
     for name in SKILLS:
-        (skills / name).symlink_to(SHIPPED_SKILLS_DIR / name)
+        if not (skills / name).is_symlink():  # a second start on the same home
+            (skills / name).symlink_to(SHIPPED_SKILLS_DIR / name)
     agent = Agent(config, skill_dirs=[skills])
     llm.install(agent, warm=False)
     agent.boot(start_threads=False)

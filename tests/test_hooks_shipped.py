@@ -97,6 +97,28 @@ def test_verify_integrity_warns_of_an_edit_outside_the_agent(
         agent.shutdown()
 
 
+def test_verify_integrity_sees_an_edit_made_while_the_agent_was_down(
+    tmp_path: Path, env: dict[str, str], model: FakeLLM
+) -> None:
+    """At start the memex import takes the new text into memory (and memory opens in
+    the background): the check waits for memory and compares with the snapshot from
+    before this start, so the edit is seen rather than "intact" or "not open"."""
+    make_agent(tmp_path, env,
+               {"projects/p.org": heading("verify-integrity", "Amount: 100")}).shutdown()
+    edit(Path(env["MEMEX_DIR"]) / "projects/p.org", "Amount: 100", "Amount: 900")
+    agent = make_agent(tmp_path, env, {})
+    try:
+        text = wait_until(lambda: "changed outside the agent" in events_text(env)
+                          and events_text(env), what="the warning")
+        assert "'Watched' in projects/p.org changed outside the agent: memory snapshot #1" \
+            in text
+        assert "not open" not in text and "intact" not in text
+        labels = [s.label for s in agent.services["memory"].snapshots()]
+        assert labels[:2] == ["memex import", "memex import"]  # this start's, and #1
+    finally:
+        agent.shutdown()
+
+
 def test_verify_integrity_finds_an_unchanged_node_intact(
     tmp_path: Path, env: dict[str, str], model: FakeLLM
 ) -> None:

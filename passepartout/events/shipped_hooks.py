@@ -2,7 +2,8 @@
 without writing a skill.
 
 - ``verify-integrity``: the heading as it is now against the memory store's last
-  snapshot; a warning (events.org and a notification) when it changed outside the
+  snapshot (for a change made while the agent was down, the last one from before this
+  start); a warning (events.org and a notification) when it changed outside the
   agent.
 - ``prompt``: the heading's body is run as a prompt at its ``:TIER:`` (cognition
   unless set); the reply goes to events.org, or with ``:HOOK_OUTPUT: note`` also
@@ -23,8 +24,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -62,10 +64,11 @@ class HookTools:
     replies: HookReplies
     run_prompt: RunPrompt
     events: EventLog
-    memory: Callable[[], Any]  # the memory store, or None
+    memory: Callable[[], Any]  # the memory store (waited for while it opens), or None
     memex_dir: Path
     echoes: Echoes
     private_tag: str = DEFAULT_TAG
+    started: float = field(default_factory=time.time)  # this start (memory imports after)
 
 
 class ShippedHooks:
@@ -101,6 +104,13 @@ class ShippedHooks:
         if now is None:
             return "the heading is no longer in its file"
         snapshots = store.snapshots()
+        if event.source == "scan":
+            # Changed while the agent was down: this start's import has taken the new
+            # text into memory, so the copy to compare with is the one from before.
+            snapshots = [s for s in snapshots if s.created < self.t.started]
+            if not snapshots:
+                return "changed while the agent was down; no memory snapshot from before " \
+                       "this start to verify against"
         if snapshots:
             from passepartout.memory.store import node_items
 
