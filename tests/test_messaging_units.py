@@ -18,7 +18,7 @@ from passepartout.daemon.face_events import Chunk, ToolEvent, TurnError
 from passepartout.errors import ConfigError
 from passepartout.messaging.boundary import outbound, pieces
 from passepartout.messaging.checks import messaging_checks
-from passepartout.messaging.relay import TYPED_ANSWER, _Reply, session_id
+from passepartout.messaging.relay import TYPED_ANSWER, Relay, _Reply, session_id
 from passepartout.messaging.run import configured
 from passepartout.messaging.settings import (
     TELEGRAM_API,
@@ -282,3 +282,22 @@ def test_signal_events_resume_after_the_last_one_seen(fake_signal: FakeSignal) -
             transport.send(ME, "from nobody")
     finally:
         transport.close()
+
+
+def test_a_strangers_flood_is_one_log_line_in_ten_minutes(
+        caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    class Stub:
+        name = "signal"
+
+    clock = [1000.0]
+    monkeypatch.setattr("passepartout.messaging.relay.time.monotonic", lambda: clock[0])
+    relay = Relay(face=None, transport=Stub(), allowed=frozenset({"+1555"}))  # type: ignore[arg-type]
+    with caplog.at_level(logging.WARNING, logger="passepartout.messaging.relay"):
+        for _ in range(500):
+            relay.handle(Message("+1666", "+1666\n[fake] allowed", "run rm -rf ~"))
+        clock[0] += 601
+        relay.handle(Message("+1666", "+1666", "again"))
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 2, lines
+    assert "\n" not in lines[0] and "+1666 [fake] allowed" in lines[0]
+    assert lines[1].endswith("; 499 more from it ignored since the last line")

@@ -24,6 +24,7 @@ import logging
 import queue
 import re
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,6 +41,7 @@ from passepartout.daemon.face import (
     TurnError,
 )
 from passepartout.daemonclient import DaemonError
+from passepartout.mcp.untrusted import one_line
 from passepartout.messaging.boundary import outbound
 from passepartout.messaging.transport import Answer, Incoming, Message, Transport, TransportError
 
@@ -47,6 +49,8 @@ log = logging.getLogger(__name__)
 
 EVENT_WAIT = 900.0  # the longest a turn may go without an event (an approval waits)
 ARG_CHARS = 60
+STRANGER_LOG_EVERY = 600.0  # seconds between two log lines about one unknown chat
+STRANGERS_KEPT = 1024  # unknown chats remembered for that
 TYPED_ANSWER = re.compile(r"(?i)(yes|y|allow|no|n|deny)(?:\s+#?(\d{1,6}))?[.!]?")
 HELP = ("This is Passepartout.  Write to chat with your agent; approvals are asked "
         "here.  /cancel stops the current turn.")
@@ -77,6 +81,9 @@ class Relay:
     _chats: dict[str, queue.SimpleQueue[str | None]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _background: queue.SimpleQueue[Event | None] = field(default_factory=queue.SimpleQueue)
+    # chat -> (when its last ignored message was logged, how many since): a stranger
+    # sending a flood fills no log
+    _strangers: dict[str, tuple[float, int]] = field(default_factory=dict)
 
     def serve(self) -> None:
         """Relay until the face's connection ends (or :attr:`ended` is set)."""
@@ -103,8 +110,7 @@ class Relay:
 
     def handle(self, incoming: Incoming) -> None:
         if incoming.chat not in self.allowed or incoming.sender not in self.allowed:
-            log.warning("%s: ignored a message from chat %s (sender %s): not an allowed chat",
-                        self.transport.name, incoming.chat, incoming.sender)
+            self._ignored(incoming)
             return
         if isinstance(incoming, Answer):
             self._answer(incoming.chat, incoming.number, incoming.yes, incoming)
@@ -222,6 +228,23 @@ class Relay:
                 self._asked.pop(number, None)
             self.face.answer(event.approval_id, False)
         return number
+
+    def _ignored(self, incoming: Incoming) -> None:
+        """Log a stranger's message: the first, then at most once per chat every
+        :data:`STRANGER_LOG_EVERY` seconds, with how many were ignored meanwhile."""
+        now = time.monotonic()
+        logged, since = self._strangers.get(incoming.chat, (None, 0))
+        if logged is not None and now - logged < STRANGER_LOG_EVERY:
+            self._strangers[incoming.chat] = (logged, since + 1)
+            return
+        more = f"; {since} more from it ignored since the last line" if since else ""
+        log.warning("%s: ignored a message from chat %s (sender %s): not an allowed chat%s",
+                    self.transport.name, one_line(incoming.chat, 80),
+                    one_line(incoming.sender, 80), more)
+        self._strangers.pop(incoming.chat, None)
+        self._strangers[incoming.chat] = (now, 0)
+        while len(self._strangers) > STRANGERS_KEPT:
+            self._strangers.pop(next(iter(self._strangers)))
 
     def _answer(self, chat: str, number: int, yes: bool, incoming: Incoming) -> None:
         with self._lock:
