@@ -61,6 +61,7 @@ class Agent:
             host=self,
         )
         self.loop = Loop(self.registry, think=think, emit=self._emit)
+        self.loop.reasoner.unanswered = self._skills_not_ready
         self.channels: dict[str, Channel] = {}
         self.hooks = self.loop.hooks  # where skills attach (passepartout.loop.hooks)
         self.approvals = Approvals(self.channels, hooks=self.hooks,
@@ -150,6 +151,10 @@ class Agent:
         belt = ToolBelt()
         belt.add(*[t for t in self.registry.tools() if isinstance(t, Tool)])
         return belt
+
+    def _skills_not_ready(self) -> str:
+        return "; ".join(e.describe() for e in self.loader.report()
+                         if e.status not in (Status.READY, Status.DISCOVERED))
 
     def status(self) -> dict[str, Any]:
         self.check_health()

@@ -19,6 +19,7 @@ from pathlib import Path
 from passepartout import __version__
 from passepartout.config import Config
 from passepartout.errors import PassepartoutError
+from passepartout.sqlitefile import set_aside_files
 
 MIN_EMACS = (28, 1)
 REQUIRED_PACKAGES = ("epc", "sexpdata", "orgparse", "watchdog", "litellm", "bashlex", "mcp")
@@ -137,6 +138,10 @@ def check_dirs(config: Config) -> list[Check]:
         )
     )
     checks.append(Check("memex", True, detail))
+    for aside in set_aside_files(config.home):
+        checks.append(Check("set aside", True, (
+            f"{aside} was not a readable database, so a new one took its place; "
+            f"`sqlite3 {aside} .recover` may get its rows back, or delete it")))
     return checks
 
 

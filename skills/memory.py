@@ -175,12 +175,16 @@ class memory_Service:
         """The engine starts the skill: open the store in the background, save on the
         heartbeat."""
         self.agent.services.memory_ready = self.ready
+        self.agent.services["memory-skill"] = self  # its problems() join the health
         self.opener = threading.Thread(target=self.open, name="memory-open", daemon=True)
         self.opener.start()
         bus = self.agent.services.heartbeat
         if bus is not None:
             bus.register(self.autosave, name="memory-autosave",
                          every=self.agent.config.memory_auto_save_interval)
+
+    def problems(self) -> list[str]:
+        return [self.error] if self.error else []
 
     def close(self) -> None:
         """The engine stops the skill (a reload, the agent's stop): nothing stays open."""
@@ -192,6 +196,8 @@ class memory_Service:
         self.agent.hooks.detach("memory")
         if self.agent.services.memory_ready is self.ready:
             self.agent.services.memory_ready = None
+        if self.agent.services.get("memory-skill") is self:
+            del self.agent.services["memory-skill"]
         if self.agent.services.memory is self.store:
             self.agent.services.memory = None
         if self.watcher is not None:

@@ -32,9 +32,12 @@ def run(args: argparse.Namespace) -> int:
     with client:
         status = as_dict(client.call("status"))
         jobs = [as_dict(j) for j in client.call("jobs") or []] if status.get("ready") else []
-        kept = client.call("sessions") or []
+        try:
+            kept: int | str = len(client.call("sessions") or [])
+        except DaemonError as err:  # the rest of the status still stands
+            kept = f"unreadable ({err.message})"
         mcp = _mcp_lines(client) if status.get("ready") else []
-    print(describe(info, status, jobs, len(kept), mcp=mcp))
+    print(describe(info, status, jobs, kept, mcp=mcp))
     return 0
 
 
@@ -47,7 +50,7 @@ def _mcp_lines(client: DaemonClient) -> list[str]:
 
 
 def describe(info: dict[str, Any], status: dict[str, Any], jobs: list[dict[str, Any]],
-             kept: int, *, mcp: list[str] | None = None) -> str:
+             kept: int | str, *, mcp: list[str] | None = None) -> str:
     """The status lines, one fact each."""
     health = str(status.get("health", "?"))
     problems = status.get("problems") or []
@@ -63,7 +66,8 @@ def describe(info: dict[str, Any], status: dict[str, Any], jobs: list[dict[str, 
         ("model", str(status.get("model") or info.get("model") or "none configured")
          + (f" ({status['provider']})" if status.get("provider") else "")),
         ("health", health if status.get("ready") else f"{health}, still starting"),
-        ("sessions", f"{kept} kept, {len(open_sessions)} attached"),
+        ("sessions", f"{kept} kept, {len(open_sessions)} attached" if isinstance(kept, int)
+         else f"{kept}; {len(open_sessions)} attached"),
         # This command is one of the connections; it is not counted.
         ("clients", str(max(0, int(status.get("connections") or 0) - 1))),
         ("next cron", f"{nxt.get('heading')!r} at {nxt.get('next-run')} ({nxt.get('file')})"

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from passepartout.config import Config
+from passepartout.errors import PassepartoutError
 from passepartout.llm.sessions import SESSIONS_FILE
 
 TITLE_CHARS = 60
@@ -47,12 +48,16 @@ def sessions(home: Path) -> list[dict[str, Any]]:
     path = home / SESSIONS_FILE
     if not path.is_file():
         return []
-    with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as db:
-        rows = db.execute(
-            "SELECT session, COUNT(*), MAX(ts),"
-            " (SELECT message FROM messages f WHERE f.session = m.session"
-            "  AND json_extract(f.message, '$.role') = 'user' ORDER BY seq LIMIT 1)"
-            " FROM messages m GROUP BY session ORDER BY MAX(ts) DESC").fetchall()
+    try:
+        with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as db:
+            rows = db.execute(
+                "SELECT session, COUNT(*), MAX(ts),"
+                " (SELECT message FROM messages f WHERE f.session = m.session"
+                "  AND json_extract(f.message, '$.role') = 'user' ORDER BY seq LIMIT 1)"
+                " FROM messages m GROUP BY session ORDER BY MAX(ts) DESC").fetchall()
+    except sqlite3.Error as err:
+        raise PassepartoutError(f"the chat sessions in {path} cannot be read ({err}); the "
+                                "daemon sets an unreadable file aside when it starts") from None
     return [{"id": str(r[0]), "title": _title(r[3]), "messages": int(r[1]),
              "last-activity": dt.datetime.fromtimestamp(float(r[2])).astimezone()
              .isoformat(timespec="seconds")} for r in rows]

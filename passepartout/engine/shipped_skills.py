@@ -11,7 +11,7 @@ SHIPPED: dict[str, str] = {
     'hooks.py': '7ebd102e0069c0570c2b7ff3bbe3554aa6401a7d4c59070d1d63c30d5c1e712c',
     'intents.py': '3b89d1220f328a7832f9d7708fdaf0d01ab5023e4b423bc07cfaa7b06ddf8949',
     'mcp.py': '5a5e29dc06df37842e067939290e17d26f88ab38b35f173d974bdeec04225676',
-    'memory.py': '98c72dc4d2db83cffead733191ea63e388c5cf87c8dfbbf3351772f7aea8f720',
+    'memory.py': '976c196b0d02101fc284e6bcbc6705d407cb64d92e2eba60a0c2cf7342a40a5b',
     'orgtools.py': '7cdc7537441197c654a543c7b7083a069bba08284bd1f81e1f35bb539efc6504',
     'policy.py': 'fea4ae96ca7ab38dc4b522c93e66a4220436d7345a1ac2f6ae61722f0d59f008',
     'reflexes.org': '3a61ab36c578991725279f4bccc449a76d25cab8e174d3eded3227ab0ed26e42',

@@ -17,6 +17,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from passepartout.sqlitefile import open_database
+
 log = logging.getLogger(__name__)
 
 LEDGER_FILE = "ledger.sqlite"
@@ -75,16 +77,20 @@ class Total:
     cost: float
 
 
+def _setup(conn: sqlite3.Connection) -> None:
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.executescript(_SCHEMA)
+
+
 class Ledger:
     """The ledger file; safe to use from several threads."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.executescript(_SCHEMA)
+        self._conn = open_database(path, _setup, "the ledger of model calls",
+                                   check_same_thread=False, isolation_level=None)
         self._lock = threading.Lock()
         # Calls whose booking is on its way (a stream shown before litellm closed it).
         self._pending = 0

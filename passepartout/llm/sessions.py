@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from passepartout.llm.translate import Message, history_plists
+from passepartout.sqlitefile import open_database
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +36,14 @@ CREATE TABLE IF NOT EXISTS messages (
 """
 
 
+def _setup(conn: sqlite3.Connection) -> None:
+    conn.execute("PRAGMA journal_mode=WAL")
+    # WAL with NORMAL survives a crash of the process; only a power cut can lose the
+    # last messages (a full fsync per message cost ~3 ms a turn here).
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.executescript(_SCHEMA)
+
+
 class SessionStore:
     """Every session's messages; ``agent.services["sessions"]``."""
 
@@ -46,13 +55,8 @@ class SessionStore:
         self._conn: sqlite3.Connection | None = None
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(str(path), check_same_thread=False,
-                                         isolation_level=None)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            # WAL with NORMAL survives a crash of the process; only a power cut can lose
-            # the last messages (a full fsync per message cost ~3 ms a turn here).
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.executescript(_SCHEMA)
+            self._conn = open_database(path, _setup, "chat sessions",
+                                       check_same_thread=False, isolation_level=None)
 
     @classmethod
     def in_home(cls, home: Path) -> SessionStore:

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from passepartout.errors import GateError, PassepartoutError, PipelineError
+from passepartout.errors import GateError, PassepartoutError, PipelineError, SkillError
 from passepartout.loop.actions import Action, ApprovalRequest, Approver, Prompt, Think, Thought
 from passepartout.loop.events import ApprovalAsked, Denied, Emit
 from passepartout.loop.gates import GatePipeline, GateResult
@@ -30,10 +30,16 @@ class Reasoner:
         self.gates = gates
         self.think = think
         self.approver: Approver | None = None
+        # Why no skill may answer (the skills that did not load), for the person waiting.
+        self.unanswered: Callable[[], str] = lambda: ""
 
     def reason(self, signal: Signal, emit: Emit, cancel: threading.Event) -> list[Action]:
         skill = self.registry.triggered(signal)
         if skill is None:
+            if signal.sensor == "user-input" and signal.meta.get("turn-id") is not None:
+                why = self.unanswered()
+                raise SkillError("no skill answers a chat" + (f": {why}" if why else "")
+                                 + " (`passepartout doctor` says more)")
             return []
         trace: list[str] = []
         refused: list[tuple[Action, GateResult]] = []

@@ -10,6 +10,7 @@ from typing import Any
 
 from passepartout.memory.merkle import hash_object, object_hash
 from passepartout.memory.nodes import decode
+from passepartout.sqlitefile import open_database
 
 SCHEMA_VERSION = "1"
 DB_NAME = "memory.sqlite3"
@@ -62,7 +63,17 @@ def default_path() -> Path:
 def connect(path: Path) -> sqlite3.Connection:
     """Open the database durable: WAL, every commit fsynced before it returns."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30)
+    if str(path) == ":memory:":
+        conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        _setup(conn)
+        return conn
+    # A file that is not a database at all is set aside (the memex import fills the
+    # new one again); a database with bad rows is the verifier's, below.
+    return open_database(path, _setup, "memory", isolation_level=None,
+                         check_same_thread=False, timeout=30)
+
+
+def _setup(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=FULL")
     conn.execute("PRAGMA foreign_keys=OFF")
@@ -72,7 +83,6 @@ def connect(path: Path) -> sqlite3.Connection:
     conn.execute(
         "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,)
     )
-    return conn
 
 
 class ObjectTable:
