@@ -7,6 +7,8 @@ The process environment wins over ``.env``.
 
 from __future__ import annotations
 
+import io
+import logging
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -14,6 +16,8 @@ from pathlib import Path
 from typing import TypeVar
 
 from passepartout.errors import ConfigError
+
+log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -116,12 +120,36 @@ class Config:
 
 
 def read_dotenv(path: Path) -> dict[str, str]:
-    """The ``KEY=value`` pairs of a ``.env`` file (none when it does not exist)."""
+    """The ``KEY=value`` pairs of a ``.env`` file (none when it does not exist); a line
+    that is not one is named, with its file, and left out."""
     if not path.is_file():
         return {}
     from dotenv import dotenv_values  # python-dotenv, already required by litellm
+    from dotenv.parser import parse_stream
 
-    return {k: v for k, v in dotenv_values(path).items() if v is not None}
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise ConfigError(f"{path} cannot be read: {err}", variable=str(path)) from None
+    bad = [str(b.original.line) for b in parse_stream(io.StringIO(text)) if b.error]
+    if bad:
+        log.warning("%s: line%s %s %s not KEY=value and left out", path, "s" * (len(bad) > 1),
+                    ", ".join(bad), "are" if len(bad) > 1 else "is")
+    logging.getLogger("dotenv.main").addFilter(_OwnWarning())
+    return {k: v for k, v in dotenv_values(stream=io.StringIO(text)).items() if v is not None}
+
+
+class _OwnWarning(logging.Filter):
+    """python-dotenv's own line about a bad line names no file: ours above does."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("python-dotenv could not parse")
+
+    def __eq__(self, other: object) -> bool:  # added once, however often .env is read
+        return isinstance(other, _OwnWarning)
+
+    def __hash__(self) -> int:
+        return hash(_OwnWarning)
 
 
 def _split(text: str) -> tuple[str, ...]:
