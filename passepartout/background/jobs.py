@@ -83,8 +83,8 @@ class JobHeadings:
             return {}
         except (OSError, ValueError) as err:
             # Unreadable: assume every job was made, rather than duplicate one.
-            log.error("background: %s is unreadable (%s); no job heading is made",
-                      self.record_path, err)
+            log.error("background: %s is unreadable (%s); no job heading is made (delete "
+                      "it to have the missing ones made again)", self.record_path, err)
             return {"*": {}}
         return data if isinstance(data, dict) else {"*": {}}
 
