@@ -48,7 +48,8 @@ class Background:
     @classmethod
     def of(cls, agent: Any) -> Background:
         found = agent.services.get(SERVICE)
-        if found is None:
+        # Made again when the events skill was: the old one's orchestrator is stopped.
+        if found is None or found.orchestrator is not agent.services.orchestrator:
             found = agent.services[SERVICE] = cls(agent)
         return found
 

@@ -143,7 +143,32 @@ class SkillLoader:
             raise BootError("cannot start safely: " + "; ".join(problems))
 
     def reload(self, name: str) -> CatalogEntry:
-        """Load the skill's file again; a broken new version leaves the old one serving."""
+        """Load the skill's file again; a broken new version leaves the old one serving.
+        The skills that depend on it load again after it, in order: what they set up
+        lived in the services of the old one (an events skill's new orchestrator has
+        none of the hook handlers and cron reflexes the others gave the old)."""
+        with self._lock:
+            entry = self._reload_one(name)
+            if entry.status is Status.READY and not entry.error:
+                self._reload_dependents(name)
+            return entry
+
+    def _reload_dependents(self, name: str) -> None:
+        files = discovery.discover(self.dirs)
+        order, _blocked = discovery.topological_order(files)
+        by_name = {f.name: f for f in files}
+        affected = {name}
+        for found in order:  # a dependency comes before the skills that use it
+            uses = {discovery.resolve(d, by_name) for d in found.depends_on}
+            if found.name == name or not uses & affected:
+                continue
+            affected.add(found.name)
+            entry = self.catalog.get(found.name)
+            if entry is not None and entry.status is Status.READY:
+                log.info("skill %s: loaded again after %s", found.name, name)
+                self._reload_one(found.name)
+
+    def _reload_one(self, name: str) -> CatalogEntry:
         with self._lock:
             entry = self.catalog.get(name)
             if entry is None:
