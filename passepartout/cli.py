@@ -70,7 +70,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.DEBUG if top.verbose else logging.WARNING,
         stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        # A person reads a warning as the command's own words; -v shows where it came from.
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s" if top.verbose
+        else f"passepartout {top.command}: %(message)s",
     )
     module_name, help_text = COMMANDS[top.command]
     module = importlib.import_module(module_name)
