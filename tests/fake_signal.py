@@ -63,18 +63,25 @@ class FakeSignal:
     # -- people --------------------------------------------------------------------
 
     def says(self, number: str | None, text: str | None, *, uuid: str = "",
-             group: bool = False) -> None:
-        data: dict[str, Any] = {"timestamp": int(time.time() * 1000), "expiresInSeconds": 0,
+             group: bool = False, ago: float = 0.0) -> None:
+        """A message from ``number`` (or ``uuid``), sent ``ago`` seconds before now."""
+        envelope = self.envelope_for(number, text, uuid=uuid, group=group,
+                                     sent_ms=int((time.time() - ago) * 1000))
+        self._push({"envelope": envelope, "account": self.account})
+
+    @staticmethod
+    def envelope_for(number: str | None, text: str | None, *, uuid: str = "",
+                     group: bool = False, sent_ms: int = 0) -> dict[str, Any]:
+        """A receive event's envelope as signal-cli writes it."""
+        data: dict[str, Any] = {"timestamp": sent_ms, "expiresInSeconds": 0,
                                 "viewOnce": False, "mentions": [], "attachments": []}
         if text is not None:
             data["message"] = text
         if group:
             data["groupInfo"] = {"groupId": "R3JvdXA=", "type": "DELIVER"}
-        envelope: dict[str, Any] = {"source": number or uuid, "sourceNumber": number,
-                                    "sourceUuid": uuid or None, "sourceName": "Someone",
-                                    "sourceDevice": 1, "timestamp": data["timestamp"],
-                                    "dataMessage": data}
-        self._push({"envelope": envelope, "account": self.account})
+        return {"source": number or uuid, "sourceNumber": number,
+                "sourceUuid": uuid or None, "sourceName": "Someone", "sourceDevice": 1,
+                "timestamp": sent_ms, "dataMessage": data}
 
     def receipt(self, number: str) -> None:
         self._push({"envelope": {"source": number, "sourceNumber": number,

@@ -68,11 +68,13 @@ class FakeTelegram:
 
     # -- people --------------------------------------------------------------------
 
-    def says(self, chat: int, text: str | None, *, sender: int | None = None) -> None:
-        """A message in ``chat`` (a private chat unless ``sender`` differs)."""
+    def says(self, chat: int, text: str | None, *, sender: int | None = None,
+             ago: float = 0.0) -> None:
+        """A message in ``chat`` (a private chat unless ``sender`` differs), sent
+        ``ago`` seconds before now."""
         sender = chat if sender is None else sender
         message: dict[str, Any] = {
-            "message_id": 10_000 + self._next_update, "date": int(time.time()),
+            "message_id": 10_000 + self._next_update, "date": int(time.time() - ago),
             "chat": {"id": chat, "type": "private" if chat == sender else "group"},
             "from": {"id": sender, "is_bot": False, "first_name": "Someone"}}
         if text is not None:

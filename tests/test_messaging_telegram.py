@@ -17,7 +17,8 @@ from daemon_proc import Daemons, scratch_daemons, wait_for
 from fake_telegram import TOKEN, FakeTelegram, Sent
 from fakellm import FakeLLM
 
-ME, ALSO, THIRD = 4242, 4343, 4444  # the person's chats (a private chat's id is their user id)
+# the person's chats (a private chat's id is their user id)
+ME, ALSO, THIRD, FOURTH = 4242, 4343, 4444, 4545
 STRANGER = 6666
 
 
@@ -50,7 +51,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
                                    PASSEPARTOUT_MODEL="openai/gpt-4o",
                                    PASSEPARTOUT_WORKSPACE=str(tmp / "work"),
                                    PASSEPARTOUT_TELEGRAM_TOKEN=TOKEN,
-                                   PASSEPARTOUT_TELEGRAM_CHATS=f"{ME},{ALSO},{THIRD}",
+                                   PASSEPARTOUT_TELEGRAM_CHATS=f"{ME},{ALSO},{THIRD},{FOURTH}",
                                    PASSEPARTOUT_TELEGRAM_API=telegram.url,
                                    PASSEPARTOUT_TELEGRAM_NOTIFY="on")
                 (running.memex / "projects" / "diary.org").write_text(DIARY, encoding="utf-8")
@@ -130,6 +131,20 @@ def test_an_approval_is_asked_as_buttons_deny_runs_nothing_allow_runs(world: Wor
 
 
 @pytest.mark.attack
+def test_a_message_kept_while_the_daemon_was_down_is_not_run(world: World) -> None:
+    """Telegram keeps messages for a day: "yes" or "delete the draft" sent hours ago
+    must not act now.  The chat is told, and the next message runs as usual."""
+    before = world.llm.request_count
+    world.telegram.says(FOURTH, "delete the draft", ago=3 * 3600)
+    told = world.telegram.wait_sent(lambda s: s.chat_id == FOURTH)
+    assert "was not running, so it was not run" in told.text
+    assert "delete the draft" in told.text
+    world.llm.reply("Now it runs.")
+    world.telegram.says(FOURTH, "delete the draft")
+    world.telegram.wait_sent(lambda s: s.chat_id == FOURTH and s.text == "Now it runs.")
+    assert world.llm.request_count == before + 1
+
+
 def test_a_strangers_chat_gets_nothing_and_nothing_runs(world: World) -> None:
     llm, telegram = world.llm, world.telegram
     llm.reply("Only for you.")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -301,3 +302,27 @@ def test_a_strangers_flood_is_one_log_line_in_ten_minutes(
     assert len(lines) == 2, lines
     assert "\n" not in lines[0] and "+1666 [fake] allowed" in lines[0]
     assert lines[1].endswith("; 499 more from it ignored since the last line")
+
+
+def test_a_message_sent_long_ago_is_answered_not_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Stub:
+        name = "signal"
+
+        def __init__(self) -> None:
+            self.sent: list[tuple[str, str]] = []
+
+        def send(self, chat: str, text: str) -> None:
+            self.sent.append((chat, text))
+
+    stub = Stub()
+    relay = Relay(face=None, transport=stub, allowed=frozenset({"+1555"}))  # type: ignore[arg-type]
+    ran: list[str] = []
+    monkeypatch.setattr(relay, "_chat", lambda chat: type("Q", (), {"put": ran.append})())
+    envelope = FakeSignal.envelope_for("+1555", "yes 3", sent_ms=1_000_000)  # 1970
+    old = parse_event({"envelope": envelope}, frozenset({"+1555"}))
+    assert isinstance(old, Message) and old.sent == 1000.0
+    relay.handle(old)
+    relay.handle(Message("+1555", "+1555", "now", time.time()))
+    relay.handle(Message("+1555", "+1555", "no time said"))
+    assert ran == ["now", "no time said"]
+    assert len(stub.sent) == 1 and "was not run" in stub.sent[0][1]

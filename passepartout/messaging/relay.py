@@ -19,6 +19,7 @@ Everything sent passes :func:`~passepartout.messaging.boundary.outbound`.
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 import logging
 import queue
@@ -49,6 +50,7 @@ log = logging.getLogger(__name__)
 
 EVENT_WAIT = 900.0  # the longest a turn may go without an event (an approval waits)
 ARG_CHARS = 60
+STALE_AFTER = 600.0  # seconds: an older message is not run (it waited for the daemon)
 STRANGER_LOG_EVERY = 600.0  # seconds between two log lines about one unknown chat
 STRANGERS_KEPT = 1024  # unknown chats remembered for that
 TYPED_ANSWER = re.compile(r"(?i)(yes|y|allow|no|n|deny)(?:\s+#?(\d{1,6}))?[.!]?")
@@ -115,6 +117,8 @@ class Relay:
         if isinstance(incoming, Answer):
             self._answer(incoming.chat, incoming.number, incoming.yes, incoming)
             return
+        if self._stale(incoming):
+            return
         text = incoming.text.strip()
         typed = TYPED_ANSWER.fullmatch(text)
         waiting = self._waiting(incoming.chat)
@@ -137,6 +141,20 @@ class Relay:
             self.say(incoming.chat, "Cancelling the current turn.")
         else:
             self._chat(incoming.chat).put(text)
+
+    def _stale(self, message: Message) -> bool:
+        """A message sent long before it came (kept by the service while the daemon was
+        down) is not run: what was meant then may be wrong now.  The chat is told."""
+        if message.sent is None or time.time() - message.sent <= STALE_AFTER:
+            return False
+        when = dt.datetime.fromtimestamp(message.sent).astimezone()
+        log.info("%s: a message of chat %s sent at %s came late; not run",
+                 self.transport.name, message.chat, when.isoformat(timespec="seconds"))
+        self.say(message.chat, f"Your message of {when:%Y-%m-%d %H:%M} (\"{message.text[:40]}"
+                               f"{'...' if len(message.text) > 40 else ''}\") came while I "
+                               "was not running, so it was not run. Send it again to run "
+                               "it now.")
+        return True
 
     def _waiting(self, chat: str) -> list[int]:
         with self._lock:

@@ -177,4 +177,7 @@ def parse_event(event: dict[str, Any], allowed: frozenset[str]) -> Incoming | No
         return None
     sender = next((n for n in names if n in allowed), names[0])
     text = data.get("message")
-    return Message(sender, sender, text if isinstance(text, str) else "")
+    stamp = data.get("timestamp") or envelope.get("timestamp")  # milliseconds
+    return Message(sender, sender, text if isinstance(text, str) else "",
+                   stamp / 1000.0 if isinstance(stamp, int) and not isinstance(stamp, bool)
+                   else None)

@@ -182,7 +182,10 @@ def parse_update(update: dict[str, Any], nonce: str) -> Incoming | None:
         if chat is None or sender is None:
             return None
         text = message.get("text")
-        return Message(chat, sender, text if isinstance(text, str) else "")
+        date = message.get("date")
+        return Message(chat, sender, text if isinstance(text, str) else "",
+                       float(date) if isinstance(date, int) and not isinstance(date, bool)
+                       else None)
     query = update.get("callback_query")
     if isinstance(query, dict):
         sender = _id(query.get("from"))

@@ -27,6 +27,7 @@ class Message:
     chat: str
     sender: str
     text: str
+    sent: float | None = None  # when it was sent (Unix time), when the transport says
 
 
 @dataclass(frozen=True)
