@@ -65,7 +65,9 @@ BOL non-nil means TEXT starts at the beginning of a line."
         (let ((pos (point)) (at (marker-position end)))
           (goto-char at)
           (insert text)
-          (goto-char (if (> pos at) (+ pos (length text)) pos))))
+          ;; A link or list cut between two chunks is whole once the second comes.
+          (passepartout-inert-region (max (point-min) (- at 24)) (point))
+          (goto-char (if (> pos at) (+ pos (- (point) at)) pos))))
       (setf (passepartout-turn-bol turn) (eq (aref text (1- (length text))) ?\n)))))
 
 (defun passepartout-chat-render-text (turn text)

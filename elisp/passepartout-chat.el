@@ -373,7 +373,9 @@ Messages of the person and replies with text are shown; tool traffic is not."
           (insert (if (equal role "user")
                       passepartout-chat-prompt-heading
                     passepartout-chat-reply-heading)
-                  "\n" (passepartout-chat-render-escape (string-trim-right text) t) "\n"))))))
+                  "\n" (passepartout-inert
+                        (passepartout-chat-render-escape (string-trim-right text) t))
+                  "\n"))))))
 
 ;;;; Tokens and cost in the header line
 

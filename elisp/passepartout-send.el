@@ -276,7 +276,8 @@ Return the chat turn."
 (defun passepartout-send--show-reply (text start end org)
   "Show TEXT, the reply so far, between the markers START and END.
 In an ORG buffer, lines org would read as structure are escaped."
-  (let* ((shown (if org (passepartout-send-org-escape text) (passepartout-visible text))))
+  (let* ((shown (passepartout-inert (if org (passepartout-send-org-escape text)
+                                      (passepartout-visible text)))))
     (unless (equal shown (buffer-substring-no-properties start end))
       (save-excursion
         (let ((inhibit-read-only t))

@@ -84,6 +84,32 @@ What the person reads (a question, a reply) is what Lisp holds."
                    (string char)))
                text "")))
 
+(defconst passepartout--active-text
+  (concat "\\(?:\\_<\\|\\[\\[\\)\\(?:elisp\\|shell\\)\\(?1:\\):"
+          "\\|Local\\(?1:\\) Variables:")
+  "Where model text would make org or Emacs act: group 1 is where it breaks.
+An `elisp:' or `shell:' link runs code when clicked (at once for a person
+who turned org's confirmation off), and a \"Local Variables:\" list sets
+variables, `eval' among them, when a saved file is visited again.")
+
+(defun passepartout-inert (text)
+  "Return TEXT with a zero-width space where it would make org or Emacs act.
+See `passepartout--active-text'.  The zero-width space is org's own escape:
+the text reads the same and does nothing."
+  (let ((case-fold-search t))
+    (replace-regexp-in-string passepartout--active-text "\u200b" text t t 1)))
+
+(defun passepartout-inert-region (start end)
+  "Make the text between START and END inert in place, as `passepartout-inert'."
+  (save-excursion
+    (let ((case-fold-search t)
+          (end (copy-marker end)))
+      (goto-char start)
+      (while (re-search-forward passepartout--active-text end t)
+        (goto-char (match-beginning 1))
+        (insert "\u200b"))
+      (set-marker end nil))))
+
 ;;;; Notifications from the server
 
 (defvar passepartout--last-status nil "The last status plist the server pushed.")

@@ -10,6 +10,7 @@
 ;;; Code:
 
 (require 'passepartout-test-helpers)
+(require 'org-element)
 
 (defvar passepartout-chat-test--calls nil
   "What the chat asked of the server, newest first.")
@@ -102,6 +103,35 @@
                      "Hello, world.\n * not a heading\n * nor this"))
       (should (string-suffix-p "* nor this\n* You\nnext question" (buffer-string)))
       (should (equal (passepartout-chat--prompt-text) "next question")))))
+
+(ert-deftest passepartout-chat-test-reply-cannot-run-code ()
+  "Links that run code and a local variables list are inert, even cut in chunks."
+  (passepartout-chat-test-with-buffer
+    (let* ((turn (passepartout-chat-test--send "a link?"))
+           (session passepartout-chat--session)
+           (id (passepartout-turn-id turn))
+           (said (concat "Click [[el" "isp:(delete-file \"~/notes.org\")][here]] or "
+                         "shell:rm${IFS}-rf${IFS}~ or [[SHELL:id][this]], "
+                         "[it](elisp:ignore).\n# Local Var" "iables:\n# eval: (kill-emacs)\n"
+                         "# End:\n")))
+      (dolist (chunk (list (substring said 0 11) (substring said 11 70)
+                           (substring said 70 150) (substring said 150)))
+        (passepartout--on-chunk session id chunk))
+      (passepartout--on-done session id nil)
+      (let ((text (buffer-string)))
+        (should-not (string-match-p "\\(?:elisp\\|shell\\):" text))
+        (should-not (string-match-p "Local Variables:" text))
+        (should (string-search "notes.org" text))
+        ;; It reads as written: only zero-width spaces went in.
+        (let ((read (string-replace "\u200b" "" (passepartout-turn-reply turn))))
+          (dolist (part '("Click [[elisp:(delete-file \"~/notes.org\")][here]] or "
+                          "shell:rm${IFS}-rf${IFS}~ or [[SHELL:id][this]], "
+                          "(elisp:ignore)" "Local Variables:" "eval: (kill-emacs)"))
+            (should (string-search part read)))))
+      (goto-char (point-min))
+      (while (re-search-forward org-link-any-re nil t)
+        (should-not (member (org-element-property :type (org-element-context))
+                            '("elisp" "shell")))))))
 
 (ert-deftest passepartout-chat-test-markdown-to-org ()
   "Markdown becomes org; code, drawers and org markup are left alone."

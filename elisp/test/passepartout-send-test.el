@@ -97,7 +97,7 @@ Ship the release on Friday.
 (ert-deftest passepartout-send-test-reply-in-place-is-escaped ()
   "With a prefix the reply is written at point; in org, structure is escaped."
   (passepartout-test-with-shared-server
-      '(((text . "Answer:\n* Not a heading\n:CRON: 0 9 * * *\nDone.")))
+      '(((text . "Answer:\n* Not a heading\n:CRON: 0 9 * * *\nSee [[shell:id][it]].\nDone.")))
     (passepartout-send-test-with-notes (expand-file-name "inplace.org" state-dir)
       (goto-char (point-max))
       (let ((job (passepartout-send-buffer "Reply here" t)))
@@ -105,7 +105,8 @@ Ship the release on Friday.
                                                     'running)))
                                 60 "the reply in place")
         (should (eq (passepartout-send-job-state job) 'done)))
-      (should (string-suffix-p "Answer:\n,* Not a heading\n,:CRON: 0 9 * * *\nDone."
+      (should (string-suffix-p (concat "Answer:\n,* Not a heading\n,:CRON: 0 9 * * *\n"
+                                       "See [[shell\u200b:id][it]].\nDone.")
                                (buffer-string)))
       (should (string-match-p "the buffer inplace.org"
                               (passepartout-send-test--last-request)))
