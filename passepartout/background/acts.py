@@ -23,7 +23,8 @@ from typing import Any
 
 from passepartout.events.eventlog import Entry, EventLog
 from passepartout.loop.actions import Action, ApprovalRequest
-from passepartout.loop.events import Channel, Denied, Done, Error, Event, Reply, ToolResult
+from passepartout.loop.events import Channel, Denied, Error, Event, ToolResult
+from passepartout.loop.replytext import ReplyText
 from passepartout.signals import Keyword, Signal
 
 log = logging.getLogger(__name__)
@@ -86,12 +87,12 @@ class Outcomes:
     def __init__(self, inner: Channel, events: EventLog) -> None:
         self.inner = inner
         self.events = events
-        self._waiting: dict[str, tuple[OnReply, list[str]]] = {}  # turn id -> wait
+        self._waiting: dict[str, tuple[OnReply, ReplyText]] = {}  # turn id -> wait
         self._lock = threading.Lock()
 
     def expect(self, turn: str, on_reply: OnReply) -> None:
         with self._lock:
-            self._waiting[turn] = (on_reply, [])
+            self._waiting[turn] = (on_reply, ReplyText())
 
     def forget(self, turn: str) -> None:
         with self._lock:
@@ -113,22 +114,18 @@ class Outcomes:
         turn = str(signal.meta.get("turn-id") or "")
         with self._lock:
             wait = self._waiting.get(turn)
-            if wait is None:
-                return
-            if isinstance(event, Reply):
-                wait[1].append(event.text)
-            elif isinstance(event, Error):
-                wait[1].append(f"error: {event.message}")
-            if not isinstance(event, Done):
+            done = wait[1].take(event) if wait is not None else None
+            if wait is None or done is None:
                 return
             del self._waiting[turn]
-        text = "\n\n".join(t for t in wait[1] if t).strip()
-        node = str(signal.meta.get("heading") or "") or None
-        if event.cancelled or not text or text.startswith("error:"):
+        on_reply, replies = wait
+        answer = replies.answer(done)
+        if answer is None:
+            node = str(signal.meta.get("heading") or "") or None
             self.events.record(Entry("background", "the model's answer did not come",
-                                     text or "(no answer)", "warning", node))
+                                     replies.text or "(no answer)", "warning", node))
             return
-        wait[0](text)
+        on_reply(answer)
 
     def _acted(self, signal: Signal, event: Event) -> None:
         skill = str(signal.meta.get(SENSOR))

@@ -18,7 +18,8 @@ from collections.abc import Callable
 from passepartout.events.eventlog import Entry, EventLog
 from passepartout.events.hookact import SENSOR
 from passepartout.loop.actions import ApprovalRequest
-from passepartout.loop.events import Channel, Denied, Done, Error, Event, Reply, ToolResult
+from passepartout.loop.events import Channel, Denied, Error, Event, ToolResult
+from passepartout.loop.replytext import ReplyText
 from passepartout.signals import Signal
 
 log = logging.getLogger(__name__)
@@ -33,7 +34,7 @@ class HookReplies:
         self.inner = inner
         self.events = events
         self._waiting: dict[str, collections.deque[OnReply]] = {}  # node id -> callbacks
-        self._bound: dict[str, tuple[OnReply, list[str]]] = {}  # turn id -> (callback, text)
+        self._bound: dict[str, tuple[OnReply, ReplyText]] = {}  # turn id -> (callback, text)
         self._lock = threading.Lock()
 
     def expect(self, node_id: str, on_reply: OnReply) -> None:
@@ -72,18 +73,14 @@ class HookReplies:
                 waiting = self._waiting.get(node_id)
                 if not waiting:
                     return
-                bound = self._bound[turn] = (waiting.popleft(), [])
-            if isinstance(event, Reply):
-                bound[1].append(event.text)
-            elif isinstance(event, Error):
-                bound[1].append(f"error: {event.message}")
-            if not isinstance(event, Done):
+                bound = self._bound[turn] = (waiting.popleft(), ReplyText())
+            done = bound[1].take(event)
+            if done is None:
                 return
             del self._bound[turn]
-        text = "\n\n".join(t for t in bound[1] if t).strip()
-        if event.cancelled or not text or text.startswith("error:"):
-            return  # the background channel has recorded what went wrong
-        bound[0](text)
+        answer = bound[1].answer(done)
+        if answer is not None:  # else the background channel has recorded what went wrong
+            bound[0](answer)
 
     def _acted(self, signal: Signal, event: Event) -> None:
         # A proposed action the gates refused, or that failed: say so where hooks report.
