@@ -5,6 +5,8 @@ a file that is not text is a clear error."""
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -34,3 +36,14 @@ def test_a_file_that_is_not_text_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as err:
         Config.load({"PASSEPARTOUT_CONFIG_DIR": str(tmp_path)})
     assert str(tmp_path / ".env") in err.value.message and "cannot be read" in err.value.message
+
+
+def test_a_command_says_it_in_its_own_words(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("X=1\nnot a pair\n", encoding="utf-8")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PASSEPARTOUT_CONFIG_DIR":
+           str(tmp_path), "PASSEPARTOUT_HOME": str(tmp_path / "home")}
+    done = subprocess.run([sys.executable, "-m", "passepartout", "sessions"], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [
+        f"passepartout sessions: {tmp_path / '.env'}: line 2 is not KEY=value and left out"]
