@@ -35,7 +35,12 @@ def test_hooks_and_memory_work_after_the_events_skill_reloads(
         # events, and what uses it (hooks, memory); not what it does not touch
         assert {n for n in after if after[n] != reloads[n]} == {"events", "hooks", "memory"}
         assert "notify" in orchestrator.hooks.names()
+        # As at a start: the memex scanned, memory imported (an edit during the scan
+        # is news of a file not yet known, so it would fire as "added").
+        assert orchestrator.ready.wait(30)
         wait_until(lambda: orchestrator.watching, what="the new watcher")
+        memory_skill = agent.registry.exports("memory")
+        assert memory_skill is not None and memory_skill.memory_SERVICE.imported.wait(30)
         client = Client()
         agent.register_channel("emacs", client)
         memory = wait_until(lambda: agent.services.memory, what="memory open again")
