@@ -180,6 +180,24 @@ def test_edits_made_while_down_fire_at_the_next_start(orch: Orchestrator) -> Non
     assert seen[2:] == [("fresh-1", "removed", None, None, "")]
 
 
+def test_an_edit_during_the_start_scan_is_measured_against_the_record(
+        orch: Orchestrator) -> None:
+    """The watcher starts before the scan, so news of a file can come first, when the
+    registry does not know the file yet: against the record of the last stop it is
+    "changed" (it read "added"), and a file saved unchanged is no news at all."""
+    memex = orch.memex_dir
+    later = restart(orch)
+    fired: list[tuple[str, str, str]] = []
+    later.register_hook("notify-me", lambda e: fired.append((e.node_id, e.change, e.source)))
+    later.rescan(memex / GUARDED)  # saved, unchanged
+    assert fired == []
+    later.rescan(edit(memex, "Keep these notes intact.", "Keep these notes."))
+    assert fired == [("guard-1", "changed", "disk")]
+    later.bootstrap()
+    later.fire_missed()
+    assert fired == [("guard-1", "changed", "disk")]  # once
+
+
 def test_the_first_start_and_an_unreadable_record_fire_nothing(orch: Orchestrator) -> None:
     later = restart(orch)
     later.seen.path.write_text("{not json", encoding="utf-8")

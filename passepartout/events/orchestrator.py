@@ -82,6 +82,9 @@ class Orchestrator:
         self.seen = SeenNodes(Path(home) / "events" / "nodes.json", self.registry.nodes)
         self._missed: list[NodeChange] = []  # edits made while the agent was down
         self._fired_early: set[str] = set()  # node ids fired before the bootstrap ended
+        # The nodes known at the last stop (None: no record), read once when first needed.
+        self._record: tuple[dict[str, OrgNode] | None] | None = None
+        self._record_lock = threading.Lock()
         self._job_problems: dict[str, ScanProblem] = {}
         self._file_lock = threading.Lock()  # one file read-and-apply at a time
         self._watcher = MemexWatcher(self.roots, self.rescan, delay=watch_delay)
@@ -148,7 +151,7 @@ class Orchestrator:
             report.files += 1
             report.problems += [str(p) for p in scan.problems]
             self._apply(changes, fire=False, save=False)
-        before = self.seen.load()
+        before = self._last_record()
         if before is not None:
             self._rescan_outside(before.values())
             missed = diff_nodes(before, {n.id: n for n in self.registry.nodes()}, "scan")
@@ -260,6 +263,8 @@ class Orchestrator:
     def _apply(self, changes: list[NodeChange], *, fire: bool = True,
                save: bool = True) -> list[HookResult]:
         """Jobs follow the changes; hooks fire on them (unless ``fire`` is off)."""
+        if fire and not self.ready.is_set():
+            changes = self._against_record(changes)
         results: list[HookResult] = []
         to_fire: list[NodeChange] = []
         for change in changes:
@@ -281,6 +286,26 @@ class Orchestrator:
         if changes and self.ready.is_set():  # a half-done bootstrap is not a record
             self.seen.save_soon()
         return results
+
+    def _last_record(self) -> dict[str, OrgNode] | None:
+        with self._record_lock:
+            if self._record is None:
+                self._record = (self.seen.load(),)
+            return self._record[0]
+
+    def _against_record(self, changes: list[NodeChange]) -> list[NodeChange]:
+        """An edit that comes during the start's scan is news of a file the registry
+        does not know yet: against the record of the last stop, a node that was there
+        is "changed", or no news at all when it is as it was."""
+        record = self._last_record() or {}
+        out: list[NodeChange] = []
+        for change in changes:
+            was = record.get(change.new.id) if change.kind == "added" and change.new else None
+            if was is None or change.new is None:
+                out.append(change)
+            else:
+                out += diff_nodes({was.id: was}, {change.new.id: change.new}, change.source)
+        return out
 
     def _fire(self, changes: list[NodeChange]) -> list[HookResult]:
         results: list[HookResult] = []
