@@ -372,6 +372,11 @@ def _jobs(bridge: Bridge, peer: Peer) -> Any:
     return list(orchestrator.jobs()) if orchestrator is not None else None
 
 
+def _job_problems(bridge: Bridge, peer: Peer) -> Any:
+    orchestrator = bridge.wait_agent().services.orchestrator
+    return orchestrator.job_problems() or None if orchestrator is not None else None
+
+
 def _skills_reload(bridge: Bridge, peer: Peer, name: str) -> dict[str, Any]:
     agent = bridge.wait_agent()
     entry = agent.loader.reload(name)
@@ -422,6 +427,7 @@ METHODS: dict[str, Method] = {
         Method("status", (), _status),
         Method("models", (), _models),
         Method("jobs", (), _jobs, slow=True),
+        Method("job-problems", (), _job_problems, slow=True),
         Method("skills-reload", (("name", STRING),), _skills_reload, slow=True),
         Method("session-history", (("session-id", STRING),), _session_history, slow=True),
         Method("sessions", (), _sessions, slow=True),

@@ -115,7 +115,10 @@ def test_status_shows_the_daemon_and_stop_waits_until_it_has_exited(
     daemons: Daemons
 ) -> None:
     assert daemons.cli("status").returncode == 3  # not running
-    (daemons.memex / "projects" / "jobs.org").write_text(NIGHTLY, encoding="utf-8")
+    (daemons.memex / "projects" / "jobs.org").write_text(
+        NIGHTLY + "* Misdated\n:PROPERTIES:\n:ID: bad-1\n:CRON: <2030-13-45 Xyz>\n:END:\n",
+        encoding="utf-8")
+    offline = daemons.cli("cron", "list").stdout
     proc = daemons.start()
     shown = daemons.wait_ready()
     assert isinstance(shown, str)
@@ -126,6 +129,10 @@ def test_status_shows_the_daemon_and_stop_waits_until_it_has_exited(
     assert re.search(r"next cron  .+ at \d{4}-\d\d-\d\dT", shown), shown
     listed = daemons.cli("cron", "list")
     assert "Nightly tidy" in listed.stdout and "2030-01-01" in listed.stdout, listed.stdout
+    # A heading that is not scheduled is listed with why, by the daemon as without it.
+    for text in (offline, listed.stdout):
+        assert re.search(r"Misdated .* not scheduled +problem: .*no such date 2030-13-45",
+                         text), text
     info = json.loads((daemons.rundir / "daemon.json").read_text())
     for name in ("daemon.json", "daemon.sock"):
         assert (daemons.rundir / name).stat().st_mode & 0o777 == 0o600

@@ -4,11 +4,14 @@ last result); from the running daemon, else from the memex and the saved cron st
 from __future__ import annotations
 
 import argparse
+import logging
 from typing import Any
 
 from passepartout.config import Config
 from passepartout.daemon.views import cron_jobs, table
-from passepartout.daemonclient import as_dict, connect
+from passepartout.daemonclient import DaemonError, as_dict, connect
+
+log = logging.getLogger(__name__)
 
 RESULT_CHARS = 60
 
@@ -28,6 +31,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         with client:
             jobs = [as_dict(j) for j in client.call("jobs") or []]
+            try:  # the headings not scheduled, as the state files' reading lists them
+                jobs += [as_dict(p) for p in client.call("job-problems") or []]
+            except DaemonError as err:  # a daemon of an older version
+                log.info("job problems not listed: %s", err.message)
         where = "from the running daemon"
     if not jobs:
         print(f"no cron jobs ({where}); a heading with a :CRON: property makes one")

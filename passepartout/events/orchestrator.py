@@ -120,6 +120,11 @@ class Orchestrator:
             return False
         return org_node_private(node.file, node.text, tag or self.private_tag)
 
+    def job_problems(self) -> list[dict[str, str]]:
+        """The :CRON: headings that are not scheduled, and why (``cron list`` shows them)."""
+        return [{"heading": p.heading or "", "file": p.file, "problem": p.message}
+                for p in list(self._job_problems.values())]
+
     def problems(self) -> list[str]:
         found = [*self.registry.problems(), *self._job_problems.values()]
         return [str(p) for p in found]
