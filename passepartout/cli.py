@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -81,13 +83,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = sub.parse_args(rest)
     try:
         if top.command in MACHINE_FACING:
-            return int(module.run(args) or 0)
-        # What a person reads passes the terminal boundary: a note, a grant's title or a
-        # policy line quoting file text never moves the cursor or writes the clipboard.
-        with escaped_output():
-            return int(module.run(args) or 0)
+            status = int(module.run(args) or 0)
+        else:
+            # What a person reads passes the terminal boundary: a note, a grant's title
+            # or a policy line quoting file text never moves the cursor or the clipboard.
+            with escaped_output():
+                status = int(module.run(args) or 0)
+        sys.stdout.flush()  # here, where a reader gone away is caught, not at exit
+        return status
     except PassepartoutError as err:
         print(f"passepartout {top.command}: {err.message}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader went away (`passepartout memory snapshots | head`): the rest has
+        # nowhere to go, and the final flush must not fail either.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
