@@ -115,9 +115,14 @@ def follow(face: Face, turn: Turn, channel: TerminalChannel) -> None:
     waited = 0.0
     cancelling = False
     while True:
+        event: Event | None = None
         try:
             event = turn.next(POLL)
-        except KeyboardInterrupt:
+            if event is not None:
+                show(face, event, channel)
+        except KeyboardInterrupt:  # while waiting, or while a chunk was being written
+            if isinstance(event, Done | Disconnected):
+                return
             if not cancelling:
                 cancelling, waited = True, 0.0
                 _quietly_cancel(face, turn)
@@ -128,7 +133,6 @@ def follow(face: Face, turn: Turn, channel: TerminalChannel) -> None:
                 channel.show(ev.Error("error", "the turn did not end in time"))
                 return
             continue
-        show(face, event, channel)
         if isinstance(event, Done | Disconnected):
             return
 

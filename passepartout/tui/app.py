@@ -20,6 +20,7 @@ from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.css.query import NoMatches
 from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Input, Label, Static
 from textual.worker import get_current_worker
@@ -199,8 +200,10 @@ class PassepartoutApp(App[None]):
             self.from_thread(self.show, event)
 
     def from_thread(self, *call: object) -> None:
+        """Run ``call`` on the app's loop; nothing when the app has stopped, or when its
+        screen is closing (a worker's news that came a moment too late)."""
         fn, *args = call
-        with contextlib.suppress(RuntimeError):  # the app has already stopped
+        with contextlib.suppress(RuntimeError, NoMatches):
             self.call_from_thread(fn, *args)  # type: ignore[arg-type]
 
     # -- the screen ---------------------------------------------------------------------------
