@@ -22,7 +22,7 @@ from typing import Any
 from passepartout.errors import PipelineError
 from passepartout.fsutil import atomic_write
 from passepartout.org.heading import heading_line
-from passepartout.pyast import parse_module
+from passepartout.pyast import compile_tree, parse_module
 from passepartout.security.privacy import node_is_private, private_tag
 from passepartout.tools import Tool, make_tool
 
@@ -223,9 +223,9 @@ def run_python(code: str) -> str:
     out = io.StringIO()
     value: Any = None
     with contextlib.redirect_stdout(out):
-        exec(compile(tree, "<eval>", "exec"), namespace)
+        exec(compile_tree(tree, "<eval>", "exec"), namespace)
         if last is not None:
-            value = eval(compile(ast.Expression(last), "<eval>", "eval"), namespace)
+            value = eval(compile_tree(ast.Expression(last), "<eval>", "eval"), namespace)
     text = out.getvalue()
     if last is not None:
         text += ("" if not text or text.endswith("\n") else "\n") + repr(value)
