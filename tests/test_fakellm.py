@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,8 @@ from fakellm import FakeLLM
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import litellm
+
+from passepartout.llm.provider import close_stream
 
 fake_llm = fakellm.fake_llm  # the fixture the project's conftest also offers
 
@@ -38,15 +41,25 @@ SHELL_TOOL = {
 
 
 def call(fake: FakeLLM, **kwargs: Any) -> Any:
-    args: dict[str, Any] = {
-        "model": "openai/fake-model",
-        "api_base": fake.base_url,
-        "api_key": "sk-test",
-        "messages": MESSAGES,
-        "max_retries": 0,
-    }
-    args.update(kwargs)
-    return litellm.completion(**args)
+    """litellm's answer; a stream's chunks, read to the end, as a list."""
+    if kwargs.get("stream"):
+        return list(streamed(fake, **kwargs))
+    return litellm.completion(**_args(fake, kwargs))
+
+
+def streamed(fake: FakeLLM, **kwargs: Any) -> Iterator[Any]:
+    """A stream's chunks as they come; closed here after, as the agent closes its own
+    (a stream left to the garbage collector can deadlock in httpcore's pool lock)."""
+    response = litellm.completion(**_args(fake, {**kwargs, "stream": True}))
+    try:
+        yield from response
+    finally:
+        close_stream(response)
+
+
+def _args(fake: FakeLLM, kwargs: dict[str, Any]) -> dict[str, Any]:
+    return {"model": "openai/fake-model", "api_base": fake.base_url, "api_key": "sk-test",
+            "messages": MESSAGES, "max_retries": 0, **kwargs}
 
 
 def raw_post(fake: FakeLLM, body: dict[str, Any]) -> http.client.HTTPResponse:
@@ -244,7 +257,7 @@ def test_slow_stream_spaces_its_chunks(fake_llm: FakeLLM) -> None:
     fake_llm.slow_stream("w1 w2 w3 w4", 0.1)
     arrivals: list[float] = []
     text = ""
-    for chunk in call(fake_llm, stream=True):
+    for chunk in streamed(fake_llm):
         piece = chunk.choices[0].delta.content if chunk.choices else None
         if piece:
             arrivals.append(time.monotonic())

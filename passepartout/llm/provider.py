@@ -391,6 +391,7 @@ def _next_now(events: queue.SimpleQueue[tuple[str, Any]]) -> tuple[str, Any] | N
 def _produce(lit: ModuleType, kwargs: dict[str, Any], handoff: _Handoff,
              stop: threading.Event) -> None:
     """The worker: one litellm call, its chunks or its result handed on."""
+    response: Any = None
     try:
         response = lit.completion(**kwargs)
         if not kwargs.get("stream"):
@@ -398,16 +399,24 @@ def _produce(lit: ModuleType, kwargs: dict[str, Any], handoff: _Handoff,
             return
         for chunk in response:
             if stop.is_set():
-                _close(response)
                 return
             handoff.put("chunk", chunk)
         handoff.put("end", None)
     except BaseException as err:  # handed to the caller's thread, which raises it
         handoff.put("error", err)
+    finally:
+        if response is not None and kwargs.get("stream"):
+            close_stream(response)
 
 
-def _close(response: Any) -> None:
-    """Drop the connection of an abandoned stream (best effort)."""
+def close_stream(response: Any) -> None:
+    """Close a litellm stream here and now, read to its end or abandoned (best effort).
+
+    litellm's own handler leaves the response's generators open after the last chunk;
+    left to the garbage collector, they are closed on whatever thread it runs, and one
+    that runs inside httpcore's pool lock (another call starting) waits for that same
+    lock for ever.  An abandoned stream's connection is dropped, which stops the
+    provider generating; a finished one's goes back to the pool (``keepalive``)."""
     for owner in (getattr(response, "completion_stream", None), response):
         for name in ("close", "response"):
             target = getattr(owner, name, None)
