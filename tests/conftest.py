@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -55,6 +57,15 @@ def _daemons_under(root: str) -> list[int]:
         if homes and homes[0].startswith(root):
             found.append(int(entry.name))
     return found
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _collect_after_module() -> Iterator[None]:
+    """What a module's tests left for the garbage collector is collected here, at a
+    quiet moment: a model stream left open and collected later, inside httpcore's pool
+    lock on the thread of another test's call, waits on that lock for ever."""
+    yield
+    gc.collect()
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

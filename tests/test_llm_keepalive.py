@@ -18,6 +18,7 @@ import pytest
 from fakellm import FakeLLM
 
 from passepartout.llm.keepalive import KeepAliveTransport, openai_handler_client
+from passepartout.llm.provider import close_stream
 from passepartout.llm.tuning import configure_litellm_fast
 
 EVENTS = [b'data: {"n": 1}\n\n', b'data: {"n": 2}\n\n', b"data: [DONE]\n\n"]
@@ -231,6 +232,7 @@ def test_litellm_streams_reuse_one_connection(fake_llm: FakeLLM,
                                     client=openai_handler_client(),
                                     messages=[{"role": "user", "content": "count"}])
         texts.append("".join(c.choices[0].delta.content or "" for c in stream))
+        close_stream(stream)  # as the agent does: closing keeps the connection too
         _join_drains()
     assert texts == ["one two three", "four five", "six"]
     assert len(connects) == 1

@@ -417,16 +417,19 @@ def close_stream(response: Any) -> None:
     that runs inside httpcore's pool lock (another call starting) waits for that same
     lock for ever.  An abandoned stream's connection is dropped, which stops the
     provider generating; a finished one's goes back to the pool (``keepalive``)."""
-    for owner in (getattr(response, "completion_stream", None), response):
-        for name in ("close", "response"):
-            target = getattr(owner, name, None)
-            closer = getattr(target, "close", None) if name == "response" else target
-            if callable(closer):
-                try:
-                    closer()
-                    return
-                except Exception as err:
-                    log.debug("closing a cancelled stream: %s", err)
+    stream = getattr(response, "completion_stream", None)
+    # The generators first (closing one closes those it reads: the lines, the bytes, the
+    # pool's stream), then whatever the SDK or handler offers to close the response.
+    for owner, name in ((stream, "streaming_response"), (stream, "response_iterator"),
+                        (stream, "close"), (stream, "http_response"), (stream, "response"),
+                        (response, "close"), (response, "response")):
+        target = getattr(owner, name, None) if owner is not None else None
+        closer = target if name == "close" else getattr(target, "close", None)
+        if callable(closer):
+            try:
+                closer()
+            except Exception as err:  # one already closed, or a handler of its own kind
+                log.debug("closing a stream (%s): %s", name, err)
 
 
 def _llm_error(models: Sequence[str], attempts: list[Attempt], *, final: bool) -> LLMError:
