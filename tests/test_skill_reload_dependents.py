@@ -6,22 +6,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from fakellm import FakeLLM
 from hooks_agent import Client, edit, events_text, make_agent, wait_until
+
+pytest_plugins = ["llm_agent"]  # provider_env: the fake model as the providers' settings
 
 HEADING = "* Project\n** Watched\n:PROPERTIES:\n:ID: n-1\n:HOOK: notify\n:END:\nDraft.\n"
 
 
-@pytest.fixture
-def model(fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch) -> FakeLLM:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_llm.base_url)
-    return fake_llm
-
-
 def test_hooks_and_memory_work_after_the_events_skill_reloads(
-    tmp_path: Path, env: dict[str, str], model: FakeLLM
+    tmp_path: Path, env: dict[str, str], provider_env: FakeLLM
 ) -> None:
     agent = make_agent(tmp_path, env, {"projects/p.org": HEADING})
     try:
