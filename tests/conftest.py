@@ -13,6 +13,7 @@ import pytest
 # plugin of some): rewritten like test modules, so that their asserts explain failures.
 pytest.register_assert_rewrite("llm_agent", "fakellm", "wire_client")
 
+import other_account  # noqa: E402
 from fakellm import fake_llm  # noqa: E402,F401  (the fixture, shared by every suite)
 
 from passepartout.config import Config  # noqa: E402
@@ -57,6 +58,23 @@ def _daemons_under(root: str) -> list[int]:
         if homes and homes[0].startswith(root):
             found.append(int(entry.name))
     return found
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _another_accounts_daemon() -> Iterator[None]:
+    """The run shares the machine with another account's daemon, as on any workstation:
+    run as root, a listener of ``nobody`` in a closed directory of its own (an
+    unprivileged run gets root's, from tests/attacks-as-user)."""
+    if other_account.given() is not None or os.geteuid() != 0:
+        yield
+        return
+    listener = other_account.start()
+    os.environ[other_account.ENV] = str(listener.socket)
+    try:
+        yield
+    finally:
+        os.environ.pop(other_account.ENV, None)
+        listener.stop()
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -291,15 +291,12 @@ def run_sandboxed(
     code = proc.wait()
     with os.fdopen(status_r, "rb") as handle:
         status = handle.read().decode("utf-8", "replace")
-    if '"child-pid"' not in status:
-        raise SandboxUnavailable(
-            "bubblewrap could not set up the sandbox: "
-            f"{err.decode('utf-8', 'replace').strip() or f'exit code {code}'}; "
-            "check that unprivileged user namespaces are enabled "
-            "(sysctl kernel.unprivileged_userns_clone=1) or " + FIX_HINT
-        )
-    code = _child_exit_code(status, code)
     text_err = err.decode("utf-8", "replace")
+    if '"child-pid"' not in status or (
+        not killed and '"exit-code"' not in status and text_err.startswith("bwrap: ")
+    ):
+        raise setup_failure(text_err, code)
+    code = _child_exit_code(status, code)
     if code == FAILED_CODE and text_err.startswith(FAILED):
         raise SandboxUnavailable(text_err.strip().removeprefix(FAILED))
     elapsed = time.monotonic() - started
@@ -311,6 +308,36 @@ def run_sandboxed(
         truncated=truncated,
         timed_out=timed_out,
     )
+
+
+_USERNS_HINT = (
+    "check that unprivileged user namespaces are enabled "
+    "(sysctl kernel.unprivileged_userns_clone=1, and on Ubuntu "
+    "kernel.apparmor_restrict_unprivileged_userns=0)"
+)
+
+
+def setup_failure(stderr: str, code: int) -> SandboxUnavailable:
+    """bubblewrap stopped before the command ran: the error names its real cause.
+
+    The command never started, so nothing of it ran; ``fix`` says what to do, which is
+    not always to install bubblewrap.
+    """
+    said = next(
+        (line.removeprefix("bwrap: ").strip() for line in stderr.splitlines()
+         if line.startswith("bwrap: ")),
+        stderr.strip() or f"exit code {code}",
+    )
+    if "namespace" in said or "uid map" in said or "setting up uid" in said:
+        fix = _USERNS_HINT
+    elif said.startswith("Can't") and ("Permission denied" in said or "denied" in said):
+        fix = (
+            "a place the sandbox covers could not be reached; run `passepartout doctor` "
+            "and report its sandbox lines"
+        )
+    else:
+        fix = f"{_USERNS_HINT}, or update bubblewrap"
+    return SandboxUnavailable(f"bubblewrap could not set up the sandbox: {said}", fix=fix)
 
 
 def _child_exit_code(status: str, fallback: int) -> int:

@@ -17,6 +17,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from passepartout.security.sandbox_reach import Credentials, searchable
+
 log = logging.getLogger(__name__)
 
 MAX_DIRS = 3_000
@@ -193,7 +195,12 @@ def _socket_paths(lines: Iterable[str]) -> Iterator[Path]:
 
 
 def other_homes(own: Path, limit: int = 64) -> list[Path]:
-    """The other users' home directories this process can enter (their credentials too)."""
+    """The other users' home directories a sandboxed command could enter (root's too).
+
+    Judged without privilege (:mod:`.sandbox_reach`): root enters every home, its
+    sandboxed command only those whose modes let it in.
+    """
+    who = Credentials.own()
     found: list[Path] = []
     candidates = [Path("/root")]
     with contextlib.suppress(OSError):
@@ -201,6 +208,6 @@ def other_homes(own: Path, limit: int = 64) -> list[Path]:
     for home in candidates:
         if len(found) >= limit:
             break
-        if home != own and home.is_dir() and os.access(home, os.X_OK):
+        if home != own and home.is_dir() and searchable(home, who):
             found.append(home)
     return found

@@ -21,6 +21,8 @@ layers are, in order:
 7. every listening host Unix socket still visible covered by ``/dev/null`` (a socket
    stays connectable on a read-only mount).
 
+A place the command could not get to anyway (behind another account's directory) is
+left out of every layer: it needs no mask, and bubblewrap could not set one up there.
 A workspace too large to search for git directories is read-only as a whole.
 Nothing the workspace bind exposes can uncover a later layer.
 """
@@ -38,6 +40,7 @@ from passepartout.security.sandbox_find import (
     WorkspaceTooLarge,
     find_in_workspace,
 )
+from passepartout.security.sandbox_reach import reachable_only
 
 log = logging.getLogger(__name__)
 
@@ -120,7 +123,11 @@ def mount_args(
     for path in layers.protected:
         args += ["--ro-bind", path, path]
     for copy, original in views:
-        if os.path.isfile(original) and not any(_inside(original, h) for h in layers.hidden):
+        if (
+            os.path.isfile(original)
+            and not any(_inside(original, h) for h in layers.hidden)
+            and reachable_only([Path(original)])
+        ):
             args += ["--ro-bind", copy, original]
     for path in layers.hidden:
         if os.path.isdir(path):
@@ -192,8 +199,21 @@ def plan_layers(
     ]
     anchors = _anchors(ws, [*keep, *hide, *splits, *dirs], covered=covered)
     return Layers(
-        tuple(splits), tuple(anchors), tuple(keep), tuple(hide), tuple(dirs), tuple(open_sockets)
+        *(
+            _within_reach(places)
+            for places in (splits, anchors, keep, hide, dirs, open_sockets)
+        )
     )
+
+
+def _within_reach(places: Iterable[str]) -> tuple[str, ...]:
+    """The places a sandboxed command could get to; see :mod:`.sandbox_reach`.
+
+    A place behind a directory that refuses the command (another account's) needs no
+    mask: the command cannot get there. bubblewrap, setting the mounts up with the same
+    credentials, could not get there either, and every command would fail.
+    """
+    return tuple(str(p) for p in reachable_only(Path(p) for p in places))
 
 
 def _anchors(ws: str, places: Iterable[str], covered: Sequence[str]) -> list[str]:

@@ -91,9 +91,11 @@ def _run_probe(exe: str) -> list[Finding]:
             )
             try:
                 result = run_sandboxed(cmd, ws, timeout=20, bwrap=exe)
-            except (SandboxUnavailable, OSError, ValueError) as exc:
-                text = exc.message if isinstance(exc, SandboxUnavailable) else str(exc)
-                return [Finding("sandbox probe", False, f"no command can run: {text}", FIX_HINT)]
+            except SandboxUnavailable as exc:
+                fix = exc.fields.get("fix", FIX_HINT)
+                return [Finding("sandbox probe", False, f"no command can run: {exc.message}", fix)]
+            except (OSError, ValueError) as exc:
+                return [Finding("sandbox probe", False, f"no command can run: {exc}", FIX_HINT)]
     return _judge(result.stdout, result.exit_code, result.stderr, len(sockets))
 
 
