@@ -149,10 +149,9 @@ def _model_info(config: Config) -> dict[str, Any]:
 
 
 def _approvals_file(config: Config) -> Any:
-    from passepartout.security.guard import default_approvals_file
+    from passepartout.security.approvals_home import approvals_file
 
-    return default_approvals_file(config.memex_dir, config.home,
-                                  config.extra.get("PASSEPARTOUT_APPROVALS_FILE"))
+    return approvals_file(config.memex_dir, config.extra.get("PASSEPARTOUT_APPROVALS_FILE"))
 
 
 def _run_safely(work: Callable[[Agent | None], None], agent: Agent | None) -> None:

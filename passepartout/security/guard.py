@@ -265,13 +265,6 @@ class Security:
             self.clearances.grant(action.digest())
 
 
-def default_approvals_file(memex_dir: Path, home: Path, override: str | None) -> Path:
-    if override:
-        return Path(os.path.expanduser(override))
-    system = memex_dir / "system"
-    return system / "approvals.org" if system.is_dir() else home / "approvals.org"
-
-
 def _inside(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 

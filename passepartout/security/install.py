@@ -23,10 +23,11 @@ from passepartout.loop.hooks import (
     SHOWN_EVENT,
     TOOL_FEEDBACK,
 )
+from passepartout.security import approvals_home
 from passepartout.security.approvals import ApprovalBook
 from passepartout.security.audit import AuditLog
 from passepartout.security.flightplan import ApprovalRecords, FlightPlanRunner
-from passepartout.security.guard import Places, Security, default_approvals_file
+from passepartout.security.guard import Places, Security
 from passepartout.security.privacy import DEFAULT_TAG
 from passepartout.security.vault import Vault, install_log_masking, set_vault
 from passepartout.signals import Signal
@@ -42,7 +43,7 @@ def build(agent: Any) -> Security:
     extra = dict(config.extra)
     vault = Vault.from_config_dir(config.config_dir, {**os.environ, **extra})
     home = Path(config.home)
-    approvals = default_approvals_file(
+    approvals, merged = approvals_home.settle(
         Path(config.memex_dir), home, extra.get("PASSEPARTOUT_APPROVALS_FILE")
     )
     workspace = Path(extra.get("PASSEPARTOUT_WORKSPACE") or os.getcwd()).expanduser()
@@ -55,11 +56,18 @@ def build(agent: Any) -> Security:
         approvals_file=approvals,
     )
     max_bytes = int(extra.get("PASSEPARTOUT_AUDIT_MAX_BYTES") or 1_000_000)
+    book = ApprovalBook(approvals, home / "flightplans.json", mask=vault.mask)
+    if merged:
+        book.trust.alarms.report(
+            f"{merged} approvals of an earlier version merged into {approvals}",
+            f"They were in {home / approvals_home.FILENAME}, kept beside it as "
+            "approvals.org.merged-*; from now on the approvals live in one file.",
+        )
     return Security(
         places=places,
         vault=vault,
         audit=AuditLog(home / "audit.org", max_bytes=max_bytes, mask=vault.mask),
-        book=ApprovalBook(approvals, home / "flightplans.json", mask=vault.mask),
+        book=book,
         tool_lookup=agent.tool,
         private_tag=extra.get("PASSEPARTOUT_PRIVATE_TAG") or DEFAULT_TAG,
     )

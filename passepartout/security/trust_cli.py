@@ -15,14 +15,14 @@ from typing import TextIO
 from passepartout.config import Config
 from passepartout.errors import ConfigError
 from passepartout.security.approvals import ApprovalBook
-from passepartout.security.guard import default_approvals_file
+from passepartout.security.approvals_home import settle
 
 
 def book(config: Config | None = None) -> ApprovalBook:
     """The approvals file and the seal of the configured agent."""
     config = config or Config.load()
     home = Path(config.home)
-    approvals = default_approvals_file(
+    approvals, _ = settle(
         Path(config.memex_dir), home, config.extra.get("PASSEPARTOUT_APPROVALS_FILE")
     )
     return ApprovalBook(approvals, home / "flightplans.json", mask=str)
