@@ -303,9 +303,14 @@ def _context(bridge: Bridge, peer: Peer) -> str:
     focus = ContextFocus.from_service(bridge.focus)
     if focus is None:
         return "No heading is in focus: the next turn carries no org context."
+    from passepartout.security.outbound import outbound
+
     sections = peripheral_sections(agent.services.memory, focus, "", related=0,
                                    private_tag=private_tag(agent.services))
-    return "\n\n".join(s.text for s in sections) or "No org context."
+    try:  # as a remote model gets it
+        return outbound("\n\n".join(s.text for s in sections)) or "No org context."
+    except PassepartoutError as err:
+        raise Refusal(err.kind, err.message) from None
 
 
 def _attachments_preview(bridge: Bridge, peer: Peer, items: Any) -> str:
@@ -317,7 +322,15 @@ def _attachments_preview(bridge: Bridge, peer: Peer, items: Any) -> str:
                                     bridge.wait_agent().services.get("security"))
     except PassepartoutError as err:
         raise Refusal(err.kind, err.message) from None
-    return attachments.section_text(parts) if parts else "Nothing is attached."
+    if not parts:
+        return "Nothing is attached."
+    from passepartout.security.outbound import outbound
+
+    # The same exit as the request: what is shown is what a remote model gets.
+    try:
+        return outbound(attachments.section_text(parts))
+    except PassepartoutError as err:
+        raise Refusal(err.kind, err.message) from None
 
 
 def _rewrite_check(bridge: Bridge, peer: Peer, fields: dict[str, Any]) -> dict[str, Any]:

@@ -146,6 +146,22 @@ def test_the_preview_is_what_a_turn_would_carry(agent: Agent, tmp_path: Path) ->
 
 
 @pytest.mark.attack
+def test_the_preview_passes_the_requests_own_filter(agent: Agent, tmp_path: Path) -> None:
+    """Text that is private only by what the index learned (a copy outside its subtree)
+    is withheld in the preview as in the request."""
+    notes = tmp_path / "memex" / "plan.org"
+    notes.write_text(NOTES)
+    bridge = Bridge(agent.config)
+    bridge.agent = agent
+    bridge.ready.set()
+    preview = METHODS["attachments-preview"]
+    preview.run(bridge, None, *preview.check([[[Keyword("file"), str(notes)]]]))  # learned
+    copy = [Keyword("name"), "scratch", Keyword("text"), "I said: Blood results are fine."]
+    shown = preview.run(bridge, None, *preview.check([[copy]]))
+    assert "Blood results" not in shown and MARKER in shown and "scratch" in shown
+
+
+@pytest.mark.attack
 def test_a_credential_place_is_never_attached(agent: Agent, tmp_path: Path) -> None:
     key = tmp_path / ".ssh" / "id_ed25519"
     key.parent.mkdir()

@@ -254,15 +254,12 @@ class Provider:
                 tools: list[dict[str, Any]] | None, stream: bool) -> dict[str, Any]:
         import httpx
 
+        from passepartout.security.outbound import outbound
         from passepartout.security.vault import mask_value
 
-        masked = mask_value(messages)
-        if not is_local(model):
-            # Text of a private subtree never leaves for a remote provider, whichever
-            # tool or path brought it (the in-process local model may see it).
-            from passepartout.security.privateindex import withhold_value
-
-            masked = withhold_value(masked)
+        # Text of a private subtree never leaves for a remote provider, whichever tool
+        # or path brought it (the in-process local model may see it); secrets never do.
+        masked = mask_value(messages) if is_local(model) else outbound(messages)
         kwargs: dict[str, Any] = {
             "model": model,
             # A secret the person pasted, or one in memory, never leaves for a provider.

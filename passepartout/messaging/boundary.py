@@ -20,12 +20,10 @@ WITHHELD = "[not sent: the memex is still being scanned for private text; ask ag
 
 def outbound(text: str) -> str:
     """``text`` as it may leave the machine."""
-    from passepartout.security.privateindex import withhold_value
-    from passepartout.security.vault import mask
+    from passepartout.security.outbound import outbound as leave
 
-    masked = mask(text)
     try:
-        return str(withhold_value(masked))
+        return str(leave(text))
     except PassepartoutError as err:  # the scan failed or is not done: send nothing of it
         log.warning("a message was withheld: %s", err.message)
         return WITHHELD

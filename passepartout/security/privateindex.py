@@ -8,11 +8,18 @@ beside the vault's mask at the provider call, replaces any of it with
 sandbox, a grep line, a memory note, the focus, a cron prompt.
 
 What is compared: each private line, folded (lower case, every run of blanks one
-space, leading punctuation dropped), of at least ``MIN_FRAGMENT`` characters
-(drawer and block delimiters are not learned: they are in every org file).  A line
-shorter than ``WINDOW`` is withheld where it appears whole; of a longer line, any
-piece of ``WINDOW`` characters or more.  Lookups start only at word starts, in two
-hash tables, so a request costs one pass over its text (figures in the tests).
+space, leading punctuation dropped), of at least ``MIN_FRAGMENT`` characters, when it
+tells something: never what every org file has (drawer and block delimiters,
+planning lines, timestamps, a property's name, a lone short word), and never text the
+memex's public lines hold too (a ``:TIER: reasoning`` or a date a public heading
+shares).  The public text of every file read is kept for that (folded), and what it
+holds is taken out of the tables when they are built.  A line shorter than
+``WINDOW`` is withheld where it appears whole; of a longer line, any piece of
+``WINDOW`` characters or more.  Text read whole from its org file is judged by where
+it came from instead (:func:`~passepartout.security.orgprivacy.redact`): there the
+whole private subtree is withheld, its planning and drawer lines too.  Lookups start
+only at word starts, in two hash tables, so a request costs one pass over its text
+(figures in the tests).
 Base64 and hex runs are decoded and checked too, and a text that itself holds an
 org heading tagged private has that subtree withheld even if the file was never
 scanned (a ``cat`` of a file outside the memex).
@@ -33,6 +40,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import ahocorasick_rs
+
 from passepartout.errors import PipelineError
 from passepartout.security.orgprivacy import (
     DEFAULT_TAG,
@@ -51,7 +60,9 @@ MIN_FRAGMENT = 8
 WINDOW = 24
 READY_WAIT = 60.0  # seconds a request waits for the first scan before it is refused
 MAX_FILE_BYTES = 8_000_000
-GAP = 32  # withheld pieces this close are withheld as one (a short private line between)
+# Withheld pieces with only blanks or punctuation between are withheld as one; public
+# text between two private lines stays.
+GAP = 1
 
 _NONBLANK = re.compile(r"\S+")
 _ALNUM = re.compile(r"[^\W_]")
@@ -62,6 +73,11 @@ _BASE64_RUN = re.compile(
     r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}(?:\s{1,4}[A-Za-z0-9+/_-]{16,}={0,2})*")
 _HEX_RUN = re.compile(r"(?<![0-9a-fA-F])[0-9a-fA-F]{32,}(?:\s{1,4}[0-9a-fA-F]{16,})*")
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__"})
+_PLANNING = re.compile(r"[ \t]*(?:CLOSED|DEADLINE|SCHEDULED):", re.IGNORECASE)
+_TIMESTAMP = re.compile(r"[<\[]\d{4}-\d{2}-\d{2}[^]>\n]*[]>](?:--[<\[][^]>\n]*[]>])?")
+_PROPERTY = re.compile(r"[ \t]*:[^\s:]+\+?:(?:[ \t]+(.*))?")
+_DIGIT = re.compile(r"\d")
+LONE_WORD = 12  # a single word shorter than this, without a digit, tells nothing
 
 
 class PrivacyNotReady(PipelineError):
@@ -95,13 +111,26 @@ def _origins(text: str) -> list[int]:
 
 def fragment(line: str) -> str | None:
     """What the index keeps of a private line, or None for a line too short or too
-    common to tell anything (blank, a drawer or block delimiter)."""
-    if len(line) < MIN_FRAGMENT or _STRUCTURE.fullmatch(line):
+    common to tell anything: blank, a drawer or block delimiter, a planning line, a
+    timestamp, a property's name (its value is kept when it tells something), a lone
+    short word."""
+    if len(line) < MIN_FRAGMENT or _STRUCTURE.fullmatch(line) or _PLANNING.match(line):
         return None
+    prop = _PROPERTY.fullmatch(line.rstrip("\r"))
+    if prop is not None:
+        line = prop.group(1) or ""
+    line = _TIMESTAMP.sub(" ", line)
     folded = fold(line)
     if len(folded) < MIN_FRAGMENT or len(_ALNUM.findall(folded[:64])) < 4:
         return None
+    if " " not in folded and len(folded) < LONE_WORD and not _DIGIT.search(folded):
+        return None
     return folded
+
+
+def public_text(lines: Iterable[str]) -> str:
+    """Public lines as the index keeps them: folded, one per line."""
+    return "\n".join(f for f in (fold(_TIMESTAMP.sub(" ", line)) for line in lines) if f)
 
 
 def _title(line: str) -> str:
@@ -129,6 +158,7 @@ class PrivateIndex:
 
     def __init__(self) -> None:
         self._sources: dict[str, frozenset[str]] = {}
+        self._public: dict[str, str] = {}
         self._tags: set[str] = {DEFAULT_TAG}
         self._lock = threading.RLock()
         self._generation = 0
@@ -146,18 +176,27 @@ class PrivateIndex:
 
     # -- learning ---------------------------------------------------------------------
 
-    def learn(self, source: str, lines: Iterable[str], tag: str = DEFAULT_TAG) -> None:
-        """The private lines of ``source`` are ``lines`` (replacing what it had)."""
+    def learn(self, source: str, lines: Iterable[str], tag: str = DEFAULT_TAG, *,
+              public: Iterable[str] | None = None) -> None:
+        """The private lines of ``source`` are ``lines`` (replacing what it had); with
+        ``public``, its public lines too (what they hold is never withheld)."""
         found = frozenset(private_fragments(lines))
+        shared = None if public is None else public_text(public)
         with self._lock:
             self._tags.add(tag)
-            if self._sources.get(source, frozenset()) == found:
-                return
+            changed = self._sources.get(source, frozenset()) != found
             if found:
                 self._sources[source] = found
             else:
                 self._sources.pop(source, None)
-            self._generation += 1
+            if shared is not None and self._public.get(source, "") != shared:
+                changed = True
+                if shared:
+                    self._public[source] = shared
+                else:
+                    self._public.pop(source, None)
+            if changed:
+                self._generation += 1
 
     def add(self, source: str, lines: Iterable[str], tag: str = DEFAULT_TAG) -> None:
         """Add to what ``source`` has (text seen in passing, not a whole file)."""
@@ -166,7 +205,11 @@ class PrivateIndex:
         self.learn(source, [*old, *lines], tag)
 
     def learn_text(self, source: str, text: str, tag: str = DEFAULT_TAG) -> None:
-        self.learn(source, read_private(text, tag).private_text() if tag in text else [], tag)
+        """All of ``source``'s text: its private lines, and its public ones."""
+        reading = read_private(text, tag)
+        public = [line for line, hidden in zip(reading.lines, reading.private, strict=True)
+                  if not hidden]
+        self.learn(source, reading.private_text(), tag, public=public)
 
     def learn_file(self, path: str | Path, tag: str = DEFAULT_TAG) -> bool:
         """Read ``path`` if it is an org file (org's rules: its name, else its mode
@@ -190,15 +233,14 @@ class PrivateIndex:
         except OSError:
             self.learn(source, [], tag)
             return False
-        if tag.encode() not in data:
-            self.learn(source, [], tag)
-            return False
         self.learn_text(source, data.decode("utf-8", "replace"), tag)
         return source in self._sources
 
     def forget(self, source: str) -> None:
+        real = os.path.realpath(source)
         with self._lock:
-            if self._sources.pop(os.path.realpath(source), None) is not None:
+            had = self._sources.pop(real, None) is not None
+            if (self._public.pop(real, None) is not None) or had:
                 self._generation += 1
 
     def private_files(self) -> list[str]:
@@ -307,13 +349,17 @@ class PrivateIndex:
                 return self._short, self._long
             short: dict[str, list[str]] = {}
             long: dict[str, list[tuple[str, int]]] = {}
-            for found in {f for frags in self._sources.values() for f in frags}:
+            pieces = {f for frags in self._sources.values() for f in frags}
+            common = _held_by(pieces, self._public.values())
+            for found in pieces:
                 if len(found) < WINDOW:
-                    short.setdefault(found[:MIN_FRAGMENT], []).append(found)
+                    if found not in common:
+                        short.setdefault(found[:MIN_FRAGMENT], []).append(found)
                     continue
                 w = 0
                 while w + WINDOW <= len(found):
-                    long.setdefault(found[w:w + WINDOW], []).append((found, w))
+                    if found[w:w + WINDOW] not in common:
+                        long.setdefault(found[w:w + WINDOW], []).append((found, w))
                     w = found.find(" ", w) + 1
                     if w == 0:
                         break
@@ -419,6 +465,26 @@ class PrivateIndex:
         if isinstance(value, list | tuple):
             return type(value)(self.withhold_value(v) for v in value)
         return value
+
+
+def _held_by(pieces: Iterable[str], public: Iterable[str]) -> set[str]:
+    """Which short pieces and windows of long ones the public text holds (one pass)."""
+    wanted: set[str] = set()
+    for piece in pieces:
+        if len(piece) < WINDOW:
+            wanted.add(piece)
+            continue
+        w = 0
+        while w + WINDOW <= len(piece):
+            wanted.add(piece[w:w + WINDOW])
+            w = piece.find(" ", w) + 1
+            if w == 0:
+                break
+    texts = [t for t in public if t]
+    if not wanted or not texts:
+        return set()
+    automaton = ahocorasick_rs.AhoCorasick(list(wanted))
+    return set(automaton.find_matches_as_strings("\n".join(texts), overlapping=True))
 
 
 def _b64decode(text: str) -> bytes:
