@@ -86,6 +86,7 @@ class PrivacyNotReady(PipelineError):
 
 # Punctuation reads as a blank: "7:Bank" (grep -n) and "Bank, 9876" still match.
 _PUNCTUATION = str.maketrans({c: " " for c in "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"})
+_PUBLIC_BLANKS = str.maketrans({c: " " for c in "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~\t\r\f\v"})
 
 
 def fold(text: str) -> str:
@@ -129,8 +130,12 @@ def fragment(line: str) -> str | None:
 
 
 def public_text(lines: Iterable[str]) -> str:
-    """Public lines as the index keeps them: folded, one per line."""
-    return "\n".join(f for f in (fold(_TIMESTAMP.sub(" ", line)) for line in lines) if f)
+    """Public lines as the index keeps them: folded as :func:`fold` does, but one per
+    line (a match never spans two), in a few passes over the whole text."""
+    text = _TIMESTAMP.sub(" ", "\n".join(lines)).translate(_PUBLIC_BLANKS).lower()
+    while "  " in text:  # str.replace is many times faster here than a regex
+        text = text.replace("  ", " ")
+    return text
 
 
 def _title(line: str) -> str:
