@@ -140,35 +140,98 @@ def test_a_write_is_pending_until_approved_then_applied(daemons: Daemons) -> Non
     assert "waiting for approval" in audit and "mcp:test-agent" in audit
 
 
-def test_http_needs_the_token(daemons: Daemons, tmp_path: Path) -> None:
+def _serve_http(daemons: Daemons, token_file: Path, *extra: str) -> tuple[Any, str]:
+    proc = subprocess.Popen([sys.executable, "-m", "passepartout", "mcp", "--http",
+                             "--token-file", str(token_file), *extra], cwd=ROOT,
+                            env=daemons.env, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdout is not None
+    return proc, proc.stdout.readline().split()[0]
+
+
+def _search_over_http(url: str, token: str) -> str:
     import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
+    async def search() -> str:
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"})
+        async with Client(streamable_http_client(url, http_client=http)) as c:
+            result = await c.call_tool("search", {"query": "jam"})
+            return "\n".join(getattr(b, "text", "") for b in result.content)
+
+    return asyncio.run(asyncio.wait_for(search(), 60))
+
+
+def test_http_needs_the_token(daemons: Daemons, tmp_path: Path) -> None:
+    import httpx2
+
     token_file = tmp_path / "mcp.token"
-    proc = subprocess.Popen([sys.executable, "-m", "passepartout", "mcp", "--http",
-                             "--token-file", str(token_file)], cwd=ROOT, env=daemons.env,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    proc, url = _serve_http(daemons, token_file)
     try:
-        assert proc.stdout is not None
-        url = proc.stdout.readline().split()[0]
         assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
-        assert token_file.stat().st_mode & 0o777 == 0o600
-        token = token_file.read_text().strip()
+        # At once, as a client does: the address is printed once connections are taken.
         refused = httpx2.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
         assert refused.status_code == 401
-
-        async def search() -> str:
-            http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"})
-            async with Client(streamable_http_client(url, http_client=http)) as c:
-                result = await c.call_tool("search", {"query": "jam"})
-                return "\n".join(getattr(b, "text", "") for b in result.content)
-
-        assert "Kumquat jam recipe" in asyncio.run(asyncio.wait_for(search(), 60))
+        assert refused.headers["www-authenticate"].startswith("Bearer")
+        assert token_file.stat().st_mode & 0o777 == 0o600
+        token = token_file.read_text().strip()
+        assert "Kumquat jam recipe" in _search_over_http(url, token)
     finally:
         proc.terminate()
         proc.wait(10)
-    assert not token_file.exists()
+    # A configured client keeps working after a restart: the same token.
+    proc, url = _serve_http(daemons, token_file)
+    try:
+        assert token_file.read_text().strip() == token
+        assert "Kumquat jam recipe" in _search_over_http(url, token)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    # Replaced only when asked: the old token is refused from then on.
+    proc, url = _serve_http(daemons, token_file, "--new-token")
+    try:
+        assert token_file.read_text().strip() != token
+        old = httpx2.post(url, headers={"Authorization": f"Bearer {token}"},
+                          json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert old.status_code == 401
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+@pytest.mark.attack
+def test_a_token_file_that_is_not_ours_is_refused(daemons: Daemons, tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere"
+    target.write_text("x" * 40 + "\n")
+    (tmp_path / "mcp.token").symlink_to(target)
+    done = subprocess.run([sys.executable, "-m", "passepartout", "mcp", "--http",
+                           "--token-file", str(tmp_path / "mcp.token")], cwd=ROOT,
+                          env=daemons.env, capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0 and "symlink" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_an_unknown_prompt_is_a_plain_error(daemons: Daemons) -> None:
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+    from mcp.shared.exceptions import MCPError
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "passepartout", "mcp"],
+                                   env=daemons.env, cwd=str(ROOT))
+
+    async def ask(log: Any) -> str:
+        async with Client(stdio_client(params, errlog=log)) as c:
+            with pytest.raises(MCPError) as caught:
+                await c.get_prompt("nope", {})
+            return caught.value.message
+
+    with open(daemons.tmp / "mcp-stderr.log", "w+") as log:
+        message = asyncio.run(asyncio.wait_for(ask(log), 60))
+        log.seek(0)
+        printed = log.read()
+    assert "unknown prompt 'nope'" in message
+    assert "Traceback" not in printed and "ValueError" not in printed
 
 
 def test_status_has_a_line_for_each_mcp_server(daemons: Daemons) -> None:

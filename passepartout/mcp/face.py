@@ -17,12 +17,15 @@ import os
 import secrets
 import signal
 import socket
+import stat
 import sys
 from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS
 
 from passepartout.config import Config
 from passepartout.errors import PassepartoutError
@@ -44,8 +47,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, default=0,
                         help="the HTTP port (default: a free one, printed at start)")
     parser.add_argument("--token-file", type=Path,
-                        help="where the HTTP bearer token is written, 0600 "
-                             "(default: $PASSEPARTOUT_HOME/mcp.token)")
+                        help="where the HTTP bearer token is kept, 0600, the same across "
+                             "restarts (default: $PASSEPARTOUT_HOME/mcp.token)")
+    parser.add_argument("--new-token", action="store_true",
+                        help="replace the HTTP bearer token with a new one (clients "
+                             "configured with the old one are refused from then on)")
     parser.add_argument("--client", default="",
                         help="the client's name in the audit when it does not give one")
 
@@ -84,8 +90,8 @@ def build_server(link: DaemonLink, default_client: str = "") -> Any:
 
     from passepartout import __version__
 
-    server: Any = MCPServer("passepartout", instructions=INSTRUCTIONS, version=__version__,
-                            log_level="WARNING")
+    server: Any = _Server("passepartout", instructions=INSTRUCTIONS, version=__version__,
+                          log_level="WARNING")
 
     async def forward(ctx: Context, operation: str, **args: Any) -> str:
         client = _client_name(ctx) or default_client or "an MCP client"
@@ -135,6 +141,18 @@ def build_server(link: DaemonLink, default_client: str = "") -> Any:
     return server
 
 
+class _Server(MCPServer):
+    """The SDK's server, with an unknown prompt a plain error for the client (the SDK
+    raised it as an unexpected exception: "Internal server error", and its traceback
+    printed to the client's log)."""
+
+    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None,
+                         context: Any = None) -> Any:
+        if not self._prompt_manager.get_prompt(name):
+            raise MCPError(INVALID_PARAMS, f"unknown prompt {name!r}: this server has none")
+        return await super().get_prompt(name, arguments, context)
+
+
 def _client_name(ctx: Any) -> str:
     try:
         params = ctx.session.client_params
@@ -150,34 +168,65 @@ def run(args: argparse.Namespace) -> int:
     if not args.http:
         server.run()
         return 0
-    return serve_http(server, config, args.port, args.token_file)
+    return serve_http(server, config, args.port, args.token_file,
+                      new_token=bool(getattr(args, "new_token", False)))
 
 
-def serve_http(server: Any, config: Config, port: int, token_file: Path | None) -> int:
-    """Streamable HTTP on 127.0.0.1: every request must carry the token of the file."""
+def serve_http(server: Any, config: Config, port: int, token_file: Path | None, *,
+               new_token: bool = False) -> int:
+    """Streamable HTTP on 127.0.0.1: every request must carry the token of the file.
+
+    The token is kept across restarts (a configured client keeps working) and replaced
+    only with ``new_token``; the address is printed once connections are accepted."""
     import anyio
     import uvicorn
 
     path = token_file or config.home / "mcp.token"
-    token = secrets.token_urlsafe(32)
-    write_token(path, token)
+    token = kept_token(path, rotate=new_token)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind(("127.0.0.1", port))
+        sock.listen(128)  # from here a client that connects waits for uvicorn, never refused
     except OSError as err:
+        sock.close()
         raise PassepartoutError(f"cannot listen on 127.0.0.1:{port}: {err.strerror}") from None
     bound = sock.getsockname()[1]
     app = BearerGate(server.streamable_http_app(host="127.0.0.1"), token)
     print(f"http://127.0.0.1:{bound}/mcp (token in {path})", flush=True)
     uv = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    # uvicorn stops on SIGTERM, then raises it again: exit through the finally below.
+    # uvicorn stops on SIGTERM, then raises it again: exit quietly.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    try:
-        anyio.run(lambda: uv.serve(sockets=[sock]))
-    finally:
-        path.unlink(missing_ok=True)
+    anyio.run(lambda: uv.serve(sockets=[sock]))
     return 0
+
+
+def kept_token(path: Path, *, rotate: bool = False) -> str:
+    """The token in ``path`` when it is a regular 0600 file of ours (read without
+    following a symlink), else a new one written there; ``rotate``: always a new one."""
+    if not rotate:
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except FileNotFoundError:
+            fd = -1
+        except OSError as err:
+            raise PassepartoutError(f"cannot read the token file {path}: {err.strerror} "
+                                    "(a symlink is refused); remove it or pass "
+                                    "--new-token") from None
+        if fd >= 0:
+            with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as handle:
+                info = os.fstat(handle.fileno())
+                token = handle.read(4096).strip()
+            if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or (
+                    info.st_mode & 0o077):
+                raise PassepartoutError(
+                    f"the token file {path} is not a private file of yours (0600); remove "
+                    "it or pass --new-token")
+            if len(token) >= 32:
+                return token
+    token = secrets.token_urlsafe(32)
+    write_token(path, token)
+    return token
 
 
 def write_token(path: Path, token: str) -> None:
@@ -204,11 +253,14 @@ class BearerGate:
             given = dict(scope.get("headers") or []).get(b"authorization", b"")
             if not hmac.compare_digest(given, self.expected):
                 await send({"type": "http.response.start", "status": 401,
-                            "headers": [(b"content-type", b"text/plain")]})
+                            "headers": [(b"content-type", b"text/plain"),
+                                        (b"www-authenticate",
+                                         b'Bearer realm="passepartout"')]})
                 await send({"type": "http.response.body", "body": b"a bearer token is needed\n"})
                 return
         await self.app(scope, receive, send)
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(run(argparse.Namespace(http=False, port=0, token_file=None, client="")))
+    sys.exit(run(argparse.Namespace(http=False, port=0, token_file=None, client="",
+                                    new_token=False)))
