@@ -34,7 +34,12 @@ class DaemonError(PassepartoutError):
 
 
 def frame(value: Any) -> bytes:
+    """One EPC frame; one too large for the protocol is refused here, before anything
+    is sent (its six-digit length would overflow and break the connection for good)."""
     data = dumps(value).encode("utf-8") + b"\n"
+    if len(data) > MAX_FRAME:
+        raise DaemonError(f"the message is too large to send ({len(data) / 2**20:.1f} MB; "
+                          f"at most {MAX_FRAME // 2**20} MB)", "too-large")
     return b"%06x" % len(data) + data
 
 

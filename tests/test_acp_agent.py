@@ -248,6 +248,25 @@ def test_an_unknown_session_cannot_be_loaded(daemons: Daemons) -> None:
     run(scenario())
 
 
+def test_an_oversized_prompt_is_refused_and_the_face_keeps_working(
+    daemons: Daemons, fake_llm: FakeLLM
+) -> None:
+    running(daemons)
+    fake_llm.reply("Still here.")
+
+    async def scenario() -> None:
+        async with acp_client(daemons, Peer()) as conn:
+            session = (await conn.new_session(cwd=str(daemons.tmp))).session_id
+            with pytest.raises(RequestError) as refused:
+                await conn.prompt(session_id=session, prompt=prompt("x" * (9 * 2**20)))
+            assert refused.value.code == RequestError.invalid_params({}).code
+            assert "too large" in str(refused.value.data)
+            done = await conn.prompt(session_id=session, prompt=prompt("and now?"))
+            assert done.stop_reason == "end_turn"
+
+    run(scenario())
+
+
 def _approvals(daemons: Daemons) -> str:
     for path in (daemons.memex / "system" / "approvals.org", daemons.home / "approvals.org"):
         if path.exists():

@@ -307,6 +307,8 @@ class AcpAgent:
         try:
             return await asyncio.to_thread(method, *args, **kwargs)
         except DaemonError as err:
+            if err.kind == "too-large":  # the client's to fix; this face keeps working
+                raise RequestError.invalid_params({"message": err.message}) from None
             raise RequestError.internal_error({"message": err.message, "kind": err.kind}) \
                 from None
 

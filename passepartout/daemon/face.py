@@ -237,7 +237,7 @@ class Face:
     # -- the wire ----------------------------------------------------------------------
 
     def _send(self, message: list[Any]) -> None:
-        data = frame(message)
+        data = frame(message)  # too large: the caller's error, the connection stays
         with self._send_lock:
             try:
                 self.client.sock.sendall(data)
