@@ -215,13 +215,11 @@ def place_refusal(raw: str, sec: Any, *,
     resolved, reason = denial(text, sec.path_rules(), writing=False)
     if resolved is None:
         return None, reason or f"{raw}: an unusable path"
-    if reason is not None:
-        return resolved.path, reason
     for place in dict.fromkeys((resolved.spelled, resolved.path)):
         what = own_place(place, sec)
         if what is not None:
             return resolved.path, f"{raw} is in {what}, which no face reads"
-    return resolved.path, None
+    return resolved.path, reason
 
 
 def _real(path: str) -> str:
