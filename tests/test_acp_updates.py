@@ -24,6 +24,7 @@ from passepartout.acp.updates import (
     approval_call,
     history_updates,
     prompt_parts,
+    resource_path,
     usage_update,
 )
 from passepartout.channels.attachments import RESOURCE_BYTES
@@ -110,6 +111,14 @@ def test_a_resource_is_named_in_the_text_and_attached_by_the_place_it_claims() -
         [Keyword("name"), "file:///n%20b.org", Keyword("text"), "* Notes",
          Keyword("file"), "/n b.org"],
         [Keyword("name"), "file:///etc/hosts", Keyword("file"), "/etc/hosts"]]
+
+
+def test_the_place_a_resource_claims() -> None:
+    assert resource_path("~/.ssh/id_rsa") == "~/.ssh/id_rsa"
+    assert resource_path(".ssh/id_rsa") == ".ssh/id_rsa"  # taken in the workspace
+    assert resource_path("zed://h/home/me/.ssh/id_rsa") is None  # not a file to read
+    assert resource_path("zed://h/home/me/.ssh/id_rsa", claimed=True) == "/home/me/.ssh/id_rsa"
+    assert resource_path("https://example.org/a", claimed=False) is None
 
 
 def test_an_oversized_resource_is_refused_before_it_is_sent() -> None:

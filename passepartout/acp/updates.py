@@ -81,14 +81,17 @@ class Prompt:
     attachments: list[list[Any]] = field(default_factory=list)
 
 
-def resource_path(uri: str) -> str | None:
-    """The file a resource's URI claims (``file:///x``, ``/x``, ``~/x``), else None."""
+def resource_path(uri: str, *, claimed: bool = False) -> str | None:
+    """The file a resource's URI names (``file:///x``, a path without a scheme), else
+    None; with ``claimed``, also the absolute path of any other scheme's URI
+    (``zed://h/home/me/.ssh/x``): a place the text claims to come from, to be judged."""
     parsed = urlsplit(uri)
     if parsed.scheme == "file":
         return unquote(parsed.path) or None
-    if not parsed.scheme and uri.startswith(("/", "~")):
-        return uri
-    return None
+    if not parsed.scheme:
+        return uri.strip() or None
+    path = unquote(parsed.path)
+    return path if claimed and path.startswith("/") else None
 
 
 def prompt_parts(blocks: Sequence[Any]) -> Prompt:
@@ -116,8 +119,8 @@ def prompt_parts(blocks: Sequence[Any]) -> Prompt:
             size += weight
             parts.append(f"[{uri}]")
             item: list[Any] = [Keyword("name"), uri, Keyword("text"), text]
-            path = resource_path(uri)
-            if path is not None:
+            path = resource_path(uri, claimed=True)
+            if path is not None:  # judged by the place it claims, then filtered
                 item += [Keyword("file"), path]
             items.append(item)
         elif isinstance(block, ResourceContentBlock):
