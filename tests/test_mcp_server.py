@@ -217,7 +217,8 @@ def inside(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemons]:
         running.env["PASSEPARTOUT_HOME"] = str(running.memex / "state")
         running.home.mkdir()
         (running.memex / "notes.org").write_text(NOTES)
-        (running.home / "kept.org").write_text("* Zanzibar ledger of the agent\nkept\n")
+        (running.home / "kept.org").write_text(
+            f"* TODO Zanzibar ledger of the agent\nSCHEDULED: {STAMP}\nkept\n")
         (running.memex / "approvals-link.org").symlink_to(running.home / "kept.org")
         (running.tmp / "outside.org").write_text("* TODO Elsewhere\n")
         running.start()
@@ -235,10 +236,12 @@ def test_the_agents_state_is_not_served_though_it_lies_in_the_memex(inside: Daem
                str(inside.home / "kept.org"), "approvals-link.org",
                "state/kept.org::Zanzibar ledger of the agent"]
     found = call(inside, *(("read", {"target": t}) for t in targets),
-                 ("search", {"query": "Zanzibar ledger"}))
+                 ("search", {"query": "Zanzibar ledger"}), ("agenda", {"day": "today"}))
     for target, (error, text) in zip(targets, found, strict=False):
         assert error and "refused" in text and "the agent's" in text, (target, text)
-    assert "Zanzibar" not in found[-1][1], found[-1]
+    search, agenda = found[-2:]
+    assert "Zanzibar" not in search[1], search
+    assert not agenda[0] and "Buy kumquat" in agenda[1] and "Zanzibar" not in agenda[1]
 
 
 @pytest.mark.attack
