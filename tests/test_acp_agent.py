@@ -1,26 +1,34 @@
 """``passepartout acp`` against the real daemon and the fake model, driven by the official
 ACP SDK's client side: a streamed reply with its cost, a permission asked and rejected
 (nothing runs), allow always (a sealed standing grant, not asked again), a cancel
-mid-stream, and a session made in the terminal listed, loaded and continued."""
+mid-stream, and a session made in the terminal listed, loaded and continued.  A resource
+the client embeds or links passes the attachment boundary: a credential place is
+refused, private text withheld, a declared secret masked, an oversized one refused."""
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import json
 import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from acp import RequestError
+from acp import RequestError, text_block
+from acp.schema import EmbeddedResourceContentBlock, ResourceContentBlock, TextResourceContents
 from acp_peer import Peer, acp_client, prompt
 from daemon_proc import Daemons, scratch_daemons
 from fakellm import FakeLLM
 from wire_client import PYTHON, ROOT
 
 from passepartout.security import grants as grant_file
+from passepartout.security.orgprivacy import MARKER
 from passepartout.security.seal import Seal
+
+BANK = "hunter2-correct-horse"  # a secret the person declared in the config's .env
+FAKE_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAAfake0key0body\n"
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +44,7 @@ def shared(tmp_path_factory: pytest.TempPathFactory, model: FakeLLM) -> Iterator
     tmp = tmp_path_factory.mktemp("acp")
     for running in scratch_daemons(tmp):
         (tmp / "work").mkdir()
+        (tmp / "config" / ".env").write_text(f"BANK_PASSWORD={BANK}\n")
         running.env.update(OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=model.base_url,
                            PASSEPARTOUT_MODEL="openai/gpt-4o", PASSEPARTOUT_STREAM="1",
                            PASSEPARTOUT_WORKSPACE=str(tmp / "work"))
@@ -282,3 +291,109 @@ def test_standard_output_that_is_a_file_is_a_clear_error(tmp_path: Path) -> None
                               text=True, timeout=60)
     assert done.returncode == 2 and "must be a pipe" in done.stderr
     assert "Traceback" not in done.stderr and out.read_text() == ""
+
+
+def embedded(uri: str, text: str) -> EmbeddedResourceContentBlock:
+    return EmbeddedResourceContentBlock(type="resource",
+                                        resource=TextResourceContents(uri=uri, text=text))
+
+
+def refused_turn(daemons: Daemons, fake_llm: FakeLLM, block: object) -> str:
+    """The turn of ``block``'s prompt, which must be refused before any model call; the
+    next prompt of the same client works.  The refusal's text."""
+    running(daemons)
+    before = fake_llm.request_count
+    fake_llm.reply("Still here.")
+    shown: list[str] = []
+
+    async def scenario() -> None:
+        peer = Peer()
+        async with acp_client(daemons, peer) as conn:
+            session = (await conn.new_session(cwd=str(daemons.tmp))).session_id
+            done = await conn.prompt(session_id=session,
+                                     prompt=[text_block("look at this"), block])
+            assert done.stop_reason == "end_turn"
+            shown.append(peer.text(session))
+            peer.clear()
+            again = await conn.prompt(session_id=session, prompt=prompt("and now?"))
+            assert again.stop_reason == "end_turn" and peer.text(session) == "Still here."
+
+    run(scenario())
+    assert fake_llm.request_count == before + 1  # the second prompt's alone
+    assert "look at this" not in json.dumps(fake_llm.last_request.body)
+    return shown[0]
+
+
+@pytest.mark.attack
+def test_an_embedded_resource_claiming_a_credential_place_is_refused(
+    daemons: Daemons, fake_llm: FakeLLM
+) -> None:
+    for uri in (f"file://{daemons.tmp}/.ssh/id_rsa", "~/.ssh/id_rsa"):
+        shown = refused_turn(daemons, fake_llm, embedded(uri, FAKE_KEY))
+        assert "[refused]" in shown and ".ssh" in shown, shown
+        assert "fake0key0body" not in shown
+        assert all("fake0key0body" not in json.dumps(r.body) for r in fake_llm.requests)
+
+
+@pytest.mark.attack
+def test_a_link_to_a_credential_file_is_refused(daemons: Daemons, fake_llm: FakeLLM) -> None:
+    creds = daemons.tmp / ".aws" / "credentials"
+    creds.parent.mkdir(exist_ok=True)
+    creds.write_text("[default]\naws_secret_access_key = fakeAWSkey0123456789\n")
+    link = ResourceContentBlock(type="resource_link", uri=creds.as_uri(), name="credentials")
+    shown = refused_turn(daemons, fake_llm, link)
+    assert "[refused]" in shown and ".aws" in shown, shown
+    assert all("credentials" not in json.dumps(r.body) for r in fake_llm.requests[-1:])
+
+
+@pytest.mark.attack
+def test_a_resource_is_filtered_for_privacy_and_secrets(
+    daemons: Daemons, fake_llm: FakeLLM
+) -> None:
+    notes = daemons.tmp / "work" / "health.org"  # outside the memex: not indexed
+    notes.write_text("#+title: Notes\n* Work\nShip the release on Friday.\n"
+                     "* Health :@personal:\n** Doctor\nBlood results are fine.\n"
+                     f"* Bank\nThe password is {BANK}.\n")
+    region = notes.read_text()[notes.read_text().index("** Doctor"):]  # no tag line in it
+    fake_llm.reply("Noted.")
+    running(daemons)
+
+    async def scenario() -> None:
+        peer = Peer()
+        async with acp_client(daemons, peer) as conn:
+            session = (await conn.new_session(cwd=str(daemons.tmp))).session_id
+            done = await conn.prompt(session_id=session, prompt=[
+                text_block("sum these up"), embedded(notes.as_uri(), region)])
+            assert done.stop_reason == "end_turn" and peer.text(session) == "Noted."
+
+    run(scenario())
+    body = json.dumps(fake_llm.last_request.body)
+    assert "The password is" in body and "sum these up" in body
+    assert "Blood results" not in body and MARKER in body
+    assert BANK not in body
+    kept = (daemons.home / "sessions.sqlite").read_bytes()
+    assert b"Blood results" not in kept and BANK.encode() not in kept
+
+
+@pytest.mark.attack
+def test_an_oversized_resource_is_a_clear_error_and_the_client_goes_on(
+    daemons: Daemons, fake_llm: FakeLLM
+) -> None:
+    fake_llm.reply("Still here.")
+    running(daemons)
+    before = fake_llm.request_count
+
+    async def scenario() -> None:
+        peer = Peer()
+        async with acp_client(daemons, peer) as conn:
+            session = (await conn.new_session(cwd=str(daemons.tmp))).session_id
+            big = embedded(f"file://{daemons.tmp}/work/huge.log", "x" * 9_000_000)
+            with pytest.raises(RequestError) as refused:
+                await conn.prompt(session_id=session, prompt=[text_block("read"), big])
+            assert refused.value.code == RequestError.invalid_params(None).code
+            assert "at most" in str(refused.value.data), refused.value.data
+            again = await conn.prompt(session_id=session, prompt=prompt("and now?"))
+            assert again.stop_reason == "end_turn" and peer.text(session) == "Still here."
+
+    run(scenario())
+    assert fake_llm.request_count == before + 1

@@ -4,12 +4,14 @@ session replayed, the answers of a permission request, the prompt's text."""
 
 from __future__ import annotations
 
+import pytest
 from acp import text_block
 from acp.schema import (
     AllowedOutcome,
     DeniedOutcome,
     EmbeddedResourceContentBlock,
     RequestPermissionResponse,
+    ResourceContentBlock,
     TextResourceContents,
     ToolCallProgress,
     ToolCallStart,
@@ -17,13 +19,17 @@ from acp.schema import (
 
 from passepartout.acp.permission import answer_of
 from passepartout.acp.updates import (
+    PromptError,
     ToolTracker,
     approval_call,
     history_updates,
-    prompt_text,
+    prompt_parts,
+    resource_path,
     usage_update,
 )
+from passepartout.channels.attachments import RESOURCE_BYTES
 from passepartout.daemon.face_events import ApprovalAsked, ToolEvent
+from passepartout.signals import Keyword
 
 ASKED = ApprovalAsked("ap1", "s", "t", "shell(cmd='make deploy')",
                       {"tool": "shell", "args": {"cmd": "make deploy"},
@@ -93,11 +99,33 @@ def test_the_four_answers_and_a_cancelled_request() -> None:
     assert not answer_of(cancelled).yes and not answer_of(None).yes
 
 
-def test_the_prompt_text_keeps_an_attached_file_named_by_uri() -> None:
+def test_a_resource_is_named_in_the_text_and_attached_by_the_place_it_claims() -> None:
     attached = EmbeddedResourceContentBlock(
-        type="resource", resource=TextResourceContents(uri="file:///n.org", text="* Notes"))
-    assert prompt_text([text_block("summarize"), attached]) == \
-        "summarize\n\n[file:///n.org]\n* Notes"
+        type="resource", resource=TextResourceContents(uri="file:///n%20b.org", text="* Notes"))
+    link = ResourceContentBlock(type="resource_link", uri="file:///etc/hosts", name="hosts")
+    web = ResourceContentBlock(type="resource_link", uri="https://example.org/a", name="a")
+    parts = prompt_parts([text_block("summarize"), attached, link, web])
+    assert parts.text == ("summarize\n\n[file:///n%20b.org]\n\n[file:///etc/hosts]"
+                          "\n\n[https://example.org/a]")
+    assert parts.attachments == [
+        [Keyword("name"), "file:///n%20b.org", Keyword("text"), "* Notes",
+         Keyword("file"), "/n b.org"],
+        [Keyword("name"), "file:///etc/hosts", Keyword("file"), "/etc/hosts"]]
+
+
+def test_the_place_a_resource_claims() -> None:
+    assert resource_path("~/.ssh/id_rsa") == "~/.ssh/id_rsa"
+    assert resource_path(".ssh/id_rsa") == ".ssh/id_rsa"  # taken in the workspace
+    assert resource_path("zed://h/home/me/.ssh/id_rsa") is None  # not a file to read
+    assert resource_path("zed://h/home/me/.ssh/id_rsa", claimed=True) == "/home/me/.ssh/id_rsa"
+    assert resource_path("https://example.org/a", claimed=False) is None
+
+
+def test_an_oversized_resource_is_refused_before_it_is_sent() -> None:
+    big = EmbeddedResourceContentBlock(type="resource", resource=TextResourceContents(
+        uri="file:///big.txt", text="x" * (RESOURCE_BYTES + 1)))
+    with pytest.raises(PromptError, match="at most"):
+        prompt_parts([text_block("read"), big])
 
 
 def test_usage_is_the_session_cost_and_its_context_per_call() -> None:

@@ -174,6 +174,28 @@ def test_a_credential_place_is_never_attached(agent: Agent, tmp_path: Path) -> N
         attachments.resolve([Item("id", str(key), "text")], agent.services["security"])
 
 
+@pytest.mark.attack
+def test_the_agents_own_places_are_never_attached(provider_env: Any,  # noqa: F811
+                                                  tmp_path: Path) -> None:
+    approvals = tmp_path / "memex" / "system" / "approvals.org"
+    approvals.parent.mkdir(parents=True)
+    approvals.write_text("* APPROVED shell: make deploy\n")
+    agent, _ = make_agent(make_config(tmp_path, PASSEPARTOUT_APPROVALS_FILE=str(approvals)),
+                          Recorder())
+    try:
+        sec = agent.services["security"]
+        link = tmp_path / "memex" / "link.org"
+        link.symlink_to(approvals)
+        skill = sec.places.skill_dirs[0] / "orgtools.py"
+        for named in (approvals, link, skill):
+            with pytest.raises(AttachmentError, match=r"the agent's|a skills directory"):
+                attachments.resolve([Item("it", str(named))], sec)
+            with pytest.raises(AttachmentError, match="which no face reads"):
+                attachments.resolve([Item("it", str(named), "a buffer visiting it")], sec)
+    finally:
+        agent.shutdown()
+
+
 def test_each_part_is_bounded(agent: Agent) -> None:
     big = "x" * (attachments.PART_MAX + 500)
     parts = attachments.resolve([Item("big", None, big)], agent.services["security"])

@@ -269,3 +269,55 @@ def test_a_write_is_asked_of_an_attached_face_and_applied_on_yes(daemons: Daemon
     assert "asked by face-test over MCP" in shown and not applied_before
     [(error, text)] = replies[0]
     assert not error and "Ask me first" in inbox.read_text(), text
+
+
+@pytest.fixture(scope="module")
+def inside(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemons]:
+    """A daemon whose state directory lies inside the memex (its approvals file too, in
+    the memex's system folder as by default)."""
+    tmp = tmp_path_factory.mktemp("mcp-inside")
+    for running in scratch_daemons(tmp):
+        running.env["PASSEPARTOUT_HOME"] = str(running.memex / "state")
+        running.home.mkdir()
+        (running.memex / "notes.org").write_text(NOTES)
+        (running.home / "kept.org").write_text(
+            f"* TODO Zanzibar ledger of the agent\nSCHEDULED: {STAMP}\nkept\n")
+        (running.memex / "approvals-link.org").symlink_to(running.home / "kept.org")
+        (running.tmp / "outside.org").write_text("* TODO Elsewhere\n")
+        running.start()
+        running.wait_ready()
+        yield running
+
+
+@pytest.mark.attack
+def test_the_agents_state_is_not_served_though_it_lies_in_the_memex(inside: Daemons) -> None:
+    approvals = inside.memex / "system" / "approvals.org"
+    if not approvals.exists():
+        approvals.write_text("* Approvals\n")
+    assert (inside.home / "sessions.sqlite").exists()
+    targets = ["system/approvals.org", "state/sessions.sqlite", "state/kept.org",
+               str(inside.home / "kept.org"), "approvals-link.org",
+               "state/kept.org::Zanzibar ledger of the agent"]
+    found = call(inside, *(("read", {"target": t}) for t in targets),
+                 ("search", {"query": "Zanzibar ledger"}), ("agenda", {"day": "today"}))
+    for target, (error, text) in zip(targets, found, strict=False):
+        assert error and "refused" in text and "the agent's" in text, (target, text)
+    search, agenda = found[-2:]
+    assert "Zanzibar" not in search[1], search
+    assert not agenda[0] and "Buy kumquat" in agenda[1] and "Zanzibar" not in agenda[1]
+
+
+@pytest.mark.attack
+def test_set_todo_resolves_in_the_memex_and_nowhere_else(inside: Daemons) -> None:
+    relative, outside, ours = call(
+        inside, ("set_todo", {"file": "notes.org", "heading": "Buy kumquat", "state": "DONE"}),
+        ("set_todo", {"file": str(inside.tmp / "outside.org"), "heading": "Elsewhere",
+                      "state": "DONE"}),
+        ("set_todo", {"file": "state/kept.org", "heading": "Zanzibar ledger of the agent",
+                      "state": "DONE"}))
+    assert not relative[0] and relative[1].startswith("pending: org-set-todo"), relative
+    assert str(inside.memex / "notes.org") in relative[1]
+    assert outside[0] and "not a file of the memex" in outside[1], outside
+    assert ours[0] and "refused" in ours[1] and "the agent's state" in ours[1], ours
+    plans = (inside.memex / "system" / "approvals.org").read_text()
+    assert "outside.org" not in plans and "kept.org" not in plans

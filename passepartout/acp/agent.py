@@ -44,11 +44,12 @@ from acp.schema import (
 from passepartout import __version__
 from passepartout.acp.permission import NO, OPTIONS, Answer, answer_of
 from passepartout.acp.updates import (
+    PromptError,
     ToolTracker,
     Update,
     approval_call,
     history_updates,
-    prompt_text,
+    prompt_parts,
     session_info,
     usage_update,
 )
@@ -145,14 +146,18 @@ class AcpAgent:
     # -- a turn --------------------------------------------------------------------------
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
-        text = prompt_text(prompt)
-        if not text.strip():
+        try:
+            parts = prompt_parts(prompt)
+        except PromptError as err:  # refused here: the daemon's frame would not hold it
+            raise RequestError.invalid_params({"message": str(err)}) from None
+        if not parts.text.strip():
             raise RequestError.invalid_params({"message": "the prompt has no text"})
         if session_id in self._running:
             raise RequestError.invalid_request(
                 {"message": f"a prompt is already running in session {session_id}"})
         self._last_session = session_id
-        turn = await self._face(self.face.send, session_id, text)
+        context = {"attachments": parts.attachments} if parts.attachments else None
+        turn = await self._face(self.face.send, session_id, parts.text, context=context)
         running = self._running[session_id] = _Running(turn)
         try:
             stop = await self._follow(session_id, running)

@@ -12,6 +12,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from acp import (
     start_tool_call,
@@ -37,6 +38,8 @@ from acp.schema import (
 )
 
 from passepartout.daemon.face_events import ApprovalAsked, ToolEvent
+from passepartout.security.orgtext import one_line
+from passepartout.signals import Keyword
 
 Update = AgentMessageChunk | UserMessageChunk | ToolCallStart | ToolCallProgress | UsageUpdate
 
@@ -65,19 +68,72 @@ def title(name: str, args: dict[str, Any] | None) -> str:
     return text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 1] + "…"
 
 
-def prompt_text(blocks: Sequence[Any]) -> str:
-    """The prompt's text: its text blocks, then any embedded text resource (a file the
-    person attached) and link, named by URI."""
+class PromptError(ValueError):
+    """A prompt the face refuses before the daemon sees it (too large, too many parts)."""
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A prompt as the daemon gets it: the text, and its resources as attachments (the
+    ``:attachments`` plists of ``chat-send``), read and filtered by the daemon."""
+
+    text: str
+    attachments: list[list[Any]] = field(default_factory=list)
+
+
+def resource_path(uri: str, *, claimed: bool = False) -> str | None:
+    """The file a resource's URI names (``file:///x``, a path without a scheme), else
+    None; with ``claimed``, also the absolute path of any other scheme's URI
+    (``zed://h/home/me/.ssh/x``): a place the text claims to come from, to be judged."""
+    parsed = urlsplit(uri)
+    if parsed.scheme == "file":
+        return unquote(parsed.path) or None
+    if not parsed.scheme:
+        return uri.strip() or None
+    path = unquote(parsed.path)
+    return path if claimed and path.startswith("/") else None
+
+
+def prompt_parts(blocks: Sequence[Any]) -> Prompt:
+    """The prompt's text blocks, each resource named in it by URI where it came; an
+    embedded text resource (a file the person attached, its text inline) and a link to
+    a file become attachments, which the daemon judges by the place they claim and
+    filters as Emacs's (:mod:`passepartout.channels.attachments`).  Too large or too
+    many: a :class:`PromptError`."""
+    from passepartout.channels.attachments import ITEMS_MAX, PROMPT_BYTES, RESOURCE_BYTES
+
     parts: list[str] = []
+    items: list[list[Any]] = []
+    size = 0
     for block in blocks:
         if isinstance(block, TextContentBlock):
             parts.append(block.text)
+            size += len(block.text.encode("utf-8", "replace"))
         elif isinstance(block, EmbeddedResourceContentBlock) and isinstance(
                 block.resource, TextResourceContents):
-            parts.append(f"[{block.resource.uri}]\n{block.resource.text}")
+            uri, text = block.resource.uri, block.resource.text
+            weight = len(text.encode("utf-8", "replace"))
+            if weight > RESOURCE_BYTES:
+                raise PromptError(f"the resource {one_line(uri, 200)} is {weight} bytes; at "
+                                  f"most {RESOURCE_BYTES} are attached (attach a part of it)")
+            size += weight
+            parts.append(f"[{uri}]")
+            item: list[Any] = [Keyword("name"), uri, Keyword("text"), text]
+            path = resource_path(uri, claimed=True)
+            if path is not None:  # judged by the place it claims, then filtered
+                item += [Keyword("file"), path]
+            items.append(item)
         elif isinstance(block, ResourceContentBlock):
             parts.append(f"[{block.uri}]")
-    return "\n\n".join(p for p in parts if p)
+            path = resource_path(block.uri)
+            if path is not None:  # read by the daemon, as a file on Emacs's context list
+                items.append([Keyword("name"), block.uri, Keyword("file"), path])
+    if len(items) > ITEMS_MAX:
+        raise PromptError(f"the prompt holds {len(items)} resources; at most {ITEMS_MAX}")
+    if size > PROMPT_BYTES:
+        raise PromptError(f"the prompt is {size} bytes with its resources; at most "
+                          f"{PROMPT_BYTES}")
+    return Prompt("\n\n".join(p for p in parts if p), items)
 
 
 @dataclass

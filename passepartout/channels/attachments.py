@@ -1,5 +1,7 @@
-"""What the person attaches to a turn from Emacs: a region, a subtree, a buffer or a
-file, read and filtered here, never in Elisp alone.
+"""What the person attaches to a turn from Emacs or an ACP client: a region, a subtree,
+a buffer, a file, an embedded resource or a link, read and filtered here, never in the
+client alone.  One boundary for every face: :func:`place_refusal` judges every file a
+face names (an attachment, an ACP resource's claimed URI or link, an MCP argument).
 
 Emacs sends each part as a plist: its label, the file (if any), and either nothing
 more (a file on the context list: read here, through the file tools' path rules) or
@@ -8,6 +10,15 @@ privacy rules (``@personal`` subtrees, inherited tags, ``#+FILETAGS``), so a reg
 inside a private subtree is withheld even though the tag line is outside it; the
 private lines teach the private index, and the secret mask applies.  Each part and
 the whole are bounded.
+
+An ACP client sends an embedded resource as its claimed URI and its text, and a link as
+a file to read (:func:`passepartout.acp.updates.prompt_parts`): the claimed place is
+judged like a file Emacs names, and the text is filtered like a buffer's.
+
+The places refused, to reading too: what the file tools never read (credential and
+secret places, kernel views), and the agent's own places (its state, configuration,
+approvals, flight plans and skills), wherever they lie, inside the memex too.  Both the
+place as spelled and the real one (symlinks resolved) are judged.
 """
 
 from __future__ import annotations
@@ -16,6 +27,7 @@ import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from passepartout.errors import PassepartoutError, ProtocolError
@@ -30,6 +42,8 @@ TOTAL_MAX = 60_000  # characters of every part of one turn together
 TEXT_MAX = 8_000_000  # characters of the buffer text Emacs may send with a part
 ITEMS_MAX = 20
 FILE_BYTES = 1_000_000  # bytes read of a file on the context list
+RESOURCE_BYTES = FILE_BYTES  # bytes of one resource's text an ACP client may embed
+PROMPT_BYTES = 3_000_000  # bytes of a whole ACP prompt, its resources included
 
 
 class AttachmentError(PassepartoutError):
@@ -118,10 +132,13 @@ def resolve(items: list[Item], sec: Any) -> list[Part]:
 
 def _resolve(item: Item, sec: Any) -> Part:
     from passepartout.security.files import FileToolError, read_text
-    from passepartout.security.paths import denial
 
     rules = sec.path_rules()
     tag = sec.private_tag
+    if item.file is not None:
+        _, reason = place_refusal(item.file, sec)
+        if reason is not None:
+            raise AttachmentError(f"{item.name}: refused: {reason}")
     if item.text is None:
         assert item.file is not None
         try:
@@ -131,15 +148,78 @@ def _resolve(item: Item, sec: Any) -> Part:
         source = _real(item.file)
     else:
         text = item.text
-        if item.file is not None:
-            _, reason = denial(item.file, rules, writing=False)
-            if reason is not None:
-                raise AttachmentError(f"{item.name}: {reason}")
         source = _real(item.file) if item.file else f"emacs-buffer:{item.name}"
     start = min(item.start or 0, len(text))
     end = len(text) if item.end is None else max(start, min(item.end, len(text)))
+    if item.text is not None and item.file is not None and item.start is None:
+        text, start, end = _in_file(item.text, item.file, rules)
     shown, withheld = withhold(text, start, end, tag, source)
     return Part(item.name, sec.vault.mask(shown), withheld)
+
+
+def _in_file(text: str, file: str, rules: Any) -> tuple[str, int, int]:
+    """``text`` as a part of the file it claims to come from, when it is one (an ACP
+    client embeds a selection without its tag line): the file's whole text and the
+    part's bounds, so that org's privacy rules read it in place.  Else ``text`` alone."""
+    from passepartout.security.files import FileToolError, read_text
+
+    try:
+        whole = read_text(file, rules, max_bytes=FILE_BYTES)
+    except FileToolError:
+        return text, 0, len(text)  # a file not on disk (unsaved) or not a regular one
+    at = whole.find(text) if text.strip() else -1
+    if at < 0:
+        return text, 0, len(text)
+    return whole, at, at + len(text)
+
+
+def own_places(sec: Any) -> list[tuple[Path, str]]:
+    """The agent's own places (each as spelled and as it really is), and what each is."""
+    places = sec.places
+    named: list[tuple[Path, str]] = [
+        (places.config_dir, "the agent's configuration"),
+        (places.state_dir, "the agent's state"),
+        (places.approvals_file, "the agent's approvals file"),
+        (Path(sec.book.ledger_path), "the agent's flight plans"),
+        *((d, "a skills directory of the agent") for d in places.skill_dirs),
+    ]
+    out: list[tuple[Path, str]] = []
+    for root, what in named:
+        spelled = os.path.expanduser(str(root))
+        for form in dict.fromkeys((os.path.abspath(spelled), os.path.realpath(spelled))):
+            out.append((Path(form), what))
+    return out
+
+
+def own_place(path: Path, sec: Any) -> str | None:
+    """What of the agent's own the absolute path ``path`` lies in (None: nothing)."""
+    for root, what in own_places(sec):
+        if path == root or root in path.parents:
+            return what
+    return None
+
+
+def place_refusal(raw: str, sec: Any, *,
+                  base: Path | None = None) -> tuple[Path | None, str | None]:
+    """Where the file a face names really is, and why it is refused (None: it may be
+    read).  ``raw`` may start with ``~``; a relative one is taken in ``base`` (else the
+    workspace).  Refused: what the file tools never read, and the agent's own places
+    (:func:`own_places`), judged as spelled and with symlinks resolved."""
+    from passepartout.security.paths import denial
+
+    if not isinstance(raw, str) or not raw.strip() or "\x00" in raw:
+        return None, "an empty or unusable path"
+    text = os.path.expanduser(raw)
+    if base is not None and not os.path.isabs(text):
+        text = os.path.join(base, text)
+    resolved, reason = denial(text, sec.path_rules(), writing=False)
+    if resolved is None:
+        return None, reason or f"{raw}: an unusable path"
+    for place in dict.fromkeys((resolved.spelled, resolved.path)):
+        what = own_place(place, sec)
+        if what is not None:
+            return resolved.path, f"{raw} is in {what}, which no face reads"
+    return resolved.path, reason
 
 
 def _real(path: str) -> str:

@@ -108,10 +108,12 @@ def _org_files(root: Path) -> list[Path]:
 
 
 def scan(root: Path, days: list[dt.date], today: dt.date,
-         tag: str = DEFAULT_TAG) -> list[Entry]:
-    """The agenda entries of ``days`` in the org files under ``root``."""
+         tag: str = DEFAULT_TAG, skip: Callable[[Path], bool] | None = None) -> list[Entry]:
+    """The agenda entries of ``days`` in the org files under ``root`` (but ``skip``'s)."""
     out: list[Entry] = []
     for path in _org_files(root):
+        if skip is not None and skip(path):
+            continue
         try:
             if path.stat().st_size > FILE_LIMIT:
                 continue
@@ -147,7 +149,7 @@ def scan(root: Path, days: list[dt.date], today: dt.date,
 
 
 def agenda_text(root: Path, day: str = "today", *, today: dt.date | None = None,
-                tag: str = DEFAULT_TAG) -> str:
+                tag: str = DEFAULT_TAG, skip: Callable[[Path], bool] | None = None) -> str:
     """The agenda of ``day`` ("today", "tomorrow", "week" or YYYY-MM-DD) as org lines."""
     now = today or dt.date.today()
     key = day.strip().lower()
@@ -163,7 +165,7 @@ def agenda_text(root: Path, day: str = "today", *, today: dt.date | None = None,
         except ValueError:
             raise ValueError(f"day must be today, tomorrow, week or a date YYYY-MM-DD, "
                              f"not {day!r}") from None
-    entries = scan(root, days, now, tag) if root.is_dir() else []
+    entries = scan(root, days, now, tag, skip) if root.is_dir() else []
     blocks = []
     for d in days:
         lines = sorted((e for e in entries if e.day == d),

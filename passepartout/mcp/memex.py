@@ -9,6 +9,14 @@ redact them, and every answer passes the same boundary as a model request (the v
 mask and the private index's filter).  Every read is written to ``audit.org`` with the
 client's name.
 
+The face serves the memex only: every file a client names (``read``'s target,
+``set-todo``'s file) goes through one resolver (:meth:`MemexFace.org_file`): a relative
+path is taken in the memex, symlinks are resolved, then the real place must lie in the
+memex and pass the attachment boundary
+(:func:`passepartout.channels.attachments.place_refusal`), which refuses the agent's
+own state, configuration, approvals and skills even where they lie inside the memex;
+notes, nodes and agenda lines of those places are left out of searches too.
+
 Writes: ``capture``, ``schedule`` and ``set-todo`` are proposals of the agent's own
 tools (``org-capture``, ``schedule``, ``org-set-todo``) and pass every gate.  High
 impact, they are asked of the person: in Emacs when one is attached to the daemon,
@@ -125,7 +133,7 @@ class MemexFace:
             raise FaceError("memory is not available in this agent")
         tag = self._tag
         hits = [h for h in store.search(query, limit * 2)
-                if not node_is_private(store, h.id, tag)][:limit]
+                if self._served(h.file) and not node_is_private(store, h.id, tag)][:limit]
         if not hits:
             return "no matching notes"
         return "\n".join(f"- {h.title} (id:{h.id}, {h.file or 'no file'}, {h.method})"
@@ -140,7 +148,7 @@ class MemexFace:
         if target.startswith("id:") and "::" not in target:
             return self._node(target[3:])
         file, _, heading = target.partition("::")
-        path = self._org_file(file)
+        path = self.org_file(file)
         from passepartout.orgedit.outline import OrgEditError, Outline
         from passepartout.security.privacy import redact_file_text
 
@@ -166,30 +174,53 @@ class MemexFace:
 
         store = self.agent.services.get("memory")
         node = store.get(node_id) if store is not None else None
-        if node is None or node_is_private(store, node_id, self._tag):
+        if node is None or not self._served(getattr(node, "file", None)) or \
+                node_is_private(store, node_id, self._tag):
             raise FaceError(f"no node id:{node_id}")
         body = str(getattr(node, "body", "") or "")
         children = [c for c in store.children(node_id)
                     if not node_is_private(store, c.id, self._tag)] if hasattr(
                         store, "children") else []
-        kids = "".join(f"\n- {c.title} (id:{c.id})" for c in children)
+        kids = "".join(f"\n- {c.title} (id:{c.id})" for c in children
+                       if self._served(getattr(c, "file", None)))
         return f"{node.title}\n{body}".rstrip() + kids
 
-    def _org_file(self, raw: str) -> Path:
-        """An org file inside the memex (symlinks resolved; nothing outside it)."""
+    def org_file(self, raw: str) -> Path:
+        """The real org file a client names, in the memex (a relative path is taken
+        there; symlinks resolved, then judged): nothing outside it, nothing of the
+        agent's own inside it."""
+        from passepartout.channels.attachments import place_refusal
+
         root = self._memex.resolve()
-        candidate = Path(os.path.expanduser(raw))
-        path = (candidate if candidate.is_absolute() else root / candidate).resolve()
-        if not path.is_relative_to(root):
+        if not isinstance(raw, str) or not raw.strip():
+            raise FaceError("a file of the memex is needed")
+        path, reason = place_refusal(raw, self.sec, base=root)
+        if path is None or not path.is_relative_to(root):
             raise FaceError(f"{raw}: not a file of the memex")
+        if reason is not None:
+            raise FaceError(f"{raw}: refused: {reason}")
         if path.suffix not in (".org", ".org_archive") or not path.is_file():
             raise FaceError(f"{raw}: no such org file in the memex")
         return path
 
+    def _served(self, file: Any) -> bool:
+        """Whether a note of ``file`` (relative to the memex, as memory keeps it) may be
+        shown to a client: none of the agent's own places."""
+        from passepartout.channels.attachments import own_place
+
+        if not file:
+            return True
+        spelled = os.path.join(self._memex, os.path.expanduser(str(file)))
+        try:
+            places = {Path(os.path.abspath(spelled)), Path(os.path.realpath(spelled))}
+        except (OSError, ValueError):
+            return False
+        return all(own_place(place, self.sec) is None for place in places)
+
     def agenda(self, day: str) -> str:
         from passepartout.events.agenda import agenda_text
 
-        text = agenda_text(self._memex, day, tag=self._tag)
+        text = agenda_text(self._memex, day, tag=self._tag, skip=lambda p: not self._served(p))
         jobs = self._due_jobs(day)
         return text + ("\n\nCron jobs due:\n" + "\n".join(jobs) if jobs else "")
 
@@ -208,7 +239,8 @@ class MemexFace:
             nxt = job.get("next-run")
             if not nxt or not first <= dt.datetime.fromisoformat(nxt).date() <= last:
                 continue
-            if orchestrator.is_private(str(job.get("id")), self._tag):
+            if orchestrator.is_private(str(job.get("id")), self._tag) or \
+                    not self._served(job.get("file")):
                 continue
             file = Path(str(job.get("file") or ""))
             shown = file.relative_to(self._memex) if file.is_relative_to(self._memex) else file
@@ -222,6 +254,8 @@ class MemexFace:
         tool = self.agent.tool(tool_name)
         if tool is None:
             raise FaceError(f"{operation} is not available: the {tool_name} tool is not loaded")
+        if operation == "set-todo":  # the one resolver: in the memex, nothing of ours
+            args = {**args, "file": str(self.org_file(str(args.get("file") or "")))}
         try:
             checked = tool.validate(args)
         except PipelineError as err:
