@@ -128,6 +128,19 @@ def body(text: Any, indent: str = "") -> str:
     return "\n".join(indent + line if line else line for line in escaped.split("\n"))
 
 
+def their_line(text: Any) -> str:
+    """A line of the person's own (a title or property value read from their file and
+    written back): kept as it is, but one line.  Text of the agent's never comes here:
+    it went through :func:`org_escape` when it came in."""
+    return _BREAK.sub(" ", _CONTROL.sub(_visible, str(text)))
+
+
+def no_drawer_word(text: str) -> str:
+    """A property value without the ``:END:`` or ``:PROPERTIES:`` that a looser reader
+    (orgparse) would end or open a drawer at (org reads them only on a line alone)."""
+    return _DRAWER_WORD.sub(r": \1:", text)
+
+
 def no_headings(text: str) -> str:
     """Org text kept as it is (a person's own body, read from their file and written
     back), except that a line starting with ``*`` cannot become a heading there."""
@@ -193,4 +206,4 @@ def drawer(properties: dict[str, str], indent: str = "") -> str:
 def property_value(value: Any) -> str:
     """A property value as :func:`drawer` writes it (and a reader gets it back): one
     line, bounded, and no ``:END:`` in it that a looser reader would end the drawer at."""
-    return _DRAWER_WORD.sub(r": \1:", one_line(value, 400))
+    return no_drawer_word(one_line(value, 400))
