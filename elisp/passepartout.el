@@ -95,7 +95,7 @@ Any other type, or a bare word, may be a link abbreviation (a #+LINK: line,
   (concat
    "%\\(?1:\\)%[ \t]*("                 ; a sexp the agenda evaluates: <%%(...)>
    "\\|\\(?:elisp\\|shell\\)\\(?1:\\):"  ; links that run code
-   "\\|\\[\\[\\(?2:[^][:space:]:\\*#(./~\u200b][^][:space:]:\\\u200b]*\\)\\(?1:\\)[]:]"
+   "\\|\\[\\[\\(?1:\\)\\(?2:[^][:space:]:\\\"*#(./~\u200b][^][:space:]:\\\"\u200b]*\\)[]:]"
    "\\|src\\(?1:\\)_[^][:space:][{]+[[{]"      ; inline source block: src_sh{ls}
    "\\|call\\(?1:\\)_[^][:space:][(]+[[(]"     ; inline babel call: call_name()
    "\\|{\\(?1:\\){{"                    ; a macro, code with #+MACRO: (eval ...)
@@ -129,7 +129,7 @@ the text reads the same and does nothing."
       (while (re-search-forward passepartout--active-text end t)
         (goto-char (match-beginning 1))
         (unless (and (match-beginning 2)
-                     (eq (char-after) ?:)
+                     (eq (char-after (match-end 2)) ?:)
                      (member (downcase (match-string 2)) passepartout--safe-link-types))
           (insert "\u200b")))
       (set-marker end nil))))

@@ -106,7 +106,7 @@ Ship the release on Friday.
                                 60 "the reply in place")
         (should (eq (passepartout-send-job-state job) 'done)))
       (should (string-suffix-p (concat "Answer:\n,* Not a heading\n,:CRON: 0 9 * * *\n"
-                                       "See [[shell\u200b:id][it]].\nDone.")
+                                       "See [[\u200bshell\u200b:id][it]].\nDone.")
                                (buffer-string)))
       (should (string-match-p "the buffer inplace.org"
                               (passepartout-send-test--last-request)))

@@ -66,11 +66,12 @@ SAFE_LINK_TYPES = frozenset({
     "info", "help", "man", "passepartout"})
 # Where org or Emacs would act on text, wherever it stands in a line.  Each match ends
 # where the zero-width space goes; what follows it is a lookahead, so that a match never
-# swallows the start of the next one and the result is inert in one pass.
+# swallows the start of the next one and the result is inert in one pass.  A bracket
+# link gets it right after its "[[": its type is then no link type and no abbreviation.
 ACTIVE = re.compile(
     r"%(?=%[ \t]*\()"  # a sexp org-agenda evaluates: <%%(...)>, [%%(...)], %%(...)
     r"|(?:elisp|shell)(?=:)"  # links that run code, plain, angle or bracket
-    r"|\[\[(?P<type>[^\s:\[\]\\*#(./~\u200b][^\s:\[\]\\\u200b]*)(?=[:\]])"  # [[type: or [[word]]
+    r"|\[\[(?=(?P<type>[^\s:\[\]\\\"*#(./~\u200b][^\s:\[\]\\\"\u200b]*)[:\]])"  # [[type:, [[word]]
     r"|src(?=_[^\s\[{]+[\[{])"  # inline source block: src_sh{...}, src_sh[:var x=1]{}
     r"|call(?=_[^\s\[(]+[\[(])"  # inline babel call: call_name(), call_name[...]()
     r"|\{(?=\{\{)"  # a macro, which a #+MACRO: (eval ...) makes code
@@ -84,7 +85,7 @@ def _inert_at(match: re.Match[str]) -> bool:
     """Whether the zero-width space goes at the end of ``match`` (a bracket link of a
     plain type is left alone)."""
     return not (match.group("type") and match.group("type").lower() in SAFE_LINK_TYPES
-                and match.string.startswith(":", match.end()))
+                and match.string.startswith(":", match.end("type")))
 
 
 def inert(text: str) -> str:
