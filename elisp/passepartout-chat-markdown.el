@@ -18,7 +18,7 @@
 ;; Models are asked for org markup, and many answer in Markdown anyway.
 ;; When a turn ends, its reply is rewritten in place:
 ;;
-;;   ```lang ... ```     ->  #+begin_src lang ... #+end_src
+;;   ```lang ... ```     ->  #+begin_src lang :eval no ... #+end_src
 ;;   ``` ... ```         ->  #+begin_example ... #+end_example
 ;;   `code`              ->  ~code~  (=code= when it holds a ~)
 ;;   **bold**, __bold__  ->  *bold*
@@ -71,8 +71,9 @@ Code blocks become org blocks; :TOOL: drawers are not touched."
               (progn (replace-match (concat "\\1#+end_" block) t)
                      (setq block nil))
             (setq block (if (string-empty-p (match-string 2)) "example" "src"))
+            ;; Shown, never run: babel refuses a block with :eval no.
             (replace-match (concat "\\1#+begin_" block
-                                   (if (equal block "src") " \\2" ""))
+                                   (if (equal block "src") " \\2 :eval no" ""))
                            t)))
          (block)
          ((looking-at-p "^[ \t]*:TOOL:[ \t]*$")

@@ -55,6 +55,41 @@ BOL non-nil means TEXT starts at the beginning of a line."
                 text))))
     (if (and bol (string-prefix-p "*" out)) (concat " " out) out)))
 
+(defconst passepartout-chat-render--structure
+  (concat "^\\([ \t]*\\)\\(?:#\\+\\|:[^ \t\n:]*:"
+          "\\|\\(?:SCHEDULED\\|DEADLINE\\|CLOSED\\):\\|%%\\)")
+  "A reply line org would read as structure.
+That is a keyword, drawer, property, planning line or diary sexp.  A line
+that starts with org's comma already is left alone: outside a block org
+reads it as text, inside one the comma is org's own escape.")
+
+(defun passepartout-chat-render-escape-lines (start end)
+  "Put org's comma before each structure line between START and END.
+See `passepartout-chat-render--structure'.  Lines are looked at from the
+start of START's line, so a line cut between two chunks is escaped once it is
+whole enough to be structure (and only once)."
+  (save-excursion
+    (let ((case-fold-search nil)
+          (end (copy-marker end)))
+      (goto-char start)
+      (beginning-of-line)
+      (while (re-search-forward passepartout-chat-render--structure end t)
+        (goto-char (match-end 1))
+        (insert ",")
+        (forward-line 1))
+      (set-marker end nil))))
+
+(defun passepartout-chat-render-reply (text)
+  "Return TEXT, a whole reply, made fit for the chat: no org structure.
+No line is a heading, drawer, keyword or planning line of the reply's
+heading, and nothing in it runs (see `passepartout-inert')."
+  (with-temp-buffer
+    (insert (passepartout-chat-render-escape text t))
+    ;; In the order a streamed reply gets them, so that both read the same.
+    (passepartout-inert-region (point-min) (point-max))
+    (passepartout-chat-render-escape-lines (point-min) (point-max))
+    (buffer-string)))
+
 (defun passepartout-chat-render--insert (turn text)
   "Insert TEXT at TURN's end marker and track whether a line is open."
   (unless (string-empty-p text)
@@ -66,14 +101,22 @@ BOL non-nil means TEXT starts at the beginning of a line."
           (goto-char at)
           (insert text)
           ;; A link or list cut between two chunks is whole once the second comes.
-          (passepartout-inert-region (max (point-min) (- at 24)) (point))
+          (passepartout-inert-region
+           (max (save-excursion (goto-char at) (line-beginning-position)) (- at 1000))
+           (point))
           (goto-char (if (> pos at) (+ pos (- (point) at)) pos))))
       (setf (passepartout-turn-bol turn) (eq (aref text (1- (length text))) ?\n)))))
 
 (defun passepartout-chat-render-text (turn text)
-  "Insert TEXT, a piece of TURN's reply."
-  (passepartout-chat-render--insert
-   turn (passepartout-chat-render-escape text (passepartout-turn-bol turn)))
+  "Insert TEXT, a piece of TURN's reply.
+A line of it org would read as structure gets org's comma, also when it came
+cut between chunks: a reply never gives its heading a property drawer."
+  (let* ((end (passepartout-turn-end turn))
+         (at (marker-position end)))
+    (passepartout-chat-render--insert
+     turn (passepartout-chat-render-escape text (passepartout-turn-bol turn)))
+    (with-current-buffer (marker-buffer end)
+      (passepartout-chat-render-escape-lines at end)))
   (cl-incf (passepartout-turn-chunks turn)))
 
 (defun passepartout-chat-render--fresh-line (turn)
@@ -182,7 +225,7 @@ Bidi controls and invisible characters are shown, see `passepartout-visible'."
         (with-current-buffer (marker-buffer marker)
           (save-excursion
             (goto-char marker)
-            (insert text)
+            (insert (passepartout-inert text))
             (re-search-backward "^:TOOL:" nil t)
             (passepartout-chat-render--fold (point))))
         (set-marker marker nil)))))

@@ -373,8 +373,7 @@ Messages of the person and replies with text are shown; tool traffic is not."
           (insert (if (equal role "user")
                       passepartout-chat-prompt-heading
                     passepartout-chat-reply-heading)
-                  "\n" (passepartout-inert
-                        (passepartout-chat-render-escape (string-trim-right text) t))
+                  "\n" (passepartout-chat-render-reply (string-trim-right text))
                   "\n"))))))
 
 ;;;; Tokens and cost in the header line
@@ -546,7 +545,10 @@ Count the event as dropped when the turn is stale or refuses it."
       (if (plist-get info :cancelled) 'cancel 'done)
     (when passepartout-chat-convert-markdown
       (passepartout-chat-markdown-to-org (passepartout-turn-start turn)
-                                         (passepartout-turn-end turn)))
+                                         (passepartout-turn-end turn))
+      ;; A Markdown link became an org link: it may be one that runs code.
+      (passepartout-inert-region (passepartout-turn-start turn)
+                                 (passepartout-turn-end turn)))
     (passepartout-chat--turn-ended turn)))
 
 (defun passepartout--on-error (session turn-id kind message)

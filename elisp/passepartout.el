@@ -84,20 +84,41 @@ What the person reads (a question, a reply) is what Lisp holds."
                    (string char)))
                text "")))
 
+(defconst passepartout--safe-link-types
+  '("http" "https" "ftp" "mailto" "file" "id" "doi" "news" "attachment"
+    "info" "help" "man" "passepartout")
+  "Bracket link types that only open something: a page, a file, a heading.
+Any other type, or a bare word, may be a link abbreviation (a #+LINK: line,
+`org-link-abbrev-alist') that expands into an `elisp:' or `shell:' link.")
+
 (defconst passepartout--active-text
-  (concat "\\(?:\\_<\\|\\[\\[\\)\\(?:elisp\\|shell\\)\\(?1:\\):"
-          "\\|Local\\(?1:\\) Variables:")
-  "Where model text would make org or Emacs act: group 1 is where it breaks.
-An `elisp:' or `shell:' link runs code when clicked (at once for a person
-who turned org's confirmation off), and a \"Local Variables:\" list sets
-variables, `eval' among them, when a saved file is visited again.")
+  (concat
+   "%\\(?1:\\)%[ \t]*("                 ; a sexp the agenda evaluates: <%%(...)>
+   "\\|\\(?:elisp\\|shell\\)\\(?1:\\):"  ; links that run code
+   "\\|\\[\\[\\(?1:\\)\\(?2:[^][:space:]:\\\"*#(./~\u200b][^][:space:]:\\\"\u200b]*\\)[]:]"
+   "\\|src\\(?1:\\)_[^][:space:][{]+[[{]"      ; inline source block: src_sh{ls}
+   "\\|call\\(?1:\\)_[^][:space:][(]+[[(]"     ; inline babel call: call_name()
+   "\\|{\\(?1:\\){{"                    ; a macro, code with #+MACRO: (eval ...)
+   "\\|-\\*\\(?1:\\)-"                  ; a -*- ... -*- line of file variables
+   "\\|Local\\(?1:\\)[ \t]+Variables:")  ; a Local Variables: list
+  "Where text would make org or Emacs act: group 1 is where it breaks.
+The same constructs as the server's `org_escape' makes inert: an agenda sexp
+anywhere in a line (org-agenda evaluates it when the agenda is shown), inline
+source blocks and babel calls, `elisp:' and `shell:' links (they run code when
+clicked, at once for a person who turned org's confirmation off), a bracket
+link whose type could be an abbreviation of one (group 2, see
+`passepartout--safe-link-types'), macros, and file-local variables (a -*-
+line, a \"Local Variables:\" list), which set variables, `eval' among them,
+when a saved file is visited again.")
 
 (defun passepartout-inert (text)
   "Return TEXT with a zero-width space where it would make org or Emacs act.
 See `passepartout--active-text'.  The zero-width space is org's own escape:
 the text reads the same and does nothing."
-  (let ((case-fold-search t))
-    (replace-regexp-in-string passepartout--active-text "\u200b" text t t 1)))
+  (with-temp-buffer
+    (insert text)
+    (passepartout-inert-region (point-min) (point-max))
+    (buffer-string)))
 
 (defun passepartout-inert-region (start end)
   "Make the text between START and END inert in place, as `passepartout-inert'."
@@ -107,7 +128,10 @@ the text reads the same and does nothing."
       (goto-char start)
       (while (re-search-forward passepartout--active-text end t)
         (goto-char (match-beginning 1))
-        (insert "\u200b"))
+        (unless (and (match-beginning 2)
+                     (eq (char-after (match-end 2)) ?:)
+                     (member (downcase (match-string 2)) passepartout--safe-link-types))
+          (insert "\u200b")))
       (set-marker end nil))))
 
 ;;;; Notifications from the server

@@ -190,7 +190,7 @@ def test_org_mode_agrees_on_a_sample(tmp_path: Path) -> None:
 def test_escape_modes() -> None:
     assert org_escape("a\u2028* b\rc", "line") == "a * b c"
     assert org_escape("x\u2029* ALLOW\r\n:END:\n#+TITLE: y\n%%(z)\nok", "body") == (
-        "x\n,* ALLOW\n,:END:\n,#+TITLE: y\n,%%(z)\nok")
+        "x\n,* ALLOW\n,:END:\n,#+TITLE: y\n%\u200b%(z)\nok")
     assert org_escape("*a\n,*b\n:END:", "block") == ",*a\n,,*b\n:END:"
     assert org_escape("\x1b[31m\x00", "line") == "\\x1b[31m\\x00"
     assert org_escape(SURROGATE, "line") == "\ufffd"

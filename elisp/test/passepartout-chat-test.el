@@ -133,6 +133,42 @@
         (should-not (member (org-element-property :type (org-element-context))
                             '("elisp" "shell")))))))
 
+(ert-deftest passepartout-chat-test-reply-opens-no-drawer ()
+  "A reply's drawer, keyword or sexp lines are text, cut in chunks or resumed."
+  (let ((said (concat "Done.\n:PROPERTIES:\n:CRON: <2026-01-01 Thu 09:00 +1d>\n"
+                      ":END:\n  #+CALL: pwn()\nSCHEDULED: <2026-01-01>\n%%(pwn)\n"
+                      ",:kept: as the model wrote it\n"))
+        (file (make-temp-file "passepartout-chat-" nil ".org")))
+    (unwind-protect
+        (dolist (resume '(nil t))
+          (passepartout-chat-test-with-buffer
+            (if resume
+                (passepartout-chat--insert-history
+                 `((:role "assistant" :content ,said)))
+              (let* ((turn (passepartout-chat-test--send "a job?"))
+                     (session passepartout-chat--session)
+                     (id (passepartout-turn-id turn)))
+                ;; Cut inside ":PROP|ERTIES:", ":CR|ON:", "#|+CALL" and "%|%(".
+                (dolist (chunk (list (substring said 0 8) (substring said 8 19)
+                                     (substring said 19 24) (substring said 24 59)
+                                     (substring said 59 80) (substring said 80 83)
+                                     (substring said 83)))
+                  (passepartout--on-chunk session id chunk))
+                (passepartout--on-done session id nil)))
+            (let ((text (buffer-string)))
+              (should (string-search
+                       (concat "Done.\n,:PROPERTIES:\n,:CRON: <2026-01-01 Thu 09:00 +1d>\n"
+                               ",:END:\n  ,#+CALL: pwn()\n,SCHEDULED: <2026-01-01>\n"
+                               "%\u200b%(pwn)\n,:kept: as the model wrote it\n")
+                       text))
+              (let ((tree (org-element-parse-buffer)))
+                (dolist (type '(property-drawer node-property drawer planning
+                                babel-call diary-sexp))
+                  (should-not (org-element-map tree type #'identity))))
+              (with-temp-file file (insert text))
+              (passepartout-test-assert-inert file))))
+      (delete-file file))))
+
 (ert-deftest passepartout-chat-test-markdown-to-org ()
   "Markdown becomes org; code, drawers and org markup are left alone."
   (with-temp-buffer
@@ -151,10 +187,10 @@
                     "Run ~make test~ and read *the log*, *twice*; see [[https://x.org/a][docs]].\n"
                     "Keep =a ~ b= and ~**not bold**~ as code.\n"
                     ":TOOL:\n- args :: (:text \"**kept**\")\n:END:\n"
-                    "#+begin_src python\nprint(\"**kept**\")\n# kept\n#+end_src\n"
+                    "#+begin_src python :eval no\nprint(\"**kept**\")\n# kept\n#+end_src\n"
                     "#+begin_example\nplain `kept`\n#+end_example\n"
                     "#+begin_quote\nalready org\n#+end_quote\n"
-                    "#+begin_src sh\nls\n#+end_src\n")))))
+                    "#+begin_src sh :eval no\nls\n#+end_src\n")))))
 
 (ert-deftest passepartout-chat-test-reply-markdown-rewritten-at-the-end ()
   "A fence cut between chunks streams as it comes and is org once the turn ends."
@@ -167,7 +203,7 @@
       (should (string-search "```elisp" (passepartout-turn-reply turn)))
       (passepartout--on-done session id nil)
       (should (equal (passepartout-turn-reply turn)
-                     "Here, *bold*:\n#+begin_src elisp\n(+ 1 2)\n#+end_src\nDone."))
+                     "Here, *bold*:\n#+begin_src elisp :eval no\n(+ 1 2)\n#+end_src\nDone."))
       (should (string-suffix-p "Done.\n* You\n" (buffer-string)))))
   (let ((passepartout-chat-convert-markdown nil))
     (passepartout-chat-test-with-buffer

@@ -106,12 +106,28 @@ Ship the release on Friday.
                                 60 "the reply in place")
         (should (eq (passepartout-send-job-state job) 'done)))
       (should (string-suffix-p (concat "Answer:\n,* Not a heading\n,:CRON: 0 9 * * *\n"
-                                       "See [[shell\u200b:id][it]].\nDone.")
+                                       "See [[\u200bshell\u200b:id][it]].\nDone.")
                                (buffer-string)))
       (should (string-match-p "the buffer inplace.org"
                               (passepartout-send-test--last-request)))
       ;; No chat buffer was needed.
       (should-not (get-buffer passepartout-chat-buffer-name)))))
+
+(ert-deftest passepartout-send-test-reply-in-place-runs-nothing ()
+  "A reply in place holding every construct org runs runs nothing, saved and shown.
+It is written at the start of the file, where a -*- line would count."
+  (passepartout-test-with-shared-server `(((text . ,passepartout-test-hostile)))
+    (let ((file (expand-file-name "inplace-hostile.org" state-dir)))
+      (passepartout-send-test-with-notes file
+        (goto-char (point-min))
+        (let ((job (passepartout-send-buffer "Reply here" t)))
+          (passepartout-test-wait (lambda () (not (eq (passepartout-send-job-state job)
+                                                      'running)))
+                                  60 "the reply in place")
+          (should (eq (passepartout-send-job-state job) 'done)))
+        (should (string-prefix-p "-*\u200b- eval:" (buffer-string)))
+        (save-buffer))
+      (passepartout-test-assert-inert file))))
 
 (ert-deftest passepartout-send-test-context-list-goes-with-each-turn ()
   "Files and buffers on the context list reach the model and show in the header."

@@ -128,6 +128,35 @@
           (kill-buffer buffer)))
       (delete-directory directory t))))
 
+(ert-deftest passepartout-sessions-test-saved-chat-runs-nothing ()
+  "A reply holding every construct org runs, saved and resumed, runs nothing.
+Its drawer is no drawer of the reply's heading, streamed or resumed."
+  (let* ((directory (make-temp-file "passepartout-chats-" t))
+         (passepartout-chat-session-files-file (expand-file-name "sessions.eld" directory))
+         (saved (expand-file-name "hostile-chat.org" directory))
+         (resumed (expand-file-name "resumed-chat.org" directory)))
+    (unwind-protect
+        (passepartout-test-with-shared-server `(((text . ,passepartout-test-hostile)))
+          (let* ((buffer (passepartout-chat t))
+                 (turn (passepartout-test-prompt buffer "Plan my week"))
+                 (session (passepartout-turn-session turn)))
+            (should (eq (passepartout-test-wait-turn turn) 'done))
+            (with-current-buffer buffer (write-file saved))
+            (kill-buffer buffer)
+            (passepartout-test-assert-inert saved)
+            ;; The history the server gives back is shown the same way.
+            (let ((again (passepartout-chat--resume-from-server session)))
+              (passepartout-test-wait
+               (lambda () (with-current-buffer again
+                            (string-search "Not a heading" (buffer-string))))
+               30 "the resumed history")
+              (with-current-buffer again
+                (write-region (point-min) (point-max) resumed)
+                (set-buffer-modified-p nil))
+              (kill-buffer again))
+            (passepartout-test-assert-inert resumed)))
+      (delete-directory directory t))))
+
 (ert-deftest passepartout-sessions-test-header-line-cost ()
   "The header line shows the turn's, the session's and today's tokens and cost."
   (passepartout-test-with-shared-server

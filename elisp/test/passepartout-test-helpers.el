@@ -15,6 +15,8 @@
 (require 'json)
 (require 'passepartout)
 (require 'passepartout-chat)
+(require 'org-agenda)
+(require 'org-element)
 
 (defconst passepartout-test-root
   (file-name-directory
@@ -232,6 +234,86 @@ The variable `state-dir' holds the temporary state directory."
   (passepartout-test-wait (lambda () (not (passepartout-turn-live-p turn)))
                           (or timeout 60) "the end of the turn")
   (passepartout-turn-state turn))
+
+;;;; Text that would run code in org, and the proof that none ran
+
+(defvar passepartout-test-ran nil
+  "What of `passepartout-test-hostile' ran: the names its sexps push here.")
+
+(defconst passepartout-test-hostile
+  (concat
+   "-*- eval: (push 'prop-line passepartout-test-ran) -*-\n"
+   "Plan:\n:PROPERTIES:\n:CRON: <2026-01-01 Thu 09:00 +1d>\n:END:\n"
+   "* Not a heading\nSCHEDULED: <%%(progn (push 'scheduled passepartout-test-ran) t)>\n"
+   "#+CALL: pwn()\n#+BEGIN_SRC emacs-lisp :results silent\n"
+   "(push 'babel passepartout-test-ran)\n#+END_SRC\n"
+   "Meet <%%(progn (push 'agenda passepartout-test-ran) t)> or "
+   "[%%(progn (push 'inactive passepartout-test-ran) t)]\n"
+   "%%(progn (push 'diary passepartout-test-ran) t)\n"
+   "&%%(progn (push 'diary-amp passepartout-test-ran) t)\n"
+   "src_emacs-lisp{(push 'inline passepartout-test-ran)} call_pwn() "
+   "[[elisp:(push 'link passepartout-test-ran)][click]] "
+   "elisp:(push 'plain passepartout-test-ran) [[shell:touch /tmp/pwned]] [[pwn:x]]\n"
+   "{{{pwn(1)}}}\n#+MACRO: pwn (eval (push 'macro passepartout-test-ran))\n"
+   "#+SETUPFILE: /tmp/evil.org\n#+INCLUDE: /etc/passwd\n#+BIND: x 1\n"
+   "#+PROPERTY: header-args :eval yes\n#+HEADER: :var x=(push 'header passepartout-test-ran)\n"
+   "#+TBLFM: $1='(push 'tblfm passepartout-test-ran)\n"
+   "#+LINK: pwn elisp:(push 'abbrev passepartout-test-ran)\n"
+   "# Local Var" "iables:\n# eval: (push 'locals passepartout-test-ran)\n# End:\n")
+  "A reply holding every org construct that runs code, each pushing its name.")
+
+(defun passepartout-test-assert-inert (file)
+  "Open FILE as org, build the agenda over it, and fail if anything in it ran.
+File-local variables are applied as a person who allows them all would;
+nothing in it may be org structure of the reply, or code org would run."
+  (let ((passepartout-test-ran nil)
+        (enable-local-variables :all)
+        (enable-local-eval t)
+        (org-agenda-files (list file))
+        (org-agenda-span 'week)
+        (org-link-elisp-confirm-function nil)
+        (org-link-shell-confirm-function nil))
+    (with-current-buffer (find-file-noselect file)
+      (let ((buffer (current-buffer)))
+	(unwind-protect
+            (progn
+              (hack-local-variables)
+              (org-mode)
+              (org-agenda-list nil "2026-01-01")
+              (org-todo-list)
+              (let ((tree (org-element-parse-buffer)))
+		(dolist (type '(babel-call inline-babel-call inline-src-block
+					   diary-sexp macro property-drawer node-property))
+                  (should (equal (list type)
+				 (cons type (org-element-map tree type
+							     (lambda (e) (org-element-property :begin e)))))))
+		;; Source blocks only as the chat writes them: shown, never run.
+		(should-not (org-element-map tree 'src-block
+					     (lambda (b) (and (not (string-match-p
+								    ":eval no" (or (org-element-property
+										    :parameters b)
+										   "")))
+							      b))))
+		(should-not (org-element-map tree 'keyword
+					     (lambda (k) (and (not (member (org-element-property :key k)
+									   '("TITLE" "PASSEPARTOUT_SESSION")))
+							      k))))
+		(should-not (org-element-map tree 'link
+					     (lambda (l) (and (not (member (org-element-property :type l)
+									   '("http" "https" "file" "id"
+									     "passepartout" "fuzzy")))
+							      l))))
+		;; No link a #+LINK: abbreviation could expand ([[word:...]], [[word]]).
+		(should-not (org-element-map tree 'link
+					     (lambda (l) (and (equal (org-element-property :type l) "fuzzy")
+							      (string-match-p
+							       "\\`[[:alnum:]_+.-]+\\(?::\\|\\'\\)"
+							       (org-element-property :path l))
+							      l)))))
+              (should-not passepartout-test-ran))
+          (with-current-buffer buffer (set-buffer-modified-p nil))
+          (kill-buffer buffer)
+          (when (get-buffer "*Org Agenda*") (kill-buffer "*Org Agenda*")))))))
 
 (provide 'passepartout-test-helpers)
 ;;; passepartout-test-helpers.el ends here

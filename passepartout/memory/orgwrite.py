@@ -19,7 +19,7 @@ from passepartout.memory.nodes import MemoryNode
 from passepartout.memory.orgimport import DERIVED_PREFIX, FILE_PREFIX
 from passepartout.org.drawer import NAME
 from passepartout.org.entry import entry_lines
-from passepartout.security.orgtext import no_headings, org_escape
+from passepartout.security.orgtext import no_headings, their_line
 
 if TYPE_CHECKING:
     from passepartout.memory.store import MemoryStore
@@ -33,15 +33,16 @@ def render_node(node: MemoryNode, level: int) -> list[str]:
     if not node.id.startswith(DERIVED_PREFIX) and "ID" not in props:
         # A node the agent created keeps its id through the watcher's re-import.
         props = {"ID": node.id, **props}
-    # Through org_escape: a title or property holding a line break of any kind must not
-    # add a line (a heading, a drawer) of its own.
+    # The person's text as they wrote it (the agent's own went through org_escape when
+    # it came in, see the remember tool), but a title or property holding a line break
+    # of any kind must not add a line (a heading, a drawer) of its own.
     return entry_lines(
         level,
-        org_escape(node.title, "line"),
-        keyword=org_escape(node.todo, "line") if node.todo else None,
-        tags=[org_escape(":".join(node.tags), "line")] if node.tags else (),
+        their_line(node.title),
+        keyword=their_line(node.todo) if node.todo else None,
+        tags=[their_line(":".join(node.tags))] if node.tags else (),
         planning=node.planning,
-        properties={k: org_escape(v, "line") for k, v in props.items()
+        properties={k: their_line(v) for k, v in props.items()
                     if NAME.fullmatch(k)},
         body=no_headings(node.body) if node.body else "",
     )

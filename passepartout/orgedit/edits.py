@@ -26,7 +26,7 @@ from passepartout.orgedit.outline import (
     Outline,
     heading_line,
 )
-from passepartout.security.orgtext import one_line, org_escape
+from passepartout.security.orgtext import no_drawer_word, one_line, org_escape
 
 PROPERTY_NAME = drawer.STRICT_NAME
 TAG = re.compile(r"[\w@#%]+")
@@ -88,7 +88,7 @@ def property_value(value: str) -> str:
     flat = org_escape(value, "line").strip()
     if len(flat) > 400:
         raise OrgEditError("a property value is at most 400 characters")
-    return re.sub(r":(END|PROPERTIES):", r": \1:", flat, flags=re.IGNORECASE)
+    return no_drawer_word(flat)
 
 
 def property_line(key: str, value: str) -> str:

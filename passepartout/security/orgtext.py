@@ -8,8 +8,17 @@ the helpers below.  It neutralises every line break Python or Emacs recognise (`
 ``\\n`` where one line is expected, ``\\v``, ``\\f``, ``\\x1c``-``\\x1e``, U+0085,
 U+2028, U+2029: Python's ``splitlines`` splits at all of them, Emacs only at ``\\n``,
 so a writer that let one through would see one line where org sees two, or the other
-way round), shows other control characters as ``\\xNN``, and puts org's escaping comma
-before a body line that org would read as structure.
+way round), shows other control characters as ``\\xNN``, puts org's escaping comma
+before a body line that org would read as structure, and makes inert, wherever they are
+in a line, the constructs org or Emacs evaluate (:data:`ACTIVE`): agenda sexps
+(``<%%(...)>``, ``[%%(...)]``, ``%%(...)``), inline source blocks and calls
+(``src_lang{...}``, ``call_name()``), links that run code (``elisp:``, ``shell:``, and a
+bracket link whose type is not one of org's plain ones, which a link abbreviation could
+expand into either), macros (``{{{...}}}``), and file-local variables (a ``-*- ... -*-``
+line, a ``Local Variables:`` list).  Inert is org's own escape, a zero-width space: the
+text reads the same and nothing in it runs.  Keyword lines (``#+CALL:``, ``#+BEGIN_SRC``,
+``#+HEADER:``, ``#+PROPERTY:``, ``#+SETUPFILE:``, ``#+INCLUDE:``, ``#+BIND:``,
+``#+MACRO:``, ``#+TBLFM:``) never start a line: they get the comma.
 """
 
 from __future__ import annotations
@@ -47,6 +56,44 @@ _UNESCAPE = re.compile(r"^([ \t]*),(,*(?:\*|#\+))", re.MULTILINE)
 _JSON_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 
+# Org's own escape, which org never removes: a zero-width space.
+ZWSP = "\u200b"
+# Bracket link types that only open something (a page, a file in Emacs, a heading, a
+# mail); any other type, or a bare word (``[[word]]``), may be a link abbreviation
+# (``#+LINK:``, ``org-link-abbrev-alist``) that expands into ``elisp:`` or ``shell:``.
+SAFE_LINK_TYPES = frozenset({
+    "http", "https", "ftp", "mailto", "file", "id", "doi", "news", "attachment",
+    "info", "help", "man", "passepartout"})
+# Where org or Emacs would act on text, wherever it stands in a line.  Each match ends
+# where the zero-width space goes; what follows it is a lookahead, so that a match never
+# swallows the start of the next one and the result is inert in one pass.  A bracket
+# link gets it right after its "[[": its type is then no link type and no abbreviation.
+ACTIVE = re.compile(
+    r"%(?=%[ \t]*\()"  # a sexp org-agenda evaluates: <%%(...)>, [%%(...)], %%(...)
+    r"|(?:elisp|shell)(?=:)"  # links that run code, plain, angle or bracket
+    r"|\[\[(?=(?P<type>[^\s:\[\]\\\"*#(./~\u200b][^\s:\[\]\\\"\u200b]*)[:\]])"  # [[type:, [[word]]
+    r"|src(?=_[^\s\[{]+[\[{])"  # inline source block: src_sh{...}, src_sh[:var x=1]{}
+    r"|call(?=_[^\s\[(]+[\[(])"  # inline babel call: call_name(), call_name[...]()
+    r"|\{(?=\{\{)"  # a macro, which a #+MACRO: (eval ...) makes code
+    r"|-\*(?=-)"  # a file's -*- mode: ...; eval: ... -*- line
+    r"|local(?=[ \t]+variables:)",  # a file's Local Variables: list
+    re.IGNORECASE,
+)
+
+
+def _inert_at(match: re.Match[str]) -> bool:
+    """Whether the zero-width space goes at the end of ``match`` (a bracket link of a
+    plain type is left alone)."""
+    return not (match.group("type") and match.group("type").lower() in SAFE_LINK_TYPES
+                and match.string.startswith(":", match.end("type")))
+
+
+def inert(text: str) -> str:
+    """``text`` with a zero-width space wherever org or Emacs would evaluate it (see
+    :data:`ACTIVE`).  It reads the same; idempotent."""
+    return ACTIVE.sub(lambda m: m.group() + ZWSP if _inert_at(m) else m.group(), text)
+
+
 def _visible(match: re.Match[str]) -> str:
     return f"\\x{ord(match.group()):02x}" if ord(match.group()) < 0x100 else "\ufffd"
 
@@ -61,7 +108,7 @@ def org_escape(text: Any, where: Where = "body") -> str:
     comma.  ``block``: the contents of a ``#+begin_src`` block: breaks become ``\\n``
     and ``*`` and ``#+`` lines get org's comma (which :func:`unescape_block` and org
     itself remove when reading the block)."""
-    flat = _CONTROL.sub(_visible, str(text))
+    flat = inert(_CONTROL.sub(_visible, str(text)))
     if where == "line":
         return _BREAK.sub(" ", flat)
     lines = _BREAK.sub("\n", flat)
@@ -80,6 +127,19 @@ def body(text: Any, indent: str = "") -> str:
     """Body lines (no trailing newline) under a heading; nothing in them is structure."""
     escaped = org_escape(str(text).strip("\n"), "body")
     return "\n".join(indent + line if line else line for line in escaped.split("\n"))
+
+
+def their_line(text: Any) -> str:
+    """A line of the person's own (a title or property value read from their file and
+    written back): kept as it is, but one line.  Text of the agent's never comes here:
+    it went through :func:`org_escape` when it came in."""
+    return _BREAK.sub(" ", _CONTROL.sub(_visible, str(text)))
+
+
+def no_drawer_word(text: str) -> str:
+    """A property value without the ``:END:`` or ``:PROPERTIES:`` that a looser reader
+    (orgparse) would end or open a drawer at (org reads them only on a line alone)."""
+    return _DRAWER_WORD.sub(r": \1:", text)
 
 
 def no_headings(text: str) -> str:
@@ -102,7 +162,23 @@ def org_json(value: Any, indent: int | None = 2) -> str:
     """JSON for a src block that :func:`org_escape` leaves exactly as it is (characters
     it would change are written as JSON escapes), so the block reads back the same."""
     text = json.dumps(value, indent=indent, ensure_ascii=False, sort_keys=True, default=str)
-    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    text = _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    # Where inert() would put a zero-width space (always inside a string: nothing outside
+    # one is a letter, "%", "*", "{{" or "[[" on one line), the next character is written
+    # as its JSON escape instead: the same value, and nothing left to make inert.
+    return _JSON_STRING.sub(lambda m: _json_inert(m.group()), text)
+
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def _json_inert(literal: str) -> str:
+    out, at = [], 0
+    for match in ACTIVE.finditer(literal):
+        if _inert_at(match) and match.end() > at:
+            out += [literal[at:match.end()], f"\\u{ord(literal[match.end()]):04x}"]
+            at = match.end() + 1
+    return "".join(out) + literal[at:]
 
 
 def timestamp(moment: dt.datetime | None = None) -> str:
@@ -131,4 +207,4 @@ def drawer(properties: dict[str, str], indent: str = "") -> str:
 def property_value(value: Any) -> str:
     """A property value as :func:`drawer` writes it (and a reader gets it back): one
     line, bounded, and no ``:END:`` in it that a looser reader would end the drawer at."""
-    return _DRAWER_WORD.sub(r": \1:", one_line(value, 400))
+    return no_drawer_word(one_line(value, 400))
