@@ -103,7 +103,7 @@ class PinStore:
 
     # -- the decisions --------------------------------------------------------------------
 
-    def _raw(self) -> list[dict[str, Any]]:
+    def raw(self) -> list[dict[str, Any]]:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except FileNotFoundError:
@@ -120,7 +120,7 @@ class PinStore:
     def pins(self) -> list[Pin]:
         """The decisions that carry the agent's seal; the others are logged, left out."""
         valid: list[Pin] = []
-        for entry in self._raw():
+        for entry in self.raw():
             parts = [str(entry.get(k, "")) for k in ("server", "name", "sha256", "decision")]
             if parts[3] not in (ALLOW, DENY) or not self.seal.verify(
                     str(entry.get("seal", "")), PURPOSE, *parts):
@@ -146,19 +146,23 @@ class PinStore:
     def decide(self, card: Card, decision: str) -> None:
         """Record the person's ``decision`` on exactly this card (sealed); it replaces
         what was decided of the same tool before."""
+        self.record(card.server, card.name, card.sha256, decision)
+        self.drop_waiting(card)
+
+    def record(self, server: str, name: str, sha256: str, decision: str) -> None:
+        """Record ``decision`` on the card of ``sha256`` (sealed), in place of the
+        tool's earlier one."""
         assert decision in (ALLOW, DENY)
-        digest = card.sha256
         with self._lock:
-            kept = [e for e in self._raw()
-                    if not (e.get("server") == card.server and e.get("name") == card.name)]
-            kept.append({"server": card.server, "name": card.name, "sha256": digest,
+            kept = [e for e in self.raw()
+                    if not (e.get("server") == server and e.get("name") == name)]
+            kept.append({"server": server, "name": name, "sha256": sha256,
                          "decision": decision, "at": time.time(),
-                         "seal": self._sign(card.server, card.name, digest, decision)})
+                         "seal": self._sign(server, name, sha256, decision)})
             atomic_write(self.path, json.dumps({"pins": kept}, indent=1, sort_keys=True)
                          + "\n", mode=0o600)
-        self.drop_waiting(card)
-        log.info("MCP tool %s/%s %s (sha256 %s)", card.server, card.name,
-                 "approved" if decision == ALLOW else "declined", digest)
+        log.info("MCP tool %s/%s %s (sha256 %s)", server, name,
+                 "approved" if decision == ALLOW else "declined", sha256)
 
     # -- the questions --------------------------------------------------------------------
 
