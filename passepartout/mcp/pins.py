@@ -177,7 +177,10 @@ class PinStore:
         return [c for c in cards if c is not None]
 
     def set_waiting(self, server: str, cards: list[Card]) -> None:
-        """The cards of ``server`` that wait now (the other servers' stay)."""
+        """The cards of ``server`` that wait now (the other servers' stay); nothing is
+        written where no agent has its state yet (``doctor`` before the first start)."""
+        if not self.state_dir.is_dir():
+            return
         with self._lock:
             before = self.waiting()
             now = [c for c in before if c.server != server] + list(cards)
