@@ -40,7 +40,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "skills": ("passepartout.engine.trust_cli", "list the skills; review and trust one"),
     "hooks": ("passepartout.events.hooks_cli", "list the :HOOK: names that have handlers"),
     "acp": ("passepartout.acp.main", "speak the Agent Client Protocol on stdio (agent-shell, Zed)"),
-    "mcp": ("passepartout.mcp.face", "serve the memex to other agents over MCP (stdio or --http)"),
+    "mcp": ("passepartout.mcp.face", "serve the memex to other agents over MCP (stdio or "
+            "--http); `mcp tools|allow|deny`: the MCP servers' tools you approved"),
 }
 
 
@@ -60,6 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
 # a person: left as they are.
 # The full-screen face draws with escape sequences itself (its text passes terminal_safe).
 MACHINE_FACING = frozenset({"serve", "daemon", "acp", "mcp", "tui"})
+MCP_PIN_WORDS = frozenset({"tools", "allow", "deny"})
+MCP_PINS = ("passepartout.mcp.pins_cli", "list, allow or deny the tools of MCP servers")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -77,12 +80,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         else f"passepartout {top.command}: %(message)s",
     )
     module_name, help_text = COMMANDS[top.command]
+    machine_facing = top.command in MACHINE_FACING
+    if top.command == "mcp" and rest and rest[0] in MCP_PIN_WORDS:
+        # `passepartout mcp tools|allow|deny`: the person's approvals of MCP tools,
+        # text for a person (the MCP face itself takes no such word).
+        module_name, help_text = MCP_PINS
+        machine_facing = False
     module = importlib.import_module(module_name)
     sub = argparse.ArgumentParser(prog=f"passepartout {top.command}", description=help_text)
     module.add_arguments(sub)
     args = sub.parse_args(rest)
     try:
-        if top.command in MACHINE_FACING:
+        if machine_facing:
             status = int(module.run(args) or 0)
         else:
             # What a person reads passes the terminal boundary: a note, a grant's title

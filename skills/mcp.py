@@ -4,8 +4,11 @@ agents (``passepartout mcp``).
 The servers are connected on one background event loop (:mod:`passepartout.mcp.hub`)
 once the agent has booted; each tool they list becomes ``mcp__SERVER__TOOL``, high
 impact, so every call passes the gates and asks unless a grant allows it
-(``passepartout grant add TITLE --tool 'mcp__SERVER__*'``).  Descriptions that speak to
-the model withhold their tool; results go back through the same masks as every tool's.
+(``passepartout grant add TITLE --tool 'mcp__SERVER__*'``).  A tool is offered only once
+the person approved its exact name, description and schema (asked in the attached face
+or as a Flight Plan, or ``passepartout mcp allow``; :mod:`passepartout.mcp.pins`); a
+changed tool waits again.  Descriptions that speak to the model withhold their tool;
+results go back through the same masks as every tool's.
 A server that fails or dies is a line of the agent's health, never a crash.
 
 The memex face (:mod:`passepartout.mcp.memex`) is published for the bridge as
@@ -29,17 +32,24 @@ class mcp_Service:
     """The hub of one agent, and what the status says of it."""
 
     def __init__(self, agent: Any) -> None:
+        from passepartout.mcp.asking import McpAsker
         from passepartout.mcp.config import load
         from passepartout.mcp.hub import McpHub
+        from passepartout.mcp.pins import PinStore
 
         self.agent = agent
         self.config = load(agent.config.config_dir)
+        self.pins = PinStore(agent.config.home)
         self.hub = McpHub(self.config.servers, log_dir=agent.config.home / "mcp",
-                          on_change=self.refresh)
+                          on_change=self.refresh, pins=self.pins,
+                          on_waiting=lambda cards: self.asker.on_waiting(cards))
+        self.asker = McpAsker(agent, self.pins, self.hub.reoffer)
 
     def start(self) -> None:
         def later() -> None:
             self.agent.booted.wait()
+            if self.config.servers:
+                self.asker.attach()
             self.hub.start()
 
         threading.Thread(target=later, name="mcp-start", daemon=True).start()

@@ -5,14 +5,22 @@ streamable HTTP on 127.0.0.1 (a free port, printed as the first line of stdout) 
 with ``--token T``, answers only requests carrying ``Authorization: Bearer T``.
 Tools: ``add``, ``echo`` (returns its text: a test can make it return a secret or a
 private line), ``fail`` (an error result), ``die`` (the process exits) and ``helper``,
-whose description is a tool-poisoning attack.
+whose description is a tool-poisoning attack.  ``PEER_EXTRA`` (JSON: a list of
+``{"name", "description", "schema"}``) adds tools listed with exactly that description
+and input schema, as a hostile server would write them.
+
+:func:`pin_peer` approves the peer's own tools (as the person would) for an agent's
+state directory, so the tests about calling them start with them offered.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import socket
 import sys
+from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -51,7 +59,30 @@ def helper(note: str) -> str:
     return note
 
 
+def _extra_tools() -> None:
+    for spec in json.loads(os.environ.get("PEER_EXTRA") or "[]"):
+        def run(text: str = "") -> str:
+            return text
+
+        server.add_tool(run, name=spec["name"], description=spec["description"])
+        tool = server._tool_manager.get_tool(spec["name"])
+        assert tool is not None
+        tool.parameters = spec["schema"]
+
+
+def pin_peer(home: Path, *servers: str) -> None:
+    """Approve the peer's own tools, under each of ``servers``' names, in ``home``."""
+    from passepartout.mcp.pins import ALLOW, Card, PinStore
+
+    store = PinStore(home)
+    for listed in asyncio.run(server.list_tools()):
+        for name in servers:
+            store.decide(Card(name, listed.name, listed.description or "",
+                              listed.input_schema), ALLOW)
+
+
 def main() -> None:
+    _extra_tools()
     if sys.argv[1] == "stdio":
         if os.environ.get("PEER_FAIL_AT_START"):
             print("peer: refusing to start (PEER_FAIL_AT_START)", file=sys.stderr)

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from fakellm import FakeLLM
 from llm_agent import Recorder, make_agent, make_config, user_signal
+from mcp_peers import pin_peer
 
 from passepartout.agent import Agent
 from passepartout.mcp.config import load
@@ -31,9 +32,11 @@ CANARY = "CANARY zebra 7731 my secret diary line"
 
 
 def servers(tmp_path: Path, entries: dict[str, Any]) -> None:
+    """``mcp.json`` with ``entries``; the peer's own tools approved under each name."""
     config = tmp_path / "config"
     config.mkdir(exist_ok=True)
     (config / "mcp.json").write_text(json.dumps({"mcpServers": entries}))
+    pin_peer(tmp_path / "home", *entries)
 
 
 def stdio(**extra: Any) -> dict[str, Any]:

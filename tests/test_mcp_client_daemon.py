@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from daemon_proc import Daemons, scratch_daemons
 from fakellm import FakeLLM
+from mcp_peers import pin_peer
 
 from passepartout.daemon.face import ApprovalAsked, Chunk, Done, Face, ToolEvent
 
@@ -28,6 +29,7 @@ def daemons(tmp_path: Path, fake_llm: FakeLLM) -> Iterator[Daemons]:
         config.mkdir(parents=True, exist_ok=True)
         (config / "mcp.json").write_text(json.dumps(
             {"mcpServers": {"peer": {"command": sys.executable, "args": [PEER, "stdio"]}}}))
+        pin_peer(Path(running.env["PASSEPARTOUT_HOME"]), "peer")
         yield running
 
 

@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+from mcp_peers import pin_peer
+
 from passepartout.config import Config
 from passepartout.doctor import Check, _mcp_checks
 
@@ -17,6 +19,7 @@ def config(tmp_path: Path, servers: dict[str, object] | None) -> Config:
     (tmp_path / "config").mkdir()
     if servers is not None:
         (tmp_path / "config" / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+        pin_peer(tmp_path / "home", *servers)
     return Config.from_mapping({"PASSEPARTOUT_HOME": str(tmp_path / "home")},
                                config_dir=tmp_path / "config")
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from daemon_proc import Daemons, scratch_daemons, wait_for
+from mcp_peers import pin_peer
 from wire_client import ROOT
 
 PEER = str(Path(__file__).with_name("mcp_peers.py"))
@@ -45,6 +46,7 @@ def daemons(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemons]:
         peer = {"command": sys.executable, "args": [PEER, "stdio"]}
         (running.tmp / "config" / "mcp.json").write_text(json.dumps({"mcpServers": {
             "peer": peer, "broken": {**peer, "env": {"PEER_FAIL_AT_START": "1"}}}}))
+        pin_peer(running.home, "peer")
         running.start()
         running.wait_ready()
         yield running

@@ -8,6 +8,11 @@ call fails), is marked so, its tools leave the belt, and the status says why; th
 goes on, and the server is started again after 1 s, 2 s, 4 s ... up to 5 minutes (the
 wait starts over once a session has lasted a minute), its tools back on the belt when
 it is.  :meth:`McpHub.stop` closes every session (stdio children are terminated).
+
+A listed tool is offered only when the person approved its exact card (``pins``,
+:mod:`passepartout.mcp.pins`); the others are withheld, and those that wait for an
+answer (new, or changed since approved) are handed to ``on_waiting`` to be asked.
+:meth:`McpHub.reoffer` takes the pins again (after an answer) without a new listing.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from typing import Any
 
 from passepartout.errors import PipelineError
 from passepartout.mcp.config import ServerSpec
+from passepartout.mcp.pins import Card, PinStore
 from passepartout.mcp.tools import Offer, offer, result_text
 from passepartout.mcp.untrusted import one_line
 
@@ -44,6 +50,7 @@ class ServerState:
     state: str = "starting"  # starting | ready | failed | died | stopped
     error: str = ""
     offers: list[Offer] = field(default_factory=list)
+    listed: list[Any] = field(default_factory=list)  # the server's last tools/list
     client: Any = None
     starts: int = 0  # sessions opened so far
     retry_in: float | None = None  # seconds until the next start, after a failure
@@ -52,11 +59,17 @@ class ServerState:
         """One status line: ``weather: ready, 3 tools (1 withheld: ...)``."""
         if self.state == "ready":
             tools = [o for o in self.offers if o.tool is not None]
-            withheld = [o for o in self.offers if o.tool is None]
+            withheld = [o for o in self.offers if o.tool is None and not o.waiting]
+            waiting = [o for o in self.offers if o.waiting]
             text = f"{self.spec.name}: ready, {len(tools)} tool{'s' * (len(tools) != 1)}"
             if withheld:
                 text += "; withheld: " + ", ".join(f"{o.remote} ({o.withheld})"
                                                    for o in withheld)
+            if waiting:
+                text += ("; waiting for your approval: "
+                         + ", ".join(f"{o.remote}" + (" (changed)" if "changed" in str(
+                             o.withheld) else "") for o in waiting)
+                         + " (`passepartout mcp tools`)")
             return text
         text = f"{self.spec.name}: {self.state}" + (f" ({self.error})" if self.error else "")
         if self.retry_in is not None and self.state in ("failed", "died"):
@@ -69,10 +82,15 @@ class McpHub:
 
     def __init__(self, specs: tuple[ServerSpec, ...], *, log_dir: Path | None = None,
                  on_change: Callable[[], None] = lambda: None,
-                 ping_every: float = PING_EVERY, retry_first: float | None = None) -> None:
+                 ping_every: float = PING_EVERY, retry_first: float | None = None,
+                 pins: PinStore | None = None,
+                 on_waiting: Callable[[list[Card]], None] = lambda cards: None) -> None:
         self.states = {s.name: ServerState(s) for s in specs}
         self.log_dir = log_dir
         self.on_change = on_change
+        self.pins = pins
+        self.on_waiting = on_waiting
+        self._offering = threading.Lock()
         self.ping_every = ping_every
         self.retry_first = RETRY_FIRST if retry_first is None else retry_first
         self.loop = asyncio.new_event_loop()
@@ -148,7 +166,7 @@ class McpHub:
             async with Client(self._transport(spec, errlog), read_timeout_seconds=spec.timeout,
                               cache=None) as client:
                 listed = await asyncio.wait_for(self._list_tools(client), CONNECT_TIMEOUT)
-                state.offers = [offer(spec.name, t, self.call) for t in listed]
+                self._offer(state, listed)
                 state.client, state.state, state.error = client, "ready", ""
                 state.starts += 1
                 log.info("MCP server %s: %d tools%s", spec.name, len(state.offers),
@@ -187,13 +205,39 @@ class McpHub:
                 await asyncio.wait_for(stopping.wait(), self.ping_every)
             except TimeoutError:
                 listed = await asyncio.wait_for(self._list_tools(client), CONNECT_TIMEOUT)
-                names = [(o.remote, o.tool.description if o.tool else o.withheld)
-                         for o in state.offers]
-                offers = [offer(state.spec.name, t, self.call) for t in listed]
-                if names != [(o.remote, o.tool.description if o.tool else o.withheld)
-                             for o in offers]:
-                    state.offers = offers
+                if self._offer(state, listed):
                     self.on_change()
+
+    def _offer(self, state: ServerState, listed: list[Any]) -> bool:
+        """Offer what ``listed`` holds as the pins now allow; whether that changed.
+        The cards waiting for the person are handed to ``on_waiting``."""
+        with self._offering:
+            before = [o.key() for o in state.offers]
+            offers = [offer(state.spec.name, t, self.call, self.pins) for t in listed]
+            state.listed, state.offers = list(listed), offers
+        waiting = [o.card for o in offers if o.waiting and o.card is not None]
+        if self.pins is not None:
+            try:
+                self.pins.set_waiting(state.spec.name, waiting)
+            except OSError as err:
+                log.warning("cannot note the MCP tools waiting for approval: %s", err)
+        if waiting:
+            try:
+                self.on_waiting(waiting)
+            except Exception:  # asking is the asker's business; the offers stand
+                log.exception("asking about the MCP tools of %s failed", state.spec.name)
+        return before != [o.key() for o in offers]
+
+    def reoffer(self) -> bool:
+        """Take the pins again for every ready server (the person answered); whether
+        the tools offered changed (``on_change`` is told then)."""
+        changed = False
+        for state in list(self.states.values()):
+            if state.state == "ready" and self._offer(state, state.listed):
+                changed = True
+        if changed:
+            self.on_change()
+        return changed
 
     @staticmethod
     async def _list_tools(client: Any) -> list[Any]:

@@ -9,6 +9,7 @@ from pathlib import Path
 from passepartout.config import Config
 from passepartout.mcp.config import load
 from passepartout.mcp.hub import McpHub
+from passepartout.mcp.pins import PinStore
 
 PROBE_TIMEOUT = 20.0
 
@@ -22,7 +23,8 @@ def mcp_checks(config: Config, timeout: float = PROBE_TIMEOUT) -> list[CheckRow]
     if not found.servers:
         return rows or [("mcp servers", True, f"none configured ({found.path})", "")]
     with tempfile.TemporaryDirectory(prefix="passepartout-mcp-") as logs:
-        hub = McpHub(found.servers, log_dir=Path(logs)).start()
+        # The tools offered as the agent would offer them: those the person approved.
+        hub = McpHub(found.servers, log_dir=Path(logs), pins=PinStore(config.home)).start()
         try:
             settled = hub.wait_settled(timeout)
             states = list(hub.states.values())
