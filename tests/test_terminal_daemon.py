@@ -32,7 +32,7 @@ from passepartout.daemon.face import (
     TurnError,
 )
 from passepartout.daemon.face_events import parse_event
-from passepartout.daemonclient import as_dict, connect
+from passepartout.daemonclient import DaemonError, as_dict, connect
 from passepartout.signals import Keyword, Symbol
 
 ABORT = 134  # "terminate called without an active exception"
@@ -300,3 +300,22 @@ def test_the_chat_reattaches_to_a_daemon_that_is_back_and_says_so(
             proc.kill()
             proc.wait()
         proc.stdout.close()
+
+
+def test_a_prompt_too_large_for_a_frame_is_refused_and_the_face_goes_on(
+    daemons: Daemons, fake_llm: FakeLLM
+) -> None:
+    """Its six-digit length overflowed, the daemon misread the stream and closed the
+    connection: every later call of that face failed."""
+    fake_llm.reply("Still here.")
+    daemons.start()
+    daemons.wait_ready()
+    face = Face.attach(daemons.home, environ=daemons.env)
+    assert face is not None
+    with face:
+        with pytest.raises(DaemonError) as refused:
+            face.send("big", "x" * (9 * 2**20))
+        assert refused.value.kind == "too-large" and "at most 8 MB" in refused.value.message
+        turn = face.send("big", "and now?")
+        text = "".join(e.text for e in turn.events(60) if isinstance(e, Chunk))
+        assert text == "Still here."
