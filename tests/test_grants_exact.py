@@ -158,6 +158,24 @@ def test_a_write_that_runs_later_is_asked_as_code_and_never_always(
 
 
 @pytest.mark.attack
+def test_a_symlink_named_like_a_plain_file_or_like_envrc_is_judged_both_ways(
+        security: Security, home: Path) -> None:
+    """Writing ``.envrc`` that links to a plain file replaces the link with an
+    ``.envrc``; writing a plain name that links to ``.envrc`` writes the ``.envrc``."""
+    memex = home / "memex" / "sym"
+    memex.mkdir()
+    (memex / "plain.txt").write_text("x")
+    (memex / "linked").mkdir()
+    (memex / "linked" / ".envrc").symlink_to(memex / "plain.txt")
+    (memex / ".envrc").write_text("")
+    (memex / "innocent.txt").symlink_to(memex / ".envrc")
+    for path in (memex / "linked" / ".envrc", memex / "innocent.txt"):
+        action = tool("write-file", path=str(path), content="echo hi")
+        assert decision(security, action) == "ask"
+        assert "this file runs later: .envrc" in reasons(security, action)
+
+
+@pytest.mark.attack
 def test_a_grant_does_not_lift_the_question_about_code(security: Security,
                                                        home: Path) -> None:
     """A broad grant the person gave for a folder still asks for a write that runs

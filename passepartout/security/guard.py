@@ -217,7 +217,13 @@ class Security:
         :mod:`passepartout.security.runs_later`."""
         if action.target != "tool" or action.name not in (*WRITE_TOOLS, "org-capture"):
             return None
-        return code_reason(action.name, action.args, self.examine(action)[0].paths)
+        # The real places, and each as spelled: a write replaces a symlink at the
+        # target, so ``.envrc`` pointing elsewhere becomes an ``.envrc`` itself.
+        spelled = [Path(os.path.abspath(os.path.join(self.places.workspace,
+                                                     os.path.expanduser(str(action.args[k])))))
+                   for k in PATH_ARGS if isinstance(action.args.get(k), str)]
+        paths = [*self.examine(action)[0].paths, *spelled]
+        return code_reason(action.name, action.args, paths)
 
     # -- the two mandatory gates ------------------------------------------------------------
 
