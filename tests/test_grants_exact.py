@@ -69,7 +69,8 @@ def test_always_to_a_write_is_not_always_to_other_text(security: Security,
     assert decision(security, shown) == "ask"
     standing = remember(security, shown, True)
     assert standing.rule is not None and standing.rule.content is not None
-    (grant,) = [g for g in security.book.grants() if "plan.txt" in g.title]
+    (grant,) = [g for g in security.book.grants()
+                if g.properties.get("PATH", "").endswith("plan.txt")]
     assert grant.properties["CONTENT"].startswith("sha256:")
     assert grant_file.sealed(grant, security.book.trust.seal)
     assert decision(security, shown) == "allow"
@@ -83,10 +84,12 @@ def test_a_content_bound_grant_edited_to_other_content_loses_its_seal(
     path = str(home / "memex" / "sealed.txt")
     remember(security, tool("write-file", path=path, content="a"), True)
     text = security.book.path.read_text(encoding="utf-8")
-    (grant,) = [g for g in security.book.grants() if "sealed.txt" in g.title]
+    (grant,) = [g for g in security.book.grants()
+                if g.properties.get("PATH", "").endswith("sealed.txt")]
     forged = text.replace(grant.properties["CONTENT"], "sha256:" + "0" * 64)
     security.book.path.write_text(forged, encoding="utf-8")
-    (grant,) = [g for g in security.book.grants() if "sealed.txt" in g.title]
+    (grant,) = [g for g in security.book.grants()
+                if g.properties.get("PATH", "").endswith("sealed.txt")]
     assert not grant_file.sealed(grant, security.book.trust.seal)
     assert decision(security, tool("write-file", path=path, content="a")) == "ask"
 
