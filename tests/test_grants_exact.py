@@ -224,3 +224,20 @@ def test_an_always_grant_from_before_the_bounds_stops_counting(security: Securit
     # one the person gave for the same file with `passepartout grant add` still counts
     security.book.add_grant(Rule("allow", tool="write-file", path=path), "my old file")
     assert decision(security, action) == "allow"
+
+
+@pytest.mark.attack
+def test_the_question_says_before_the_answer_that_it_counts_once(home: Path) -> None:
+    """Emacs is told (``:once`` in the question's info) and then offers no "always"."""
+    from passepartout.channels.emacs import _approval_info
+    from passepartout.loop.actions import ApprovalRequest
+
+    def info(action: Action) -> object:
+        return _approval_info(ApprovalRequest(action, ("asked",), SIGNAL)).get("once")
+
+    envrc = tool("write-file", path=str(home / "memex" / ".envrc"), content="echo")
+    assert "this file runs later: .envrc" in str(info(envrc))
+    cron = tool("org-set-property", file="x.org", heading="A", key="CRON", value="0 9 * * *")
+    assert ":CRON:" in str(info(cron))
+    assert "a capture" in str(info(tool("org-capture", title="x")))
+    assert info(tool("write-file", path=str(home / "memex" / "a.txt"), content="x")) is None

@@ -26,14 +26,18 @@ asked client saw); no tool calls it.
 from __future__ import annotations
 
 import logging
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from passepartout.errors import ConfigError
 from passepartout.security import grants as grant_file
+from passepartout.security.guard import PATH_ARGS
 from passepartout.security.policy import Rule, _hosts_in, content_digest, rule_from_mapping
+from passepartout.security.runs_later import code_reason
 from passepartout.security.vault import secret_names
 
 if TYPE_CHECKING:
@@ -135,6 +139,20 @@ def _pins(action: Action, decision: str) -> dict[str, str]:
             raise NoScope(f"{action.name} needs one plain {name} to be granted")
         pins["property" if name == "key" else name] = value
     return pins
+
+
+def once_only(action: Action) -> str | None:
+    """Why a yes to ``action`` can only count once (``None``: "always" may be kept), as
+    the question can tell before it is answered: code to evaluate, new text, a write
+    that runs later (judged by its path as spelled; the gates judge the real one too)."""
+    if action.target != "tool" or action.name in UNSCOPED:
+        return f"{action.name or action.target} runs code"
+    if action.name in NEW_TEXT:
+        return f"{NEW_TEXT[action.name]} gets no standing grant"
+    spelled = [Path(os.path.expanduser(str(action.args[k]))) for k in PATH_ARGS
+               if isinstance(action.args.get(k), str)]
+    code = code_reason(action.name, action.args, spelled)
+    return f"asked as code ({code})" if code is not None else None
 
 
 def remember(security: Security, action: Action, allow: bool, *, source: str = "") -> Standing:
