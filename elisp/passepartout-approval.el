@@ -304,22 +304,27 @@ in Emacs needs a typed \"yes\"."
             (princ text))
           (yes-or-no-p question))
       (if (not long)
-          (passepartout-approval--choose question)
+          (passepartout-approval--choose question (plist-get info :once))
         (save-window-excursion
           (with-output-to-temp-buffer "*passepartout-approval*"
             (princ text))
-          (passepartout-approval--choose question))))))
+          (passepartout-approval--choose question (plist-get info :once)))))))
 
-(defun passepartout-approval--choose (question)
+(defun passepartout-approval--choose (question &optional once)
   "Ask QUESTION with four answers; t, `always', `never' or nil.
 y allows once, n refuses once, ! allows always and N refuses always
-\(a standing grant scoped to this action, kept by the server)."
+\(a standing grant scoped to this action, kept by the server).  ONCE,
+the server's reason why a yes can count only once (a write that runs
+later, a capture), leaves \"always\" out and is shown with QUESTION."
   (let ((read-answer-short t))  ; one key, read in the minibuffer
     (pcase (read-answer
-            question
-            '(("yes" ?y "allow this once")
+            (if (stringp once)
+                (concat (passepartout-visible (format "[Once only: %s] " once)) question)
+              question)
+            `(("yes" ?y "allow this once")
               ("no" ?n "refuse this once")
-              ("always" ?! "allow, and allow the same action from now on")
+              ,@(unless (stringp once)
+                  '(("always" ?! "allow, and allow the same action from now on")))
               ("never" ?N "refuse, and refuse the same action from now on")))
       ("yes" t)
       ("always" 'always)

@@ -130,15 +130,19 @@ def test_a_permission_asked_and_rejected_runs_nothing(
 def test_allow_always_becomes_a_sealed_grant_that_is_not_asked_again(
     daemons: Daemons, fake_llm: FakeLLM
 ) -> None:
+    """The grant covers the file with the text the person was shown; other text for
+    the same file is asked again."""
     target = daemons.tmp / "work" / "notes.txt"
     fake_llm.tool_call("write-file", {"path": str(target), "content": "first"})
     fake_llm.reply("Written.")
-    fake_llm.tool_call("write-file", {"path": str(target), "content": "second"})
+    fake_llm.tool_call("write-file", {"path": str(target), "content": "first"})
     fake_llm.reply("Written again.")
+    fake_llm.tool_call("write-file", {"path": str(target), "content": "second"})
+    fake_llm.reply("Asked.")
     running(daemons)
 
     async def scenario() -> None:
-        peer = Peer(answers=["allow-always"])
+        peer = Peer(answers=["allow-always", "allow-once"])
         async with acp_client(daemons, peer) as conn:
             session = (await conn.new_session(cwd=str(daemons.tmp))).session_id
             await conn.prompt(session_id=session, prompt=prompt("please go ahead"))
@@ -146,14 +150,17 @@ def test_allow_always_becomes_a_sealed_grant_that_is_not_asked_again(
             assert target.read_text() == "first"
             await conn.prompt(session_id=session, prompt=prompt("once more, please"))
             assert len(peer.permissions) == 1  # the grant answered this time
-            assert target.read_text() == "second"
             assert "Written again." in peer.text(session)
+            await conn.prompt(session_id=session, prompt=prompt("now other text"))
+            assert len(peer.permissions) == 2  # other text: asked again
+            assert target.read_text() == "second"
 
     run(scenario())
     lines = _approvals(daemons).splitlines()
     (grant,) = [g for g in grant_file.read(lines) if "notes.txt" in g.properties.get("PATH", "")]
     assert grant.properties["TOOL"] == "write-file"
     assert grant.properties["PATH"] == str(target.resolve())
+    assert grant.properties["CONTENT"].startswith("sha256:")
     assert grant_file.sealed(grant, Seal.in_state(daemons.home))
 
 

@@ -95,9 +95,9 @@ def test_a_file_tool_is_granted_for_that_one_file(agent: Agent, home: Path) -> N
     (grant,) = [g for g in security.book.grants() if "notes.txt" in g.title]
     assert grant_file.sealed(grant, security.book.trust.seal)
     assert grant.decision() == "allow" and grant.properties["TOOL"] == "write-file"
-    # the policy now allows that file, and only that file
-    same = security.examine(tool("write-file", path=str(path), content="y"))[0]
-    other = security.examine(tool("write-file", path=str(path) + ".bak", content="y"))[0]
+    # the policy now allows that file with that text, and nothing else
+    same = security.examine(tool("write-file", path=str(path), content="x"))[0]
+    other = security.examine(tool("write-file", path=str(path) + ".bak", content="x"))[0]
     assert security.policy().decide(same).decision == "allow"
     assert security.policy().decide(other) is None
 

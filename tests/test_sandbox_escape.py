@@ -87,6 +87,25 @@ def fake_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Home:
     bare = home / "proj" / "vendor"  # a repository whose .git lost its hooks directory
     (bare / ".git").mkdir(parents=True)
     (bare / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    # start-up files beyond the usual rc files, one only a pattern (~/.bash*) names
+    for rel in (".bash_aliases", ".xsession", ".bashrc.d/x.sh", ".bash_custom"):
+        (home / rel).parent.mkdir(parents=True, exist_ok=True)
+        (home / rel).write_text("# start-up\n")
+    # a submodule's and a worktree's git directories, and a bare repository with
+    # neither hooks nor config (git takes HEAD, objects and refs for a repository)
+    sub = repo / ".git" / "modules" / "libs" / "sub"
+    (sub / "hooks").mkdir(parents=True)
+    (sub / "HEAD").write_text("ref: refs/heads/main\n")
+    (sub / "config").write_text("[core]\n")
+    tree = repo / ".git" / "worktrees" / "wip"
+    tree.mkdir(parents=True)
+    (tree / "HEAD").write_text("ref: refs/heads/wip\n")
+    (tree / "commondir").write_text("../..\n")
+    (tree / "config.worktree").write_text("[core]\n")
+    mirror = repo / "mirror.git"
+    for name in ("objects", "refs"):
+        (mirror / name).mkdir(parents=True)
+    (mirror / "HEAD").write_text("ref: refs/heads/main\n")
     monkeypatch.setenv("HOME", str(home))
     return Home(
         home, config, home / ".local/state/passepartout", skills, approvals,
@@ -316,6 +335,16 @@ WRITES = {
     "git config replaced": "mv ~/proj/.git/config ~/proj/.git/c; echo evil > ~/proj/.git/config",
     "missing git hooks": "mkdir -p ~/proj/vendor/.git/hooks; echo x > ~/proj/vendor/.git/hooks/x",
     "missing git config": "echo evil > ~/proj/vendor/.git/config",
+    "bash_aliases": "echo evil >> ~/.bash_aliases",
+    "xsession": "echo evil >> ~/.xsession",
+    "bashrc.d": "echo evil >> ~/.bashrc.d/x.sh; echo evil > ~/.bashrc.d/y.sh",
+    "start-up file by pattern": "echo evil >> ~/.bash_custom",
+    "submodule hook": "echo evil > ~/proj/.git/modules/libs/sub/hooks/post-checkout",
+    "submodule config": "echo '[core] fsmonitor = evil' >> ~/proj/.git/modules/libs/sub/config",
+    "worktree config": "echo evil >> ~/proj/.git/worktrees/wip/config.worktree",
+    "bare repository hook": "mkdir -p ~/proj/mirror.git/hooks; "
+    "echo evil > ~/proj/mirror.git/hooks/post-receive",
+    "bare repository config": "echo evil > ~/proj/mirror.git/config",
     # Moving an ancestor away would carry the masks with it.
     "git dir moved away": "mv ~/proj/.git ~/proj/.git-old; mkdir -p ~/proj/.git/hooks; "
     "echo evil > ~/proj/.git/config",

@@ -136,6 +136,23 @@
                    '(:kind emacs-eval-confirm :code "(ding)")))
       (should (string-match-p "passepartout-approval" prompt)))))
 
+(ert-deftest passepartout-approval-test-once-only-offers-no-always ()
+  "A question the server says counts once (a write that runs later) has no always."
+  (let (prompt answers)
+    (cl-letf (((symbol-function 'read-answer)
+               (lambda (p a) (setq prompt p answers (mapcar #'car a)) "yes")))
+      (should (eq (passepartout-approval-ask-minibuffer
+                   "write-file .envrc"
+                   '(:kind write-file :once "asked as code (this file runs later: .envrc)"))
+                  t))
+      (should (string-match-p "Once only: asked as code (this file runs later" prompt))
+      (should-not (member "always" answers))
+      (should (member "never" answers)))
+    (cl-letf (((symbol-function 'read-answer)
+               (lambda (_p a) (setq answers (mapcar #'car a)) "yes")))
+      (passepartout-approval-ask-minibuffer "write-file notes.txt" '(:kind write-file))
+      (should (member "always" answers)))))
+
 (ert-deftest passepartout-approval-test-chat-shows-waiting-and-outcome ()
   "The chat buffer waits for approval, then says what was decided."
   (let ((buffer (generate-new-buffer "*passepartout-approval-test*")))

@@ -29,6 +29,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add.add_argument("--scope", help="a directory the file or working directory is inside")
     add.add_argument("--secret", help="the {{secret:NAME}} this command may use unasked")
     add.add_argument("--host", help="a glob every URL of the call must be on")
+    add.add_argument("--heading", help="org edits: the heading, exactly as the tool names it")
+    add.add_argument("--property", help="org-set-property: the property it sets")
+    add.add_argument("--content", help="write-file: sha256:HEX of the only text it may write")
     sub.add_parser("accept", help="review the grants written by hand and seal them")
 
 

@@ -26,7 +26,20 @@ from passepartout.security.policy import Rule, rule_from_mapping
 from passepartout.security.seal import Seal
 
 PURPOSE = "grant"
-KEYS = ("decision", "tool", "command", "exact", "path", "scope", "secret", "host")
+# A grant written before ``content``, ``heading`` and ``property`` existed seals none of
+# them, and its seal still holds (they are left out of what it covers when absent).
+KEYS = ("decision", "tool", "command", "exact", "path", "scope", "secret", "host",
+        "content", "heading", "property")
+# What an "always" answer pins for these tools now (see passepartout.security.standing).
+# Such a grant from an earlier answer, without its pin, allowed more than was shown: it
+# no longer counts, and the person is told (the next question can be answered again).
+PINNED_BY_ALWAYS = {
+    "write-file": ("content",), "org-set-property": ("heading", "property"),
+    "org-set-todo": ("heading",), "org-archive": ("heading",),
+    "org-add-note": ("never",), "org-capture": ("never",), "org-add-heading": ("never",),
+    "org-refile": ("never",), "remember": ("never",), "schedule": ("never",),
+}
+ALWAYS_TITLE = "Allowed always"
 _HEADING = re.compile(r"^\*\s+(.*?)\s*$")
 
 
@@ -105,11 +118,27 @@ def rules(grants: list[Grant], seal: Seal,
         if grant.decision() == "allow" and not sealed(grant, seal):
             refused(grant, "it does not carry the agent's seal (not given by the person)")
             continue
+        if (why := outgrown(grant)) is not None:
+            refused(grant, why)
+            continue
         try:
             out.append(grant.rule())
         except ConfigError as err:
             refused(grant, err.message)
     return out
+
+
+def outgrown(grant: Grant) -> str | None:
+    """Why an allowing grant an earlier "always" answer wrote covers more than the
+    person was shown (``None``: it does not)."""
+    entry = grant.entry()
+    pins = PINNED_BY_ALWAYS.get(entry.get("tool", "").strip())
+    if (grant.decision() != "allow" or not grant.title.startswith(ALWAYS_TITLE)
+            or pins is None or all(entry.get(k) for k in pins)):
+        return None
+    return ("it was given by an \"always\" answer before such answers were bound to what "
+            "was shown (it would allow other content, headings or properties); answer the "
+            "next question again")
 
 
 def entry_lines(rule: Rule, title: str, seal: Seal) -> list[str]:
@@ -127,6 +156,12 @@ def entry_lines(rule: Rule, title: str, seal: Seal) -> list[str]:
         props["SECRET"] = rule.secret
     if rule.host:
         props["HOST"] = rule.host
+    if rule.content:
+        props["CONTENT"] = rule.content
+    if rule.heading is not None:
+        props["HEADING"] = rule.heading
+    if rule.prop:
+        props["PROPERTY"] = rule.prop
     props["SEAL"] = seal.sign(PURPOSE, canonical({k.lower(): v for k, v in props.items()}))
     return [heading_line(2, one_line(title)), *drawer(props, "   ").rstrip("\n").splitlines()]
 

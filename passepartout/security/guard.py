@@ -34,6 +34,7 @@ from passepartout.security.flightplan import Clearances
 from passepartout.security.paths import PathRules, denial
 from passepartout.security.policy import Policy, Subject, load_policy, plain_commands
 from passepartout.security.privacy import DEFAULT_TAG
+from passepartout.security.runs_later import code_reason
 from passepartout.security.shell import DEFAULT_ALLOWLIST, ShellPolicy, analyze
 from passepartout.security.vault import Vault, secret_names
 from passepartout.signals import Signal
@@ -211,6 +212,19 @@ class Security:
             )
         return subject, Verdict.allow("no built-in check objects")
 
+    def runs_later(self, action: Action) -> str | None:
+        """Why ``action`` writes something that runs later (``None``: it does not); see
+        :mod:`passepartout.security.runs_later`."""
+        if action.target != "tool" or action.name not in (*WRITE_TOOLS, "org-capture"):
+            return None
+        # The real places, and each as spelled: a write replaces a symlink at the
+        # target, so ``.envrc`` pointing elsewhere becomes an ``.envrc`` itself.
+        spelled = [Path(os.path.abspath(os.path.join(self.places.workspace,
+                                                     os.path.expanduser(str(action.args[k])))))
+                   for k in PATH_ARGS if isinstance(action.args.get(k), str)]
+        paths = [*self.examine(action)[0].paths, *spelled]
+        return code_reason(action.name, action.args, paths)
+
     # -- the two mandatory gates ------------------------------------------------------------
 
     def policy_verdict(self, action: Action, signal: Signal) -> Verdict:
@@ -231,6 +245,10 @@ class Security:
             verdict = Verdict.allow(f"{match.reason()} (instead of asking: {built_in.reason})")
         else:
             verdict = Verdict(match.decision, match.reason())
+        if verdict.decision != "deny" and (code := self.runs_later(action)) is not None:
+            # Asked every time, whatever a rule or grant allows: what it writes runs later.
+            also = f"; {verdict.reason}" if verdict.decision == "ask" else ""
+            verdict = Verdict.ask(f"asked as code: {code}{also}")
         if verdict.decision == "deny" or not subject.secrets:
             return verdict
         # A secret is used with the person's yes, or a grant of it for this very command.

@@ -15,13 +15,20 @@ the person's credentials do not move when ``HOME`` does.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from passepartout.errors import PassepartoutError
-from passepartout.security.sensitive import CREDENTIALS, SHELL_RC
+from passepartout.security.sensitive import (
+    CREDENTIALS,
+    GIT_PROTECTED,
+    SHELL_RC,
+    STARTUP_PATTERNS,
+    STARTUP_PLACES,
+)
 from passepartout.security.shell import DEFAULT_PROTECTED, DEFAULT_SECRETS
 
 # Kernel views of processes and devices: no file tool reads or writes there.
@@ -66,6 +73,7 @@ class PathRules:
         secret places, so that a file tool and a shell command agree."""
         prot = [*protected, *(DEFAULT_PROTECTED if defaults else ())]
         sec = [*secret, *(DEFAULT_SECRETS if defaults else ())]
+        prot = [p for p in prot if "*" not in str(p)]  # patterns: STARTUP_PATTERNS
         absolute = [p for p in prot if _is_absolute_entry(p)]
         parts = tuple(tuple(Path(str(p)).parts) for p in prot if not _is_absolute_entry(p))
         return cls(
@@ -75,6 +83,11 @@ class PathRules:
             secret_parts=CREDENTIAL_PARTS if defaults else (),
             workspace=Path(os.path.realpath(workspace)) if workspace else None,
         )
+
+
+# Start-up places by their home-relative part (``.config/autostart``), wherever they
+# appear in a path: the person's start-up files do not move when ``HOME`` does.
+STARTUP_PARTS: tuple[tuple[str, ...], ...] = tuple(Path(p).parts for p in STARTUP_PLACES)
 
 
 # The home-relative part of each credential place (``.config/gcloud``), refused wherever
@@ -161,6 +174,15 @@ def _judge(path: Path, rules: PathRules, *, writing: bool) -> str | None:
         return None
     if path.name in rules.protected_names:
         return f"{path} is a shell start-up file"
+    for seg in path.parts[1:]:
+        if any(fnmatch.fnmatchcase(seg, p) for p in STARTUP_PATTERNS):
+            return f"{path} is a shell or session start-up place ({seg})"
+    for parts in STARTUP_PARTS:
+        if _has_parts(path, parts):
+            return f"{path} starts programs at login or with the session ({'/'.join(parts)})"
+    reason = git_place(path)
+    if reason is not None:
+        return reason
     for parts in rules.protected_parts:
         if _has_parts(path, parts):
             return f"{path} is inside a protected place ({'/'.join(parts)})"
@@ -168,6 +190,39 @@ def _judge(path: Path, rules: PathRules, *, writing: bool) -> str | None:
         if _inside(path, root):
             return f"{path} is inside a protected place ({root})"
     return None
+
+
+def git_place(path: Path) -> str | None:
+    """Why ``path`` is the hooks, config or info of a git directory (``None``: it is not).
+
+    A git directory by rule, not by name: a ``.git`` directory and anything inside one
+    (its submodules under ``modules/``, its worktrees' directories), a directory git
+    would take for a repository (``HEAD`` with ``objects`` and ``refs``: a bare one; or
+    ``HEAD`` with ``commondir``: a worktree's), and a ``.git`` file itself (it points
+    git at another directory).
+    """
+    if path.name == ".git" and not path.is_dir():
+        return f"{path} would point git at another git directory"
+    parts = path.parts
+    for i in range(len(parts) - 1, 0, -1):
+        below = parts[i:]
+        if below[0] not in GIT_PROTECTED or (below[0] in ("config", "config.worktree")
+                                              and len(below) > 1):
+            continue
+        top = Path(*parts[:i])
+        if ".git" in parts[1:i] or _looks_like_git_dir(top):
+            return f"{path} is the {below[0]} of the git directory {top}"
+    return None
+
+
+def _looks_like_git_dir(top: Path) -> bool:
+    try:
+        if not (top / "HEAD").is_file():
+            return False
+        return ((top / "objects").is_dir() and (top / "refs").is_dir()) or (
+            top / "commondir").is_file()
+    except OSError:
+        return False
 
 
 def unreadable(path: Path, rules: PathRules) -> str | None:

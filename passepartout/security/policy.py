@@ -22,6 +22,17 @@ Rules live in ``<config_dir>/policy.toml`` (and scoped grants in the approvals f
     secret = "GITHUB_TOKEN"     # the call carries {{secret:GITHUB_TOKEN}}
     command = "curl -H *{{secret:GITHUB_TOKEN}}* https://api.github.com/*"
     host = "api.github.com"     # every URL of the call is on this host (a glob)
+    [[rule]]
+    decision = "allow"          # what an "always" answer keeps: exactly what was shown
+    tool = "org-set-property"
+    path = "/home/me/notes/projects.org"
+    heading = "Projects/Alpha"  # the call's heading, exactly as written
+    property = "STATUS"         # the property it sets (org reads names case-blind)
+    [[rule]]
+    decision = "allow"
+    tool = "write-file"
+    path = "/home/me/notes/todo.txt"
+    content = "sha256:..."      # the SHA-256 of the whole text the call writes
 
     [shell]
     allow = ["make"]            # more programs that run without asking
@@ -49,6 +60,7 @@ matches only calls that use it, so it grants nothing else.
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import logging
 import os
 import re
@@ -71,8 +83,10 @@ log = logging.getLogger(__name__)
 Decision = Literal["allow", "ask", "deny"]
 RANK: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
 _RULE_KEYS = frozenset(
-    {"decision", "tool", "command", "exact", "path", "scope", "args", "why", "secret", "host"}
+    {"decision", "tool", "command", "exact", "path", "scope", "args", "why", "secret", "host",
+     "content", "heading", "property"}
 )
+_CONTENT = re.compile(r"sha256:[0-9a-f]{64}")
 _SECRET_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _URL = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^\s\"'<>]+")
 _BARE_HOST = re.compile(r"(?i)((?:[a-z0-9_-]+\.)+[a-z0-9_-]+)(?::[^/\s]*)?(?:/\S*)?$")
@@ -92,6 +106,9 @@ class Rule:
     secret: str | None = None  # the rule matches only calls that use this secret
     host: str | None = None  # every URL of the call is on a host matching this glob
     exact: bool = False  # the argv is ``command`` and no more words (an "always" answer)
+    content: str | None = None  # ``sha256:HEX`` of the call's ``content`` argument
+    heading: str | None = None  # the call's ``heading`` argument, exactly
+    prop: str | None = None  # the call's ``key`` argument (a property name), case-blind
 
     def describe(self) -> str:
         parts = [f"{self.decision} {self.tool}"]
@@ -103,6 +120,12 @@ class Rule:
             parts.append(f"on host {self.host}")
         if self.path:
             parts.append(f"path {self.path}")
+        if self.content:
+            parts.append(f"with content {self.content[:19]}…")
+        if self.heading is not None:
+            parts.append(f"heading {self.heading!r}")
+        if self.prop:
+            parts.append(f"property {self.prop}")
         if self.scope:
             parts.append(f"in {self.scope}")
         parts += [f"{k}={v}" for k, v in self.args]
@@ -221,11 +244,30 @@ def _matches(rule: Rule, subject: Subject, *, only: tuple[str, ...] | None = Non
         subject.paths and all(_path_matches(rule.path, p) for p in subject.paths)
     ):
         return False
+    if not _pins_match(rule, subject):
+        return False
     if rule.scope is not None:
         places = list(subject.paths) or ([subject.cwd] if subject.cwd else [])
         if not places or not all(p == rule.scope or rule.scope in p.parents for p in places):
             return False
     return True
+
+
+def _pins_match(rule: Rule, subject: Subject) -> bool:
+    """The arguments a rule pins (an "always" answer's: what the person was shown)."""
+    if rule.content is not None:
+        content = subject.args.get("content")
+        if not isinstance(content, str) or content_digest(content) != rule.content:
+            return False
+    if rule.heading is not None and subject.args.get("heading") != rule.heading:
+        return False
+    key = subject.args.get("key")
+    return rule.prop is None or (isinstance(key, str) and key.upper() == rule.prop.upper())
+
+
+def content_digest(text: str) -> str:
+    """What a rule's ``content`` names: ``sha256:`` and the hex digest of ``text``."""
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _hosts_match(rule: Rule, subject: Subject, only: tuple[str, ...] | None) -> bool:
@@ -357,6 +399,11 @@ def rule_from_mapping(entry: Mapping[str, Any], origin: str) -> Rule:
     exact = _flag(entry.get("exact", False), "exact", origin)
     if exact and not command:
         raise ConfigError(f"{origin}: exact needs a command", origin=origin)
+    content = str(entry["content"]).strip().lower() if entry.get("content") else None
+    if content is not None and not _CONTENT.fullmatch(content):
+        raise ConfigError(f"{origin}: content must be sha256: and 64 hex digits, not "
+                          f"{entry['content']!r}", origin=origin)
+    prop = str(entry["property"]).strip() if entry.get("property") else None
     return Rule(
         decision=decision,  # type: ignore[arg-type]
         tool=str(entry.get("tool", "*")),
@@ -368,6 +415,9 @@ def rule_from_mapping(entry: Mapping[str, Any], origin: str) -> Rule:
         secret=secret,
         host=str(entry["host"]).strip().lower() if entry.get("host") else None,
         exact=exact,
+        content=content,
+        heading=str(entry["heading"]) if entry.get("heading") else None,
+        prop=prop,
     )
 
 

@@ -18,6 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from passepartout.security.sandbox_reach import Credentials, searchable
+from passepartout.security.sensitive import GIT_PROTECTED
+
+__all__ = ["GIT_PROTECTED", "Found", "WorkspaceTooLarge", "find_in_workspace",
+           "listening_sockets", "other_homes"]
 
 log = logging.getLogger(__name__)
 
@@ -28,8 +32,6 @@ _NOT_SEARCHED = frozenset(
     {"node_modules", "__pycache__", ".venv", "site-packages", ".tox", ".mypy_cache",
      ".ruff_cache", ".pytest_cache", ".cache"}
 )
-# Inside a git directory: what runs programs or says what is trusted.
-GIT_PROTECTED = ("hooks", "config", "config.worktree", "info")
 _UNIX_TABLE = "/proc/net/unix"
 
 
@@ -145,13 +147,19 @@ def _too_large_message(workspace: Path) -> str:
 
 
 def _is_bare_repository(names: frozenset[str]) -> bool:
-    return {"HEAD", "objects", "refs", "config"} <= names
+    """What git itself takes for a git directory: ``HEAD`` with ``objects`` and ``refs``
+    (no ``config`` needed), or ``HEAD`` with ``commondir`` (a worktree's)."""
+    return "HEAD" in names and ({"objects", "refs"} <= names or "commondir" in names)
 
 
 def _with_submodules(git_dir: Path) -> list[Path]:
-    """A ``.git`` directory and the git directories of its submodules (``modules/...``)."""
+    """A ``.git`` directory and the git directories of its submodules (``modules/...``)
+    and of its worktrees (``worktrees/NAME``, each with its own ``config.worktree``)."""
     found = [git_dir]
     stack = [git_dir / "modules"]
+    with contextlib.suppress(OSError):
+        found += [Path(e.path) for e in os.scandir(git_dir / "worktrees")
+                  if e.is_dir(follow_symlinks=False)][:100]
     while stack and len(found) < 200:
         top = stack.pop()
         try:

@@ -11,8 +11,9 @@ layers are, in order:
    does not exist yet (or is a symlink, which could be replaced) is made read-only and
    its existing entries bound back writable, so the place cannot be made (the home
    directory as workspace: no new top-level entry, everything below stays writable);
-4. protected places read-only (shell start-up files, every git directory's hooks,
-   config and info, the agent's own places), even inside the workspace;
+4. protected places read-only (shell start-up files, also those a pattern such as
+   ``~/.bash*`` names, every git directory's hooks, config and info, the agent's own
+   places), even inside the workspace;
    then each private org file covered, read-only, by its redacted copy;
 5. credential places hidden: an empty read-only tmpfs over a directory, ``/dev/null``
    over a file;
@@ -29,6 +30,7 @@ Nothing the workspace bind exposes can uncover a later layer.
 
 from __future__ import annotations
 
+import fnmatch
 import logging
 import os
 from collections.abc import Iterable, Sequence
@@ -345,13 +347,25 @@ def _in_home(entries: Iterable[Path | str], home: str, ws: str, *, all_homes: bo
     out = []
     for entry in entries:
         text = str(entry)
-        if text == "~" or text.startswith("~/"):
+        if text.startswith("~/") and "*" in text:  # a pattern on the home's entries
+            out += [f"{home.rstrip('/')}/{name}" for name in sorted(_home_names(home, names))
+                    if fnmatch.fnmatchcase(name, text[2:])]
+        elif text == "~" or text.startswith("~/"):
             rest = text[2:]
             if names is None or rest.split("/", 1)[0] in names:
                 out.append(f"{home.rstrip('/')}/{rest}" if rest else home)
         elif all_homes:
             out.append(text)
     return out
+
+
+def _home_names(home: str, names: set[str] | None) -> set[str]:
+    if names is not None:
+        return names
+    try:
+        return set(os.listdir(home))
+    except OSError:
+        return set()
 
 
 def _places(entries: Iterable[Path | str]) -> list[str]:

@@ -7,7 +7,10 @@ read-only (after every bind, so no workspace uncovers them).  The agent's own pl
 run time by :class:`passepartout.security.guard.Security`.
 
 Entries starting with ``~`` are relative to the home directory; entries without a
-leading ``/`` or ``~`` (``.git/hooks``) match wherever they appear in a path.  The file
+leading ``/`` or ``~`` (``.git/hooks``) match wherever they appear in a path; an entry
+with ``*`` (``~/.bash*``) is a pattern on a home's entries.  Every git directory
+anywhere, not only ``.git`` (submodules, worktrees, bare repositories), keeps its
+:data:`GIT_PROTECTED` entries read-only.  The file
 tools also refuse a credential entry's home-relative part wherever it appears
 (``/home/other/.npmrc``, ``/root/.config/gcloud``), whatever ``HOME`` says.
 """
@@ -72,13 +75,46 @@ SHELL_RC: frozenset[str] = frozenset(
     }
 )
 
+# Shell and session start-up files by pattern: a file or directory whose name matches is
+# protected wherever it is (``~/.bash_aliases``, ``~/.bashrc.d/x``, ``~/.xsession``,
+# ``~/.zsh/plugins/...``); the file tools match every component of a path.
+STARTUP_PATTERNS: tuple[str, ...] = (
+    ".bash*", ".zsh*", ".zlog*", ".zprofile", ".profile", ".xsession*", ".xinitrc",
+    ".xprofile", ".xserverrc", ".pam_environment", ".login", ".logout", ".kshrc", ".mkshrc",
+    ".cshrc", ".tcshrc", ".inputrc", ".oh-my-zsh", ".bash_it", ".envrc.d",
+)
+# Home-relative places that start programs at login or with the session, protected in
+# any home (the file tools match them anywhere in a path).
+STARTUP_PLACES: tuple[str, ...] = (
+    ".config/fish", ".config/environment.d", ".config/autostart", ".config/systemd",
+    ".config/plasma-workspace", ".config/upstart", ".local/share/systemd",
+    ".local/share/applications", ".local/bin", ".config/emacs", ".config/git",
+    ".config/direnv", ".emacs.d", ".emacs", ".gitconfig",
+)
+# The names of :data:`STARTUP_PATTERNS` a home commonly holds, named one by one so the
+# sandbox also keeps them from being made where the home is the workspace; the patterns
+# themselves cover what exists (the sandbox expands them in the home).
+_STARTUP_NAMED: tuple[str, ...] = (
+    ".bash_aliases", ".bash_functions", ".bash_env", ".bash_completion",
+    ".bash_completion.d", ".bashrc.d", ".bash_profile.d", ".zshrc.d", ".zsh", ".zfunc",
+    ".xsession", ".xsessionrc", ".pam_environment", ".login", ".logout", ".mkshrc",
+    ".oh-my-zsh", ".bash_it", ".xserverrc",
+)
+
 # Places whose change runs code later or changes what is trusted: writing is refused,
 # and the sandbox mounts them read-only even inside the workspace.
-PROTECTED: tuple[str, ...] = (
+PROTECTED: tuple[str, ...] = tuple(dict.fromkeys((
     *(f"~/{name}" for name in sorted(SHELL_RC - {"config.fish"})),
+    *(f"~/{name}" for name in _STARTUP_NAMED),
+    *(f"~/{pattern}" for pattern in STARTUP_PATTERNS if "*" in pattern),
+    *(f"~/{place}" for place in STARTUP_PLACES),
     "~/.config", "~/.local/bin", "~/.local/share/applications", "~/.emacs",
     "~/.emacs.d", "~/.gitconfig", "~/.ssh", "~/.gnupg", "~/.aws", "~/.netrc",
     "~/.git-credentials", "~/.local/state/passepartout", "~/.local/share/passepartout",
     "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/boot", "/opt", "/var/spool/cron",
     ".git/hooks", ".git/config", ".git/info", ".gitmodules",
-)
+)))
+# Inside every git directory (a ``.git`` directory, its submodules under ``modules/``,
+# a worktree's git directory, a bare repository): what runs programs or says what is
+# trusted.  Read-only for the file tools and in the sandbox.
+GIT_PROTECTED: tuple[str, ...] = ("hooks", "config", "config.worktree", "info")
