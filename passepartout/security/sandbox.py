@@ -50,6 +50,9 @@ _CREDENTIAL_ENV = re.compile(
     re.IGNORECASE,
 )
 _KILL_GRACE = 2.0
+_SETUP_TRIES = 3
+# The place a mount failed at, in bubblewrap's words ("Can't create file at /x: ...").
+_NAMED_PLACE = re.compile(r"\b(?:at|for|on) (/[^:]*):")
 P = ParamSpec("P")
 R = TypeVar("R")
 _sandbox_lock = threading.Lock()
@@ -237,7 +240,37 @@ def run_sandboxed(
 
     One command at a time: the mounts are planned from the workspace as it is, and a
     second command running meanwhile could swap a planned directory for a symlink.
+    A place that vanished between the plan and bubblewrap's mounts (a host socket
+    closed meanwhile) is planned again: nothing of the command had run.
     """
+    for attempt in range(1, _SETUP_TRIES + 1):
+        try:
+            return _run_once(
+                cmd, workspace, timeout=timeout, allow_network=allow_network, env=env,
+                output_cap=output_cap, hidden=hidden, protected=protected, bwrap=bwrap,
+                views=views, readable=readable,
+            )
+        except SandboxUnavailable as exc:
+            if not exc.fields.get("vanished") or attempt == _SETUP_TRIES:
+                raise
+            log.debug("sandbox set-up tried again: %s", exc.message)
+    raise AssertionError("unreachable")
+
+
+def _run_once(
+    cmd: str,
+    workspace: Path,
+    *,
+    timeout: float,
+    allow_network: bool,
+    env: Mapping[str, str] | None,
+    output_cap: int,
+    hidden: Sequence[Path | str],
+    protected: Sequence[Path | str],
+    bwrap: str | None,
+    views: Sequence[tuple[str, str]],
+    readable: Sequence[Path | str],
+) -> RunResult:
     if "\x00" in cmd:
         raise ValueError("the command contains a NUL byte")
     workspace = Path(workspace).resolve()
@@ -337,7 +370,10 @@ def setup_failure(stderr: str, code: int) -> SandboxUnavailable:
         )
     else:
         fix = f"{_USERNS_HINT}, or update bubblewrap"
-    return SandboxUnavailable(f"bubblewrap could not set up the sandbox: {said}", fix=fix)
+    named = _NAMED_PLACE.search(said)
+    vanished = named is not None and not os.path.lexists(named.group(1))
+    return SandboxUnavailable(f"bubblewrap could not set up the sandbox: {said}", fix=fix,
+                              vanished=vanished)
 
 
 def _child_exit_code(status: str, fallback: int) -> int:
