@@ -7,6 +7,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+import hypothesis
 import pytest
 
 # Helper modules with asserts of their own, imported by the suites (llm_agent is also a
@@ -20,6 +21,11 @@ from passepartout.config import Config  # noqa: E402
 
 # litellm must never fetch its cost map from the network in tests.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+# A property holds or not whatever the machine's load: no example has a time limit
+# (hypothesis's default of 200 ms failed a test on a busy machine).
+hypothesis.settings.register_profile("suite", deadline=None)
+hypothesis.settings.load_profile("suite")
 
 
 @pytest.fixture
