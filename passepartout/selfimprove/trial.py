@@ -75,7 +75,8 @@ def run_trial(file_name: str, content: str, *, hidden: Sequence[str] = (),
             result = run_sandboxed(
                 cmd, scratch, timeout=timeout, hidden=hidden, protected=protected,
                 env={"PYTHONPATH": code_root, "PYTHONDONTWRITEBYTECODE": "1"},
-                readable=(code_root, sys.prefix, os.path.realpath(sys.base_prefix)))
+                readable=(code_root, os.path.realpath(sys.prefix),
+                          os.path.realpath(sys.base_prefix)))
         except (SandboxUnavailable, ValueError) as err:
             return Trial(False, f"its tests could not run: {err}", ())
         if result.timed_out:
