@@ -46,11 +46,18 @@ class selfimprove_Service:
                     shipped_dir=SHIPPED_SKILLS_DIR)
 
     def trial(self, proposal: Any) -> Any:
+        from passepartout.security.sandbox_views import private_views
         from passepartout.selfimprove.trial import run_trial
 
-        policy = self.sec.shell_policy()
-        result = run_trial(proposal.path.name, proposal.content,
-                           hidden=policy.secret_paths, protected=policy.protected_paths)
+        sec = self.sec
+        policy = sec.shell_policy()
+        # The sandbox of any shell command: the agent's places hidden or read-only, and
+        # every private org file seen redacted, whatever the tests do to read it.
+        result = run_trial(
+            proposal.path.name, proposal.content,
+            hidden=(*policy.secret_paths, str(sec.places.config_dir), str(sec.places.home)),
+            protected=(*policy.protected_paths, str(sec.places.policy_file)),
+            views=lambda: private_views(sec.places.home / "sandbox-views", sec.private_tag))
         with self.lock:
             self.trials[proposal.sha256] = result
             while len(self.trials) > selfimprove_KEPT_TRIALS:
@@ -81,31 +88,37 @@ class selfimprove_Service:
 
     def test(self, file_name: str, content: str) -> str:
         from passepartout.errors import PipelineError
+        from passepartout.messaging.boundary import outbound
         from passepartout.selfimprove.proposal import ProposalError
 
         try:
             proposal = self.plan(file_name, content)
         except ProposalError as err:
-            raise PipelineError(err.message) from None
+            raise PipelineError(outbound(err.message)) from None
         trial = self.trial(proposal)
         verdict = "ready to propose with propose-skill" if trial.passed else "not ready"
-        return f"{proposal.describe()}: {trial.summary()} ({verdict})\n{proposal.diff()}"
+        # What the tests printed or raised leaves as any text does: secrets masked,
+        # private text withheld.
+        return outbound(f"{proposal.describe()}: {trial.summary()} ({verdict})\n"
+                        f"{proposal.diff()}")
 
     def install(self, file_name: str, content: str) -> str:
         from passepartout.errors import PipelineError
+        from passepartout.messaging.boundary import outbound
         from passepartout.selfimprove.install import put_in_place
         from passepartout.selfimprove.proposal import ProposalError
 
         try:
             proposal = self.plan(file_name, content)
         except ProposalError as err:
-            raise PipelineError(err.message) from None
+            raise PipelineError(outbound(err.message)) from None
         # A Flight Plan approved after a restart has no trial in memory: run it again.
         trial = self.known_trial(proposal.sha256) or self.trial(proposal)
         if not trial.passed:
-            raise PipelineError(f"not installed: its tests do not pass: {trial.summary()}")
+            raise PipelineError(outbound(
+                f"not installed: its tests do not pass: {trial.summary()}"))
         try:
-            return put_in_place(proposal, self.agent.loader)
+            return outbound(put_in_place(proposal, self.agent.loader))
         except OSError as err:
             raise PipelineError(f"not installed: {Path(proposal.path)}: {err.strerror}") from None
 
