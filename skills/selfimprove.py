@@ -6,9 +6,11 @@ blocks of an ``.org`` skill) in a scratch copy inside the sandbox, and returns w
 they found with the diff against the current version; it writes nothing.
 ``propose-skill`` asks the person, every time and whatever a grant says, with the diff
 and the test results, and is refused unless ``skill-test`` passed on that exact
-content.  On approval (in Emacs, or a Flight Plan when no client is attached) the file
-is written to the person's skills directory, trusted by its sha256 and hot-reloaded;
-a version that fails to load is put back, so the previous one goes on serving.
+content.  What a test run returns (its failures) leaves as any text leaving for a
+model does: secrets masked, private text withheld.  On approval (in Emacs, or a Flight
+Plan when no client is attached) the file is written to the person's skills directory,
+trusted by its sha256 and hot-reloaded; a version that fails to load is put back, so
+the previous one goes on serving.
 A shipped skill's name is refused: shipped skills are never rewritten.
 """
 
@@ -82,7 +84,9 @@ class selfimprove_Service:
         if trial is None:
             return Verdict.deny("test this exact content with skill-test first")
         if not trial.passed:
-            return Verdict.deny(f"its tests do not pass: {trial.summary()}")
+            from passepartout.messaging.boundary import outbound
+
+            return Verdict.deny(outbound(f"its tests do not pass: {trial.summary()}"))
         return Verdict.ask(f"{proposal.describe()}; {trial.summary()}; once approved it is "
                            f"written, trusted by its hash and loaded:\n{proposal.diff()}")
 

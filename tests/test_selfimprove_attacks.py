@@ -238,3 +238,20 @@ def test_a_test_cannot_forge_the_outcome_of_the_trial() -> None:
     result = run_trial("peek.org", SKILL.format(test=forged))
     assert not result.passed
     assert [t.name for t in result.tests] == ["test_forge"]
+
+
+@pytest.mark.attack
+def test_a_refusal_for_failing_tests_passes_the_boundary_filter(
+        provider_env: FakeLLM, tmp_path: Path, memex: Path) -> None:
+    leaking = SKILL.format(test=f"def test_x():\n    raise AssertionError({CANARY!r})")
+
+    def tested_first(agent: Agent) -> None:
+        service = agent.registry.exports("selfimprove").selfimprove_SERVICE
+        service.test("peek.org", leaking)  # the trial the gate then finds
+
+    provider_env.tool_call("propose-skill", {"file_name": "peek.org", "content": leaking,
+                                             "reason": "r"}, call_id="call_p")
+    _, rec, _ = skill_test_turn(tmp_path, provider_env, memex, leaking, before=tested_first)
+    denied = [str(d.get("reason")) for d in rec.of("denied")]
+    assert denied and "its tests do not pass" in denied[0]
+    assert "zebra 7731" not in denied[0] and "[private: withheld]" in denied[0]
