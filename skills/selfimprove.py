@@ -6,9 +6,11 @@ blocks of an ``.org`` skill) in a scratch copy inside the sandbox, and returns w
 they found with the diff against the current version; it writes nothing.
 ``propose-skill`` asks the person, every time and whatever a grant says, with the diff
 and the test results, and is refused unless ``skill-test`` passed on that exact
-content.  On approval (in Emacs, or a Flight Plan when no client is attached) the file
-is written to the person's skills directory, trusted by its sha256 and hot-reloaded;
-a version that fails to load is put back, so the previous one goes on serving.
+content.  What a test run returns (its failures) leaves as any text leaving for a
+model does: secrets masked, private text withheld.  On approval (in Emacs, or a Flight
+Plan when no client is attached) the file is written to the person's skills directory,
+trusted by its sha256 and hot-reloaded; a version that fails to load is put back, so
+the previous one goes on serving.
 A shipped skill's name is refused: shipped skills are never rewritten.
 """
 
@@ -46,11 +48,18 @@ class selfimprove_Service:
                     shipped_dir=SHIPPED_SKILLS_DIR)
 
     def trial(self, proposal: Any) -> Any:
+        from passepartout.security.sandbox_views import private_views
         from passepartout.selfimprove.trial import run_trial
 
-        policy = self.sec.shell_policy()
-        result = run_trial(proposal.path.name, proposal.content,
-                           hidden=policy.secret_paths, protected=policy.protected_paths)
+        sec = self.sec
+        policy = sec.shell_policy()
+        # The sandbox of any shell command: the agent's places hidden or read-only, and
+        # every private org file seen redacted, whatever the tests do to read it.
+        result = run_trial(
+            proposal.path.name, proposal.content,
+            hidden=(*policy.secret_paths, str(sec.places.config_dir), str(sec.places.home)),
+            protected=(*policy.protected_paths, str(sec.places.policy_file)),
+            views=lambda: private_views(sec.places.home / "sandbox-views", sec.private_tag))
         with self.lock:
             self.trials[proposal.sha256] = result
             while len(self.trials) > selfimprove_KEPT_TRIALS:
@@ -75,37 +84,45 @@ class selfimprove_Service:
         if trial is None:
             return Verdict.deny("test this exact content with skill-test first")
         if not trial.passed:
-            return Verdict.deny(f"its tests do not pass: {trial.summary()}")
+            from passepartout.messaging.boundary import outbound
+
+            return Verdict.deny(outbound(f"its tests do not pass: {trial.summary()}"))
         return Verdict.ask(f"{proposal.describe()}; {trial.summary()}; once approved it is "
                            f"written, trusted by its hash and loaded:\n{proposal.diff()}")
 
     def test(self, file_name: str, content: str) -> str:
         from passepartout.errors import PipelineError
+        from passepartout.messaging.boundary import outbound
         from passepartout.selfimprove.proposal import ProposalError
 
         try:
             proposal = self.plan(file_name, content)
         except ProposalError as err:
-            raise PipelineError(err.message) from None
+            raise PipelineError(outbound(err.message)) from None
         trial = self.trial(proposal)
         verdict = "ready to propose with propose-skill" if trial.passed else "not ready"
-        return f"{proposal.describe()}: {trial.summary()} ({verdict})\n{proposal.diff()}"
+        # What the tests printed or raised leaves as any text does: secrets masked,
+        # private text withheld.
+        return outbound(f"{proposal.describe()}: {trial.summary()} ({verdict})\n"
+                        f"{proposal.diff()}")
 
     def install(self, file_name: str, content: str) -> str:
         from passepartout.errors import PipelineError
+        from passepartout.messaging.boundary import outbound
         from passepartout.selfimprove.install import put_in_place
         from passepartout.selfimprove.proposal import ProposalError
 
         try:
             proposal = self.plan(file_name, content)
         except ProposalError as err:
-            raise PipelineError(err.message) from None
+            raise PipelineError(outbound(err.message)) from None
         # A Flight Plan approved after a restart has no trial in memory: run it again.
         trial = self.known_trial(proposal.sha256) or self.trial(proposal)
         if not trial.passed:
-            raise PipelineError(f"not installed: its tests do not pass: {trial.summary()}")
+            raise PipelineError(outbound(
+                f"not installed: its tests do not pass: {trial.summary()}"))
         try:
-            return put_in_place(proposal, self.agent.loader)
+            return outbound(put_in_place(proposal, self.agent.loader))
         except OSError as err:
             raise PipelineError(f"not installed: {Path(proposal.path)}: {err.strerror}") from None
 

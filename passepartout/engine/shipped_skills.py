@@ -16,6 +16,6 @@ SHIPPED: dict[str, str] = {
     'policy.py': 'fea4ae96ca7ab38dc4b522c93e66a4220436d7345a1ac2f6ae61722f0d59f008',
     'reflexes.org': '3a61ab36c578991725279f4bccc449a76d25cab8e174d3eded3227ab0ed26e42',
     'scribe.py': '7084f8f991311561a4f59d394b9d1d271a3bf650076de1c92c9ea80e9777af27',
-    'selfimprove.py': '028bd4744ad2c54d549adb432147ee31b0f973bf019fc16bfd551c9f23be7b3e',
+    'selfimprove.py': '09b31369ab0ea0709e367f94a474796843bdd6e13813d7aeb6443e6e380f4734',
     'shell.py': '7788713c8bfd7ceb730f0645ef88e708a246ba895c8db1679e3fa281b399d218',
 }

@@ -448,9 +448,16 @@ def _constant_format(node: ast.expr) -> bool:
     )
 
 
-def vet(source: str, filename: str = "<skill>") -> list[Finding]:
-    """What in ``source`` a skill may not do (empty: it passes).  Syntax errors raise."""
+def vet(source: str, filename: str = "<skill>", *, tests: str | None = None) -> list[Finding]:
+    """What in ``source`` a skill may not do (empty: it passes).  Syntax errors raise.
+
+    ``tests``: the skill's test code (the ``:test`` blocks of an org skill), which runs
+    in a copy of the module's namespace after its code: it is held to the same rules,
+    read after the code as it runs, so a name the code imported is known to the scan.
+    """
     tree = parse_module(source, filename)
+    if tests is not None:
+        tree.body += parse_module(tests, filename).body
     scanner = _Scanner()
     scanner.visit(tree)
     return sorted(set(scanner.findings), key=lambda f: (f.line, f.what))

@@ -2,8 +2,9 @@
 
 Only the person's own skills directory is written.  A name that a shipped skill has is
 refused (a later directory's skill overrides an earlier one, so a person's ``policy.py``
-would replace the gates themselves), as is a file the vetting refuses: what the person
-is asked about is always a file the engine would load.
+would replace the gates themselves), as is a file the vetting refuses, its ``:test``
+blocks included (they run in the trial): what the person is asked about is always a
+file the engine would load, with tests held to the same rules.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from passepartout.engine import vetting
 from passepartout.engine.discovery import _NAME, skill_name
-from passepartout.engine.literate import python_code
+from passepartout.engine.literate import python_code, python_tests
 from passepartout.errors import PassepartoutError
 
 MAX_BYTES = 256 * 1024
@@ -86,12 +87,19 @@ def plan(file_name: str, content: str, *, skills_dir: Path | None,
               if skill_name(p) == name and p.name != file_name]
     if others:
         raise ProposalError(f"your skill {name} is {others[0].name}: propose that file")
-    source = python_code(content) if path.suffix == ".org" else content
+    try:
+        source = python_code(content) if path.suffix == ".org" else content
+        tests = python_tests(content) if path.suffix == ".org" else None
+    except ValueError as err:  # an unterminated block
+        raise ProposalError(f"malformed org file: {err}") from None
     try:
         compile(source, str(target), "exec", dont_inherit=True)
+        if tests is not None:
+            compile(tests, str(target), "exec", dont_inherit=True)
+        # Its tests run too (in the trial): they are held to the skill's own rules.
+        findings = vetting.vet(source, str(target), tests=tests)
     except SyntaxError as err:
         raise ProposalError(f"syntax error at line {err.lineno}: {err.msg}") from None
-    findings = vetting.vet(source, str(target))
     if findings:
         raise ProposalError("the vetting refuses it: " + "; ".join(map(str, findings)))
     try:
