@@ -256,17 +256,16 @@ def located_nodes(text: str, file: str,
     complex_heading = _complex_heading(keywords)
     heads = [i for i, line in enumerate(lines) if line.startswith("*") and _OUTLINE.match(line)]
     found: list[tuple[int, OrgNode]] = []
-    stack: list[tuple[int, str, bool]] = []  # (level, title, skipped) of the open headings
+    stack: list[tuple[int, int, bool]] = []  # (level, line, skipped) of the open headings
     for n, index in enumerate(heads):
         line = lines[index]
         level = _OUTLINE.match(line).end() - 1  # type: ignore[union-attr]
         while stack and stack[-1][0] >= level:
             stack.pop()
-        skipped = (bool(stack) and stack[-1][2]) or _commented(line, complex_heading) \
-            or _archived(line)
-        title = clean_title(line[level:], keywords)
-        above = tuple(t for _, t, _ in stack)
-        stack.append((level, title, skipped))
+        skipped = ((bool(stack) and stack[-1][2])
+                   or (COMMENT in line and _commented(line, complex_heading))
+                   or (ARCHIVE_TAG in line and _archived(line)))
+        stack.append((level, index, skipped))
         if skipped:
             continue
         end = heads[n + 1] if n + 1 < len(heads) else len(lines)
@@ -276,7 +275,9 @@ def located_nodes(text: str, file: str,
         if not any(entry_get(lines, block, p) is not None for p in WATCHED_PROPERTIES):
             continue
         properties = entry_properties(lines, block)
-        node_id = properties.get("ID") or derive_id(file, [*outline, *above, title])
+        titles = tuple(clean_title(lines[i][lvl:], keywords) for lvl, i, _ in stack[:-1])
+        title = clean_title(line[level:], keywords)
+        node_id = properties.get("ID") or derive_id(file, [*outline, *titles, title])
         body = [lines[j] for j in range(index + 1, end) if not block[0] - 1 <= j <= block[1]]
         if index + 1 < block[0] - 1:
             body = body[1:]  # the planning line
@@ -284,7 +285,7 @@ def located_nodes(text: str, file: str,
             id=node_id,
             file=file,
             heading=title,
-            outline=outline + above,
+            outline=outline + titles,
             level=level,
             body="\n".join(body).strip(),
             properties=properties,
