@@ -69,7 +69,7 @@ def test_jobs_are_where_org_mode_sees_them(tmp_path: Path) -> None:
     version, answers = _org(tmp_path, datas)
     assert len(answers) == len(datas)
     mismatches, outside = [], []
-    jobs = headings_skipped = 0
+    jobs = headings_skipped = unparsed = 0
     for index, data in enumerate(datas):
         name = f"doc{index:06d}.org"
         theirs = answers[name]
@@ -77,6 +77,9 @@ def test_jobs_are_where_org_mode_sees_them(tmp_path: Path) -> None:
         jobs += len(ours)
         if ours != theirs["jobs"]:
             mismatches.append(f"doc {index}: org {theirs['jobs']} ours {ours}\n{data!r}")
+        if theirs["element"] is None:
+            unparsed += 1
+            continue
         drawers = {row[0]: {k.upper().rstrip("+") for k in row[1:]} for row in theirs["element"]}
         for line, cron, hook in ours:
             wanted = {k for k, v in (("CRON", cron), ("HOOK", hook)) if v is not None}
@@ -84,8 +87,10 @@ def test_jobs_are_where_org_mode_sees_them(tmp_path: Path) -> None:
                 outside.append(f"doc {index} line {line}: no such drawer for org-element\n{data!r}")
         headings_skipped += len(theirs["element"])
     print(f"org {version}: {len(datas)} documents, {jobs} jobs and hooks, "
-          f"{headings_skipped} property drawers for org-element")
+          f"{headings_skipped} property drawers for org-element "
+          f"({unparsed} documents its parser fails on)")
     assert not mismatches, f"{len(mismatches)} of {len(datas)}:\n" + "\n".join(mismatches[:6])
     assert not outside, "\n".join(outside[:6])
     # the generator does reach both answers, and in quantity
     assert jobs > len(datas) // 4
+    assert unparsed < len(datas) // 100 + 1

@@ -9,7 +9,8 @@
 ;;           commented subtrees (`org-in-commented-heading-p'), archived ones
 ;;           (`org-in-archived-heading-p') and a file tagged ARCHIVE;
 ;;   "element": [[LINE, KEY...], ...] for every headline whose section, parsed by
-;;           `org-element-parse-buffer', holds a property drawer: its keys.
+;;           `org-element-parse-buffer', holds a property drawer: its keys
+;;           (null when that parser fails on the text).
 ;; LINE counts from 0; a missing value is null.
 
 ;;; Code:
@@ -58,8 +59,12 @@
       (princ (format "%s\t%s\n" (file-name-nondirectory file)
                      (json-encode
                       (list (cons "jobs" (org-drawers-oracle--jobs))
-                            (cons "element" (org-with-wide-buffer
-                                             (org-drawers-oracle--element))))))))))
+                            (cons "element"
+                                  ;; org-element's own parser fails on a few odd
+                                  ;; texts (a CR inside a timestamp): null then
+                                  (condition-case nil
+                                      (org-with-wide-buffer (org-drawers-oracle--element))
+                                    (error nil))))))))))
 (setq command-line-args-left nil)
 
 ;;; org_drawers_oracle.el ends here
