@@ -90,8 +90,13 @@ For tests and for people who want to see what is sent.")
   (concat "^[ \t]*:" (regexp-opt passepartout-org-properties) ":"))
 
 (defun passepartout-org--watched-p ()
-  "Non-nil when the heading at point has a watched property in its drawer."
-  (cl-some (lambda (name) (org-entry-get nil name)) passepartout-org-properties))
+  "Non-nil when the heading at point has a watched property in its drawer.
+As the server reads it and org's agenda: not under a COMMENT heading, an
+archived one, or in a file tagged with `org-archive-tag'."
+  (and (not (org-in-commented-heading-p))
+       (not (org-in-archived-heading-p))
+       (not (member org-archive-tag org-file-tags))
+       (cl-some (lambda (name) (org-entry-get nil name)) passepartout-org-properties)))
 
 (defun passepartout-org--node ()
   "The plist of the heading at point: its id, title, outline and text."

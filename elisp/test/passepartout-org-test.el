@@ -120,6 +120,32 @@ AGENT.register_hook(\"check-me\", orgtest_gate, \"gate\")
                     (save-buffer)))))
       (should (equal (mapcar (lambda (e) (plist-get e :id)) edits) '("guarded-1"))))))
 
+(ert-deftest passepartout-org-test-commented-and-archived-are-no-jobs ()
+  "A drawer under a COMMENT or an archived heading is no job: its heading goes."
+  (passepartout-org-test-with-buffer passepartout-org-test-file-text
+    (passepartout-org-mode 1)
+    (passepartout-org-test-goto "Weekly")
+    (org-set-property "CRON" "<2030-01-07 Mon 09:00 +1w>")
+    (save-buffer)
+    (let ((edits (passepartout-org-test-edits
+                  (lambda ()
+                    (passepartout-org-test-goto "Projects")
+                    (org-toggle-comment)
+                    (save-buffer)))))
+      (should (equal (sort (mapcar (lambda (e) (plist-get e :heading)) edits) #'string<)
+                     '("Guarded" "Weekly")))
+      (should (equal (mapcar (lambda (e) (plist-get e :action)) edits) '(removed removed))))
+    (let ((edits (passepartout-org-test-edits
+                  (lambda ()
+                    (goto-char (point-min))
+                    (re-search-forward "^\\* COMMENT Projects")
+                    (org-toggle-comment)
+                    (passepartout-org-test-goto "Guarded")
+                    (org-toggle-tag org-archive-tag 'on)
+                    (save-buffer)))))
+      (should (equal (mapcar (lambda (e) (plist-get e :heading)) edits) '("Weekly")))
+      (should (equal (mapcar (lambda (e) (plist-get e :action)) edits) '(added))))))
+
 (ert-deftest passepartout-org-test-focus-plist ()
   "The focus names the file, id, title, outline and body of the heading at point."
   (passepartout-org-test-with-buffer passepartout-org-test-file-text
