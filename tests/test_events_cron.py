@@ -129,6 +129,28 @@ def test_a_one_shot_runs_once_even_across_restarts(tmp_path: Path, clock: Clock)
     assert again.due() == []
 
 
+@pytest.mark.parametrize("cron", ["<2026-05-03 Sun 11:00>", "<2026-05-03 Sun 10:00 +1d>"])
+def test_a_run_the_agent_never_finished_runs_again_once_after_the_restart(
+    tmp_path: Path, clock: Clock, cron: str
+) -> None:
+    s = scheduler(tmp_path, clock)
+    j = s.upsert(job(cron))
+    s.start_run(j)  # killed here: no finish, no close
+    clock.set("2026-05-03 12:30")
+    again = scheduler(tmp_path, clock)
+    j2 = again.upsert(job(cron))
+    assert [d.id for d in again.due()] == ["job-1"]
+    note = again.start_run(j2)
+    assert "interrupted" in note and "2026-05-03 12:00" in note
+    # Its schedule is the one the first run had set: not moved on a second time.
+    expected = None if "+1d" not in cron else at("2026-05-04 10:00")
+    assert j2.next_run == expected
+    again.finish(j2.id, "ok")
+    third = scheduler(tmp_path, clock)  # finished: not run a third time
+    j3 = third.upsert(job(cron))
+    assert third.due() == [] and j3.last_result == "ok" and j3.next_run == expected
+
+
 def test_an_inactive_timestamp_never_runs(tmp_path: Path, clock: Clock) -> None:
     s = scheduler(tmp_path, clock)
     j = s.upsert(job("[2026-05-01 Fri +1d]"))

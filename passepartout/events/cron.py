@@ -7,6 +7,12 @@ from what the file now says.  A job missed while the server was down runs once o
 catch-up, and its next run is the first repeat after now (``next_run_after``), so a
 job many periods behind runs once, not once per period.  A job still running is not
 started again.
+
+A run is recorded as started (``started``) before it begins and as finished, with its
+result, after it ends, each saved at once and atomically.  A run the agent never
+finished (it was killed or crashed meanwhile) is found at the next start: the job runs
+again once, at once, saying it was interrupted, and its next run stays the one the
+interrupted run had set (it is not moved on twice).
 """
 
 from __future__ import annotations
@@ -96,6 +102,8 @@ class CronState(DeferredSave):
             "last_run": _iso(job.last_run),
             "last_result": job.last_result,
         }
+        if job.running and job.run_started is not None:
+            entry["started"] = job.run_started.isoformat()
         with self._lock:
             self._data[job.id] = entry
 
@@ -148,8 +156,9 @@ class Scheduler:
         self.started_at = self.clock()
         self.max_run_seconds = max_run_seconds
         self._jobs: dict[str, Job] = {}
-        self._run_started: dict[str, dt.datetime] = {}
         self._restored: set[str] = set()  # jobs whose times came from the saved state
+        # Runs a stop interrupted: job id -> (when it started, the next run it had set).
+        self._interrupted: dict[str, tuple[dt.datetime, dt.datetime | None]] = {}
         self._lock = threading.RLock()
 
     def jobs(self) -> list[Job]:
@@ -170,21 +179,29 @@ class Scheduler:
             saved = self.state.get(job.id)
             if old is not None and old.source == job.source:
                 job.current, job.next_run = old.current, old.next_run
-                job.last_run, job.last_result, job.running = (
-                    old.last_run, old.last_result, old.running)
+                job.last_run, job.last_result, job.running, job.run_started = (
+                    old.last_run, old.last_result, old.running, old.run_started)
             elif saved is not None and saved.get("source") == job.source:
                 job.current = _timestamp(saved.get("current")) or job.timestamp
                 job.next_run = _when(saved.get("next_run"))
                 job.last_run = _when(saved.get("last_run"))
                 job.last_result = saved.get("last_result")
                 self._restored.add(job.id)
+                started = _when(saved.get("started"))
+                if (started is not None and started < self.started_at
+                        and job.id not in self._interrupted):
+                    # An earlier process never finished it: run again once, now; then on
+                    # as that run had set it (a run of this process is in flight still).
+                    self._interrupted[job.id] = (started, job.next_run)
+                    job.next_run = self.clock()
             else:
                 job.current = job.timestamp
                 job.next_run = job.timestamp.start(self.tz) if job.timestamp.active else None
                 self._restored.discard(job.id)
+                self._interrupted.pop(job.id, None)  # edited: what it now says counts
                 if old is not None:
                     job.last_run, job.last_result = old.last_run, old.last_result
-                    job.running = old.running
+                    job.running, job.run_started = old.running, old.run_started
             self._jobs[job.id] = job
             self.state.put(job)
             if save:
@@ -221,7 +238,7 @@ class Scheduler:
             return sorted(due, key=_sort)
 
     def _stale(self, job: Job, now: dt.datetime) -> bool:
-        started = self._run_started.get(job.id)
+        started = job.run_started
         if started is None or (now - started).total_seconds() < self.max_run_seconds:
             return False
         log.warning("cron %s has been running since %s: assuming it is lost", job.id, started)
@@ -233,15 +250,24 @@ class Scheduler:
         with self._lock:
             was_due = job.next_run
             current = job.current or job.timestamp
-            moved = next_run_after(current, moment, self.tz) if current.repeats else None
-            job.current = moved or current
-            job.next_run = moved.start(self.tz) if moved is not None else None
+            interrupted = self._interrupted.pop(job.id, None)
+            if interrupted is not None:  # its schedule moved on when it first started
+                moved = None
+                job.next_run = interrupted[1]
+            else:
+                moved = next_run_after(current, moment, self.tz) if current.repeats else None
+                job.current = moved or current
+                job.next_run = moved.start(self.tz) if moved is not None else None
             job.last_run = moment
             job.running = True
-            self._run_started[job.id] = moment
+            job.run_started = moment
             self.state.put(job)
             self.state.save()
         nxt = job.next_run.isoformat(timespec="minutes") if job.next_run else "never (one-shot)"
+        if interrupted is not None:
+            return (f"{job.heading!r} was interrupted: its run of "
+                    f"{interrupted[0]:%Y-%m-%d %H:%M} never finished (the agent stopped); "
+                    f"running it again once now; next run {nxt}")
         if was_due is not None and was_due < self.started_at and job.id in self._restored:
             return (f"catch-up: {job.heading!r} was due at {was_due:%Y-%m-%d %H:%M} while the "
                     f"server was down; running it once now; next run {nxt}")
@@ -255,10 +281,10 @@ class Scheduler:
         """A run ended (its result, or None)."""
         with self._lock:
             job = self._jobs.get(job_id)
-            self._run_started.pop(job_id, None)
             if job is None:
                 return
             job.running = False
+            job.run_started = None
             if result is not None:
                 job.last_result = result[:2000]
             self.state.put(job)

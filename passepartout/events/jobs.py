@@ -86,6 +86,7 @@ class Job:
     last_run: dt.datetime | None = None
     last_result: str | None = None
     running: bool = False
+    run_started: dt.datetime | None = None  # when the run in progress began
 
     @property
     def source(self) -> str:
