@@ -68,7 +68,8 @@ def builtin_tools(agent: Any) -> list[Tool]:
 
     def schedule(name: str, timestamp: str, prompt: str) -> str:
         """Schedule a recurring or one-off job as an org heading with a :CRON: drawer.
-        The person is asked (a Flight Plan) before the job first runs.
+        The person is asked to approve the job (its timing, tier and prompt) before it
+        runs at all.
 
         Args:
             name: the job's heading text
