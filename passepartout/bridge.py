@@ -385,19 +385,23 @@ def _held_jobs(bridge: Bridge, peer: Peer) -> Any:
     return orchestrator.held_jobs() or None if orchestrator is not None else None
 
 
-def _job_answer(bridge: Bridge, node_id: str, allow: bool) -> dict[str, Any]:
+def _job_answer(bridge: Bridge, node_id: str, allow: bool,
+                digest: str | None = None) -> dict[str, Any]:
     orchestrator = bridge.wait_agent().services.orchestrator
     if orchestrator is None:
         raise Refusal("unavailable", "the events skill is not loaded: no jobs run")
     try:
-        held = orchestrator.allow(node_id) if allow else orchestrator.deny(node_id)
+        held = orchestrator.allow(node_id, digest) if allow else orchestrator.deny(node_id)
     except ValueError as err:
         raise Refusal("bad-arguments", str(err)) from None
     return {"id": held.node.id, "what": held.what}
 
 
-def _job_allow(bridge: Bridge, peer: Peer, node_id: str) -> dict[str, Any]:
-    return _job_answer(bridge, node_id, True)
+def _job_allow(bridge: Bridge, peer: Peer, node_id: str,
+               digest: str | None = None) -> dict[str, Any]:
+    """The person approves a held heading (only if its content hash is still ``digest``,
+    what they were shown)."""
+    return _job_answer(bridge, node_id, True, digest or None)
 
 
 def _job_deny(bridge: Bridge, peer: Peer, node_id: str) -> dict[str, Any]:
@@ -456,7 +460,8 @@ METHODS: dict[str, Method] = {
         Method("jobs", (), _jobs, slow=True),
         Method("job-problems", (), _job_problems, slow=True),
         Method("held-jobs", (), _held_jobs, slow=True),
-        Method("job-allow", (("id", STRING),), _job_allow, slow=True),
+        Method("job-allow", (("id", STRING), ("hash", OPTIONAL_STRING)), _job_allow,
+               slow=True),
         Method("job-deny", (("id", STRING),), _job_deny, slow=True),
         Method("skills-reload", (("name", STRING),), _skills_reload, slow=True),
         Method("session-history", (("session-id", STRING),), _session_history, slow=True),
