@@ -92,6 +92,13 @@ class Daemons:
             os.close(master)
             os.close(slave)
 
+    def write_approved(self, path: Path, text: str, encoding: str = "utf-8") -> None:
+        """Write an org file whose jobs and hooks the person has allowed (sealed first)."""
+        from passepartout.testing.jobapproval import approve_text
+
+        approve_text(self.home, self.memex, path, text)
+        path.write_text(text, encoding=encoding)
+
     def wait_ready(self, timeout: float = 30.0) -> str:
         """``passepartout status`` once the agent has booted."""
         return wait_for(lambda: (lambda out: out if "still starting" not in out else None)(
