@@ -317,3 +317,29 @@ def test_a_record_broken_after_approval_holds_the_job_at_its_run(tmp_path: Path)
         assert held_ids(agent) == {"nightly-1": "new"}
     finally:
         agent.shutdown()
+
+
+def test_a_schedule_job_approved_before_this_version_keeps_running(tmp_path: Path) -> None:
+    from passepartout.llm.builtin_tools import schedule_job
+    from passepartout.security.modeljobs import ModelJobs
+    from passepartout.security.trust import Trust
+
+    made: list[str] = []
+    schedule = memex(tmp_path) / "system" / "schedule.org"
+    schedule.parent.mkdir(parents=True, exist_ok=True)
+    schedule_job(schedule, "Digest", "2020-01-01 Wed 09:00 +1d", "Summarize my day.",
+                 made_by_model=lambda node_id, stamp: made.append(node_id))
+    (tmp_path / "state").mkdir(exist_ok=True)
+    # What the person's yes to its first run sealed, before this version.
+    ModelJobs(Trust.in_state(tmp_path / "state")).approve(made[0], "Digest\n\nSummarize my day.")
+    other = memex(tmp_path) / "projects" / "old.org"
+    other.write_text(JOB)  # a job found at the first start with no approval: held
+    agent, _ = jobs_agent(tmp_path, Script())
+    try:
+        orchestrator = agent.services["orchestrator"]
+        assert orchestrator.job(made[0]) is not None
+        assert held_ids(agent) == {"nightly-1": "new"}
+        assert "approved before, its approval carried over" in (
+            tmp_path / "state" / "events.org").read_text()
+    finally:
+        agent.shutdown()

@@ -205,7 +205,7 @@ def schedule_job(path: Path, name: str, timestamp: str, prompt: str, *,
     if made_by_model is not None:
         made_by_model(node_id, stamp.format())  # before the file: no unmarked moment
     atomic_write(path, old + entry)
-    note = " (it asks the person before its first run)" if made_by_model is not None else ""
+    note = " (it runs once the person approves it)"
     return f"scheduled {title!r} at {stamp.format()} in {path} (id {node_id}){note}"
 
 
