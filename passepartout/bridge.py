@@ -269,7 +269,10 @@ def _approval_answer(bridge: Bridge, peer: Peer, approval_id: str, answer: Any) 
 
 def _org_edit(bridge: Bridge, peer: Peer, fields: dict[str, Any]) -> bool:
     payload = {**fields, "sensor": Keyword("org-edit")}
-    signal = Signal(payload=payload, meta={"source": Keyword("emacs")})
+    # The edit's questions (a new or changed job to approve) go to the client that saved.
+    session = f"org-edit-{id(peer):x}"
+    bridge.channel.bind(session, peer)
+    signal = Signal(payload=payload, meta={"source": Keyword("emacs"), "session-id": session})
 
     def inject(agent: Agent | None) -> None:
         if agent is not None:
@@ -389,6 +392,34 @@ def _job_problems(bridge: Bridge, peer: Peer) -> Any:
     return orchestrator.job_problems() or None if orchestrator is not None else None
 
 
+def _held_jobs(bridge: Bridge, peer: Peer) -> Any:
+    orchestrator = bridge.wait_agent().services.orchestrator
+    return orchestrator.held_jobs() or None if orchestrator is not None else None
+
+
+def _job_answer(bridge: Bridge, node_id: str, allow: bool,
+                digest: str | None = None) -> dict[str, Any]:
+    orchestrator = bridge.wait_agent().services.orchestrator
+    if orchestrator is None:
+        raise Refusal("unavailable", "the events skill is not loaded: no jobs run")
+    try:
+        held = orchestrator.allow(node_id, digest) if allow else orchestrator.deny(node_id)
+    except ValueError as err:
+        raise Refusal("bad-arguments", str(err)) from None
+    return {"id": held.node.id, "what": held.what}
+
+
+def _job_allow(bridge: Bridge, peer: Peer, node_id: str,
+               digest: str | None = None) -> dict[str, Any]:
+    """The person approves a held heading (only if its content hash is still ``digest``,
+    what they were shown)."""
+    return _job_answer(bridge, node_id, True, digest or None)
+
+
+def _job_deny(bridge: Bridge, peer: Peer, node_id: str) -> dict[str, Any]:
+    return _job_answer(bridge, node_id, False)
+
+
 def _skills_reload(bridge: Bridge, peer: Peer, name: str) -> dict[str, Any]:
     agent = bridge.wait_agent()
     entry = agent.loader.reload(name)
@@ -440,6 +471,10 @@ METHODS: dict[str, Method] = {
         Method("models", (), _models),
         Method("jobs", (), _jobs, slow=True),
         Method("job-problems", (), _job_problems, slow=True),
+        Method("held-jobs", (), _held_jobs, slow=True),
+        Method("job-allow", (("id", STRING), ("hash", OPTIONAL_STRING)), _job_allow,
+               slow=True),
+        Method("job-deny", (("id", STRING),), _job_deny, slow=True),
         Method("skills-reload", (("name", STRING),), _skills_reload, slow=True),
         Method("session-history", (("session-id", STRING),), _session_history, slow=True),
         Method("sessions", (), _sessions, slow=True),

@@ -6,6 +6,12 @@ Emacs the edited file's CRON/HOOK nodes are brought up to date and their hooks
 fire.  Neither proposes an action, so neither reaches a model: a quiet tick costs
 nothing.
 
+A ``:CRON:`` or ``:HOOK:`` heading runs only when the person approved its exact
+content (:mod:`passepartout.events.approval`): a new or changed one is held and
+asked about as the action ``job:allow``, which the gates always ask: on the face
+whose buffer saved it (an Emacs save), else on the attached face, else as a Flight
+Plan.  The yes seals the approval and the job runs.
+
 Hooks of nodes edited while the agent was down fire once the agent has booted.
 Other skills use ``AGENT.services["orchestrator"]`` (``jobs()``, ``register_hook``,
 ``register_reflex``, ``set_classifier``) and ``AGENT.services["heartbeat"]``
@@ -17,11 +23,15 @@ from __future__ import annotations
 
 import logging
 import threading
+from pathlib import Path
 from typing import Any
 
 from passepartout.api import Notice, Signal, defskill, host
+from passepartout.events.approval import JobApprovals
 from passepartout.events.heartbeat import HeartbeatBus
-from passepartout.events.orchestrator import Orchestrator
+from passepartout.events.orchestrator import Held, Orchestrator
+from passepartout.loop.actions import Action
+from passepartout.signals import Keyword
 
 log = logging.getLogger(__name__)
 
@@ -50,15 +60,88 @@ def _start(orchestrator: Orchestrator) -> None:
 BOOT_WAIT = 600.0  # seconds; a boot that never ends fires nothing
 
 
-def events_reflex(signal: Signal) -> None:
+JOB_TARGET, JOB_VERB = "job", "allow"
+events_ASKING = threading.local()  # the held headings of the org-edit being applied
+
+
+def events_allow_action(held: Held) -> Action:
+    """The action a held heading is asked as (the gates always ask a ``job`` action)."""
+    return Action(JOB_TARGET, JOB_VERB, {"id": held.node.id, "hash": held.hash,
+                                         "job": held.what})
+
+
+def events_face_attached() -> bool:
+    channel = AGENT.channels.get("emacs") if AGENT is not None else None
+    if channel is None:
+        return False
+    faces = getattr(channel, "faces", None)
+    peers = getattr(channel, "peers", None)
+    if callable(faces) and callable(peers):
+        return bool(faces() or peers())
+    return True
+
+
+def events_on_held(held: Held) -> None:
+    """Ask about a held heading: within an Emacs save, on that face (the reflex returns
+    the action); else on the attached face, or as a Flight Plan when none is."""
+    collected = getattr(events_ASKING, "held", None)
+    if collected is not None:
+        collected.append(held)
+        return
+    if AGENT is None:
+        return
+    source = "emacs" if events_face_attached() else "background"
+    AGENT.stimuli.inject(Signal(
+        payload={"sensor": Keyword("job-held"), "id": held.node.id, "hash": held.hash},
+        meta={"source": Keyword(source), "origin": Keyword("approval"),
+              "heading": held.node.id}))
+
+
+def events_reflex(signal: Signal) -> Any:
     if signal.sensor == "heartbeat":
         events_HEARTBEAT.tick()
     elif signal.sensor == "org-edit":
-        events_ORCHESTRATOR.apply_edit(signal.payload)
+        events_ASKING.held = []
+        try:
+            events_ORCHESTRATOR.apply_edit(signal.payload)
+            asked = list(events_ASKING.held)
+        finally:
+            events_ASKING.held = None
+        return [events_allow_action(h) for h in asked] or None
+    elif signal.sensor == "job-held":
+        held = next((h for h in events_ORCHESTRATOR.held()
+                     if h.node.id == signal.payload.get("id")
+                     and h.hash == signal.payload.get("hash") and h.why != "denied"), None)
+        return [events_allow_action(held)] if held is not None else None
+    return None
 
 
 def events_trigger(signal: Signal) -> bool:
-    return signal.sensor in ("heartbeat", "org-edit")
+    return signal.sensor in ("heartbeat", "org-edit", "job-held")
+
+
+def events_allow(action: Any, signal: Signal) -> None:
+    """The actuator of ``job:allow``: the person said yes to this exact content."""
+    args = action.args
+    if action.name != JOB_VERB:
+        log.info("job action %s: not one this version runs", action.name)
+        return
+    try:
+        held = events_ORCHESTRATOR.allow(str(args.get("id", "")), str(args.get("hash", "")))
+    except ValueError as err:
+        log.info("job approval not applied: %s", err)
+        return
+    log.info("approved: %s", held.what)
+
+
+def _legacy(home: Path) -> Any:
+    """A job the schedule tool made whose prompt the person approved before this
+    version (its sealed record in ``model-jobs.json``)."""
+    from passepartout.security.modeljobs import ModelJobs
+    from passepartout.security.trust import Trust
+
+    record = ModelJobs(Trust.in_state(home))
+    return lambda node: node.cron is not None and record.approved(node.id, node.prompt)
 
 
 def events_register_hook(name: str, fn: Any, kind: str = "action") -> None:
@@ -83,13 +166,17 @@ def _build() -> tuple[Orchestrator, HeartbeatBus]:
         scan_dirs=config.memex_scan_dirs,
         inject=AGENT.stimuli.inject,
         notify=_notify,
+        approvals=JobApprovals.in_state(Path(config.home)),
     )
+    orchestrator.on_held = events_on_held
+    orchestrator.legacy_approval = _legacy(Path(config.home))
     bus = previous_bus if (previous_bus := AGENT.services.get("heartbeat")) else HeartbeatBus()
     bus.register(orchestrator.on_heartbeat, name="cron")
     AGENT.services["orchestrator"] = orchestrator
     AGENT.services["heartbeat"] = bus
     AGENT.register_channel("cron", orchestrator.channel)
     AGENT.register_channel("hook", orchestrator.channel)
+    AGENT.loop.register_actuator(JOB_TARGET, events_allow)
     AGENT.on_shutdown(orchestrator.stop)
     threading.Thread(target=_start, args=(orchestrator,), name="memex-bootstrap",
                      daemon=True).start()

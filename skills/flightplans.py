@@ -6,10 +6,9 @@ skill runs the entries a person set to APPROVED (once, and only if the action is
 exactly the one proposed, and the entry and its ledger record carry the agent's seal)
 and feeds the reason of a REJECTED one back to the model.
 
-A job the model made (``schedule``) asks before its first run: when it fires and the
-person has not approved its prompt, this skill takes the signal before any model sees
-it and proposes the action ``job:first-run``, which the gates always ask about, so it
-becomes a Flight Plan.  Approved, the job runs then and later without asking again.
+A job (a ``:CRON:`` or ``:HOOK:`` heading, whoever wrote it, the ``schedule`` tool
+too) is held until the person approves its exact content: the events skill asks that
+as the action ``job:allow``, which becomes a Flight Plan here when no face is there.
 
 The runner is a handler of the heartbeat bus (``services["heartbeat"]``, shared with the
 events skill); without the events skill this skill owns the ``:heartbeat`` signal.
@@ -21,9 +20,8 @@ from typing import Any
 
 from passepartout.api import Signal, defskill, host
 from passepartout.events.heartbeat import HeartbeatBus
-from passepartout.events.jobs import Tier
 from passepartout.security.install import flight_plan_runner, install
-from passepartout.security.modeljobs import TARGET, ModelJobs, first_run
+from passepartout.security.modeljobs import ModelJobs
 
 DEPENDS_ON = ["policy"]
 
@@ -32,6 +30,7 @@ AGENT = host()
 flightplans_RUNNER = (
     flight_plan_runner(AGENT, install(AGENT)) if AGENT is not None else None
 )
+# The schedule tool's record of the jobs it made (their ``:ORIGIN: model`` mark).
 flightplans_JOBS = ModelJobs(flightplans_RUNNER.book.trust) if flightplans_RUNNER else None
 if AGENT is not None and flightplans_RUNNER is not None:
     # The events skill reuses a bus it finds, so the handler survives whichever loads first.
@@ -42,64 +41,21 @@ if AGENT is not None and flightplans_RUNNER is not None:
     AGENT.services["model-jobs"] = flightplans_JOBS
 
 
-def flightplans_node(node_id: str) -> Any:
-    """The scanned org node of a job (None without the events skill)."""
-    orchestrator = AGENT.services.get("orchestrator") if AGENT is not None else None
-    return orchestrator.registry.node(node_id) if orchestrator is not None else None
-
-
-def flightplans_marked(node_id: str) -> bool:
-    """The job's drawer says ``:ORIGIN: model``."""
-    node = flightplans_node(node_id)
-    return node is not None and node.properties.get("ORIGIN", "").strip().lower() == "model"
-
-
-def flightplans_first_run_due(signal: Signal) -> bool:
-    return flightplans_JOBS is not None and flightplans_JOBS.needs_first_approval(
-        signal, flightplans_marked)
-
-
 def flightplans_trigger(signal: Signal) -> bool:
-    if signal.sensor == "heartbeat":
-        # Without the events skill nobody ticks the bus: then this skill owns the heartbeat.
-        return AGENT is not None and AGENT.registry.get("events") is None
-    return flightplans_first_run_due(signal)
+    # Without the events skill nobody ticks the bus: then this skill owns the heartbeat.
+    return (signal.sensor == "heartbeat" and AGENT is not None
+            and AGENT.registry.get("events") is None)
 
 
 def flightplans_reflex(signal: Signal) -> Any:
-    if signal.sensor == "heartbeat":
-        if flightplans_RUNNER is not None:
-            flightplans_RUNNER.run_due()
-        return None
-    node = flightplans_node(str(signal.meta.get("heading") or ""))
-    action = first_run(signal, node.heading if node is not None else "")
     if flightplans_RUNNER is not None:
-        flightplans_RUNNER.book.trust.alarms.report(
-            f"a job the model made asks before its first run: {action.args['id']}",
-            f"Its prompt did not reach the model.  Set its Flight Plan in "
-            f"{flightplans_RUNNER.book.path} to APPROVED to let it run.",
-            key=f"first-run:{action.digest()}")
-    return [action]
+        flightplans_RUNNER.run_due()
+    return None
 
-
-def flightplans_first_run(action: Any, signal: Signal) -> None:
-    """The actuator of an approved first run: the approval is sealed, then the job runs."""
-    assert flightplans_JOBS is not None and AGENT is not None
-    args = action.args
-    flightplans_JOBS.approve(args["id"], args["prompt"])
-    orchestrator = AGENT.services.get("orchestrator")
-    if orchestrator is not None:
-        tier = Tier.parse(args["tier"]) if args.get("tier") else Tier.COGNITION
-        orchestrator.dispatcher.run_prompt(args["id"], args["prompt"], tier,
-                                           args.get("origin") or "cron")
-
-
-if AGENT is not None and flightplans_JOBS is not None:
-    AGENT.loop.register_actuator(TARGET, flightplans_first_run)
 
 defskill(
     "flightplans",
-    priority=95,  # above the chat: a model-made job's first prompt stops here
+    priority=95,
     depends_on=["policy"],
     trigger=flightplans_trigger,
     reflex=flightplans_reflex,

@@ -17,6 +17,7 @@ from passepartout.config import Config
 from passepartout.engine.loader import SHIPPED_SKILLS_DIR
 from passepartout.security.install import install
 from passepartout.signals import Keyword, Signal
+from passepartout.testing.jobapproval import approve_jobs, approve_text
 
 SKILLS = ("policy.py", "dispatcher.py", "flightplans.py", "events.py", "chat.py",
           "orgtools.py", "scribe.py", "gardener.py", "archivist.py")
@@ -47,6 +48,7 @@ def make_agent(tmp_path: Path, env: dict[str, str], files: dict[str, str],
     for name, text in files.items():
         (memex / name).parent.mkdir(parents=True, exist_ok=True)
         (memex / name).write_text(text, encoding="utf-8")
+    approve_jobs(env["PASSEPARTOUT_HOME"], memex)  # as the person would
     env = {**env, "PASSEPARTOUT_MODEL": "openai/gpt-4o",
            "PASSEPARTOUT_MODEL_COGNITION": "openai/gpt-4o-mini",
            "PASSEPARTOUT_STREAM": "0", "PASSEPARTOUT_EMBEDDINGS": "off",
@@ -85,6 +87,7 @@ def reschedule(agent: Agent, stamps: dict[str, str]) -> Path:
     for name, stamp in stamps.items():
         text = re.sub(rf"(:ID:\s+passepartout-{name}\n:CRON:\s+)<[^>]*>",
                       lambda m, s=stamp: m.group(1) + s, text)
+    approve_text(agent.config.home, agent.config.memex_dir, path, text)  # and approves it
     path.write_text(text, encoding="utf-8")
     agent.services["orchestrator"].rescan(path)
     return path

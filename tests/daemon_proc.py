@@ -4,6 +4,7 @@ it (state, config, memex, runtime directory) in a scratch place of the test's ow
 from __future__ import annotations
 
 import glob
+import os
 import shutil
 import subprocess
 import tempfile
@@ -71,9 +72,32 @@ class Daemons:
         n = n if n >= 0 else len(self.started) - 1
         return (self.tmp / f"daemon{n}.stderr").read_text(errors="replace")
 
-    def cli(self, *args: str, timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([PYTHON, "-m", "passepartout", *args], cwd=ROOT, env=self.env,
-                              capture_output=True, text=True, timeout=timeout)
+    def cli(self, *args: str, timeout: float = 60.0,
+            tty_input: str | None = None) -> subprocess.CompletedProcess[str]:
+        """A command; with ``tty_input`` its standard input is a terminal that types it
+        (its output then comes as stdout, stderr joined)."""
+        command = [PYTHON, "-m", "passepartout", *args]
+        if tty_input is None:
+            return subprocess.run(command, cwd=ROOT, env=self.env, capture_output=True,
+                                  text=True, timeout=timeout)
+        master, slave = os.openpty()
+        try:
+            proc = subprocess.Popen(command, cwd=ROOT, env=self.env, stdin=slave,
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    text=True)
+            os.write(master, tty_input.encode())
+            out, _ = proc.communicate(timeout=timeout)
+            return subprocess.CompletedProcess(command, proc.returncode, out, "")
+        finally:
+            os.close(master)
+            os.close(slave)
+
+    def write_approved(self, path: Path, text: str, encoding: str = "utf-8") -> None:
+        """Write an org file whose jobs and hooks the person has allowed (sealed first)."""
+        from passepartout.testing.jobapproval import approve_text
+
+        approve_text(self.home, self.memex, path, text)
+        path.write_text(text, encoding=encoding)
 
     def wait_ready(self, timeout: float = 30.0) -> str:
         """``passepartout status`` once the agent has booted."""

@@ -15,6 +15,7 @@ from passepartout.engine.loader import SHIPPED_SKILLS_DIR
 from passepartout.loop.actions import ApprovalRequest
 from passepartout.loop.events import Event, Notice
 from passepartout.signals import Signal
+from passepartout.testing.jobapproval import approve_jobs, approve_text
 
 SKILLS = ("policy.py", "dispatcher.py", "events.py", "chat.py", "memory.py", "hooks.py")
 
@@ -40,6 +41,7 @@ def make_agent(tmp_path: Path, env: dict[str, str], files: dict[str, str],
     for name, text in files.items():
         (memex / name).parent.mkdir(parents=True, exist_ok=True)
         (memex / name).write_text(text, encoding="utf-8")
+    approve_jobs(env["PASSEPARTOUT_HOME"], memex)  # as the person would
     env = {**env, "PASSEPARTOUT_MODEL": "openai/gpt-4o",
            "PASSEPARTOUT_MODEL_COGNITION": "openai/gpt-4o-mini",
            "PASSEPARTOUT_STREAM": "0", "PASSEPARTOUT_EMBEDDINGS": "off", **settings}
@@ -81,8 +83,12 @@ def audit_text(env: dict[str, str]) -> str:
     return path.read_text(encoding="utf-8") if path.exists() else ""
 
 
-def edit(path: Path, old: str, new: str) -> None:
-    """An edit on disk, as another editor makes it."""
+def edit(path: Path, old: str, new: str, env: dict[str, str] | None = None) -> None:
+    """An edit on disk, as another editor makes it (with ``env``, one the person
+    approved: its headings are approved before it is written)."""
     text = path.read_text(encoding="utf-8")
     assert old in text, f"{old!r} is not in {path}"
-    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    after = text.replace(old, new, 1)
+    if env is not None:
+        approve_text(env["PASSEPARTOUT_HOME"], env["MEMEX_DIR"], path, after)
+    path.write_text(after, encoding="utf-8")

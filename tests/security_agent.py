@@ -100,3 +100,23 @@ def user(text: str = "go", *, source: str = "emacs", **meta: Any) -> Signal:
 
 def call(name: str, **args: Any) -> Action:
     return Action("tool", name, args, call_id=f"c-{name}-{time.monotonic_ns()}")
+
+
+def jobs_agent(tmp_path: Path, script: Script, *extra_skills: str,
+               **env_extra: str) -> tuple[Agent, Channel]:
+    """An agent with the security skills, the events skill and the chat skill (the
+    ``schedule`` tool), ``extra_skills`` (shipped file names) and a scripted model."""
+    env = make_env(tmp_path, PASSEPARTOUT_EMBEDDINGS="off", **env_extra)
+    skills = tmp_path / "skills"
+    for name in (*SECURITY_SKILLS, "events.py", "chat.py", *extra_skills):
+        shutil.copy(SHIPPED_SKILLS_DIR / name, skills / name)
+    (skills / "scripted.py").write_text(SCRIPTED_SKILL)
+    trust_skills(env["PASSEPARTOUT_HOME"], skills / "scripted.py")  # as the person would
+    config = Config.from_mapping(env, config_dir=tmp_path / "config")
+    agent = Agent(config, think=script, skill_dirs=[skills])
+    agent.boot(start_threads=False)
+    agent.loop.think = script  # the chat skill installs the model layer; a script instead
+    assert agent.services["orchestrator"].ready.wait(10)
+    channel = Channel()
+    agent.register_channel("emacs", channel)
+    return agent, channel

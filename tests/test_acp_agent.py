@@ -238,7 +238,7 @@ def test_a_cron_result_reaches_the_attached_client(daemons: Daemons, fake_llm: F
         peer = Peer()
         async with acp_client(daemons, peer) as conn:
             session = (await conn.new_session(cwd=str(daemons.tmp))).session_id
-            (daemons.memex / "projects" / "jobs.org").write_text(
+            daemons.write_approved(daemons.memex / "projects" / "jobs.org",
                 "* Check the backups\n:PROPERTIES:\n:ID: backups-1\n"
                 f":CRON: <{dt.datetime.now():%Y-%m-%d %a %H:%M}>\n:END:\nAre they fresh?\n",
                 encoding="utf-8")

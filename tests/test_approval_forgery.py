@@ -1,6 +1,6 @@
 """An approval is the person's: a Flight Plan flipped with an edited action, a forged
 plan and ledger record, a grant appended to approvals.org, a rule written into
-policy.toml, drawers planted through remember or schedule, a model-made job: each is
+policy.toml, drawers planted through remember or schedule: each is
 refused, reported in events.org, and never runs.  The person's own ways still work: a
 grant given through the approvals book (what ``passepartout grant add`` writes), a
 policy change the person accepted."""
@@ -15,13 +15,10 @@ from typing import Any
 import orgparse
 import pytest
 from security_agent import (
-    SCRIPTED_SKILL,
-    SECURITY_SKILLS,
     Channel,
     Script,
     call,
     make_agent,
-    make_env,
     user,
 )
 
@@ -33,7 +30,6 @@ from passepartout.llm.builtin_tools import schedule_job
 from passepartout.loop.actions import Action
 from passepartout.security.policy import Rule
 from passepartout.signals import Keyword, Signal
-from passepartout.testing.skilltrust import trust_skills
 
 pytestmark = pytest.mark.attack
 
@@ -239,75 +235,3 @@ def test_remember_plants_no_drawer(env: dict[str, str]) -> None:
     assert scan_file(notes).nodes == []  # no heading carries :CRON: or :HOOK:
     tree = list(orgparse.loads(notes.read_text())[1:])
     assert len(tree) == 1 and set(tree[0].properties) == {"ID"}
-
-
-# -- a job the model made asks before its first run ---------------------------------------
-
-
-def jobs_agent(tmp_path: Path, script: Script) -> tuple[Agent, Channel]:
-    env = make_env(tmp_path, PASSEPARTOUT_EMBEDDINGS="off")
-    skills = tmp_path / "skills"
-    for name in (*SECURITY_SKILLS, "events.py", "chat.py"):  # chat: the schedule tool
-        shutil.copy(SHIPPED_SKILLS_DIR / name, skills / name)
-    (skills / "scripted.py").write_text(SCRIPTED_SKILL)
-    trust_skills(env["PASSEPARTOUT_HOME"], skills / "scripted.py")  # as the person would
-    config = Config.from_mapping(env, config_dir=tmp_path / "config")
-    agent = Agent(config, think=script, skill_dirs=[skills])
-    agent.boot(start_threads=False)
-    agent.loop.think = script  # the chat skill installs the model layer; a script instead
-    assert agent.services["orchestrator"].ready.wait(10)
-    channel = Channel()
-    agent.register_channel("emacs", channel)
-    return agent, channel
-
-
-def schedule_call(name: str, prompt: str) -> Action:
-    args = {"name": name, "timestamp": "2020-01-01 Wed 09:00 +1d", "prompt": prompt}
-    return Action("tool", "schedule", args, call_id=f"c-schedule-{name}")
-
-
-def test_a_model_made_job_asks_before_its_first_run(tmp_path: Path) -> None:
-    script = Script([[schedule_call("Daily digest", "Summarize my day.")]])
-    agent, _ = jobs_agent(tmp_path, script)
-    agent.loop.process(user("schedule a digest"))
-    schedule = tmp_path / "memex" / "system" / "schedule.org"
-    assert ":ORIGIN: model" in schedule.read_text()
-    orchestrator = agent.services["orchestrator"]
-    orchestrator.rescan(schedule)
-    fired: list[Signal] = []
-    orchestrator.dispatcher.inject = lambda s: fired.append(s) or True
-    agent.services["flightplans"].inject = lambda s: None
-
-    asked_model = len(script.seen)
-    assert orchestrator.on_heartbeat()  # due (2020): it fires
-    agent.loop.process(fired.pop())
-    assert len(script.seen) == asked_model  # the prompt never reached the model
-    approvals = approvals_of(tmp_path).read_text()
-    assert "* TODO job:first-run" in approvals and "Summarize my day." in approvals
-    assert "a job the model made asks before its first run" in events(tmp_path)
-
-    # The person approves the plan: the job runs now, and later without asking.
-    path = approvals_of(tmp_path)
-    path.write_text(path.read_text().replace("* TODO job:first-run", "* APPROVED job:first-run"))
-    agent.services["flightplans"].run_due()
-    assert "* DONE job:first-run" in path.read_text()
-    agent.loop.process(fired.pop())
-    assert len(script.seen) == asked_model + 1
-    assert "Summarize my day." in script.seen[-1].prompt.text
-
-
-def test_removing_the_origin_mark_does_not_skip_the_question(tmp_path: Path) -> None:
-    script = Script([[schedule_call("Sneaky", "Do it quietly.")]])
-    agent, _ = jobs_agent(tmp_path, script)
-    agent.loop.process(user("schedule"))
-    schedule = tmp_path / "memex" / "system" / "schedule.org"
-    schedule.write_text(schedule.read_text().replace(":ORIGIN: model\n", ""))
-    orchestrator = agent.services["orchestrator"]
-    orchestrator.rescan(schedule)
-    fired: list[Signal] = []
-    orchestrator.dispatcher.inject = lambda s: fired.append(s) or True
-    seen = len(script.seen)
-    assert orchestrator.on_heartbeat()
-    agent.loop.process(fired.pop())
-    assert len(script.seen) == seen  # the record in the state still says: model-made
-    assert "* TODO job:first-run" in approvals_of(tmp_path).read_text()

@@ -23,6 +23,7 @@ from daemon_proc import Daemons, scratch_daemons, wait_for
 from fakellm import FakeLLM
 
 from passepartout.daemonclient import connect
+from passepartout.testing.jobapproval import approve_jobs
 
 JOB = """* Check the backups
 :PROPERTIES:
@@ -79,6 +80,21 @@ def test_a_cron_job_written_into_the_memex_runs_with_no_emacs(
     daemons.wait_ready()
     (daemons.memex / "projects" / "jobs.org").write_text(
         JOB.format(when=f"<{dt.datetime.now():%Y-%m-%d %a %H:%M}>"), encoding="utf-8")
+    # Written into the memex, it is held until the person allows it (no face: a plan).
+    wait_for(lambda: "held until you approve it" in events(daemons), 30, "the held job")
+    held = daemons.cli("cron", "list")
+    assert re.search(r"backups-1 +Check the backups .* held \(new\) +new job in projects/"
+                     r"jobs.org: runs once on .*cognition tier, prompt: Check the backups",
+                     held.stdout), held.stdout
+    assert fake_llm.request_count == 0
+    refused = daemons.cli("cron", "allow", "backups-1")  # not typed on a terminal
+    assert refused.returncode == 1 and "needs your answer on a terminal" in refused.stderr
+    wrong = daemons.cli("cron", "allow", "no-such-job", tty_input="y\n")
+    assert wrong.returncode == 1 and "no held job or hook has the id 'no-such-job'" \
+        in wrong.stdout and "Traceback" not in wrong.stdout
+    allowed = daemons.cli("cron", "allow", "backups-1", tty_input="y\n")
+    assert allowed.returncode == 0, allowed.stdout
+    assert "backups-1: new job in projects/jobs.org" in allowed.stdout
     wait_for(lambda: "backups-1: done" in events(daemons), 30, "the job's result")
     log = events(daemons)
     assert "All three backups are from last night." in log
@@ -118,6 +134,11 @@ def test_status_shows_the_daemon_and_stop_waits_until_it_has_exited(
     (daemons.memex / "projects" / "jobs.org").write_text(
         NIGHTLY + "* Misdated\n:PROPERTIES:\n:ID: bad-1\n:CRON: <2030-13-45 Xyz>\n:END:\n",
         encoding="utf-8")
+    held = daemons.cli("cron", "list").stdout  # no daemon: held, from the files
+    assert re.search(r"tidy-1 +Nightly tidy .* held \(new\)", held), held
+    # Allowed with no daemon running: the sealed record is written by the command.
+    allowed = daemons.cli("cron", "allow", "all", tty_input="yes\n")
+    assert allowed.returncode == 0 and "allowed: tidy-1" in allowed.stdout, allowed.stdout
     offline = daemons.cli("cron", "list").stdout
     proc = daemons.start()
     shown = daemons.wait_ready()
@@ -156,6 +177,7 @@ def test_a_daemon_killed_with_sigkill_comes_back_and_runs_the_missed_job_once(
     when = (dt.datetime.now() + dt.timedelta(minutes=3)).replace(second=0, microsecond=0)
     (daemons.memex / "projects" / "jobs.org").write_text(SOON.format(when=when),
                                                         encoding="utf-8")
+    approve_jobs(daemons.home, daemons.memex)  # as the person would
     first = daemons.start()
     daemons.wait_ready()
     client = connect(daemons.home, environ=daemons.env)

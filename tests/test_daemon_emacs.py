@@ -23,6 +23,8 @@ from daemon_proc import Daemons, scratch_daemons, wait_for
 from fakellm import FakeLLM
 from wire_client import ROOT
 
+from passepartout.testing.jobapproval import approve_text
+
 EMACS = shutil.which("emacs")
 pytestmark = pytest.mark.skipif(EMACS is None, reason="emacs is not installed")
 
@@ -59,8 +61,9 @@ def emacs(*args: str, env: dict[str, str]) -> list[str]:
 
 
 def run_job(daemons: Daemons) -> None:
-    (daemons.memex / "projects" / "jobs.org").write_text(
-        JOB.format(now=dt.datetime.now()), encoding="utf-8")
+    path, text = daemons.memex / "projects" / "jobs.org", JOB.format(now=dt.datetime.now())
+    approve_text(daemons.home, daemons.memex, path, text)  # the person allowed it
+    path.write_text(text, encoding="utf-8")
     wait_for(lambda: "backups-1: done" in events(daemons), 30, "the job's result")
 
 

@@ -16,6 +16,7 @@ from passepartout.agent import Agent
 from passepartout.config import Config
 from passepartout.engine.loader import SHIPPED_SKILLS_DIR
 from passepartout.signals import Keyword, Signal
+from passepartout.testing.jobapproval import approve_jobs
 from passepartout.testing.skilltrust import trust_skills
 
 JOBS = """* Nightly check
@@ -45,6 +46,7 @@ SKILLS = ("policy.py", "dispatcher.py", "events.py", "chat.py", "memory.py")
 def make_agent(tmp_path: Path, env: dict[str, str], jobs: str) -> Agent:
     memex = Path(env["MEMEX_DIR"])
     (memex / "projects" / "jobs.org").write_text(jobs, encoding="utf-8")
+    approve_jobs(env["PASSEPARTOUT_HOME"], memex)  # as the person would
     env = {**env, "PASSEPARTOUT_MODEL": "openai/gpt-4o",
            "PASSEPARTOUT_MODEL_COGNITION": "openai/gpt-4o-mini",
            "MEMORY_AUTO_SAVE_INTERVAL": "0.01", "PASSEPARTOUT_STREAM": "0",

@@ -32,7 +32,7 @@ def test_a_hook_fires_in_a_projects_directory_made_after_the_start(
         (projects / "p.org").write_text(HOOKED, encoding="utf-8")
         orchestrator = agent.services["orchestrator"]
         wait_until(lambda: orchestrator.registry.node("n-1"), what="the new heading")
-        edit(projects / "p.org", "Draft.", "Final.")
+        edit(projects / "p.org", "Draft.", "Final.", env=env)
         told = ("info", "hook: notify: 'Watched' changed (disk)")
         wait_until(lambda: told in emacs.notes, what="the notification")
         # Outside the scan directories nothing fires.

@@ -43,7 +43,7 @@ def test_notify_reaches_every_client_and_events_through_the_gates(
     agent.register_channel("emacs", emacs)
     agent.register_channel("telegram", phone)
     try:
-        edit(Path(env["MEMEX_DIR"]) / "projects/p.org", "Draft.", "Final.")
+        edit(Path(env["MEMEX_DIR"]) / "projects/p.org", "Draft.", "Final.", env=env)
         told = ("info", "hook: notify: 'Watched' changed (disk)")
         wait_until(lambda: told in emacs.notes and phone.notes, what="the notifications")
         assert phone.notes == [told]
@@ -64,7 +64,7 @@ def test_snapshot_takes_a_memory_snapshot_named_after_the_heading(
     store = agent.services["memory"]
     try:
         before = len(store.snapshots())
-        edit(Path(env["MEMEX_DIR"]) / "projects/p.org", "v1", "v2")
+        edit(Path(env["MEMEX_DIR"]) / "projects/p.org", "v1", "v2", env=env)
         newest = wait_until(lambda: [s for s in store.snapshots()
                                      if s.label == "hook: Watched changed"],
                             what="the snapshot")
@@ -85,7 +85,7 @@ def test_verify_integrity_warns_of_an_edit_outside_the_agent(
     agent.register_channel("emacs", emacs)
     try:
         assert agent.services["memory"].snapshots()[0].label == "memex import"
-        edit(Path(env["MEMEX_DIR"]) / "projects/p.org", "Amount: 100", "Amount: 900")
+        edit(Path(env["MEMEX_DIR"]) / "projects/p.org", "Amount: 100", "Amount: 900", env=env)
         warned = wait_until(lambda: [n for n in emacs.notes if n[0] == "warning"],
                             what="the warning")
         assert len(warned) == 1
@@ -105,7 +105,7 @@ def test_verify_integrity_sees_an_edit_made_while_the_agent_was_down(
     before this start, so the edit is seen rather than "intact" or "not open"."""
     make_agent(tmp_path, env,
                {"projects/p.org": heading("verify-integrity", "Amount: 100")}).shutdown()
-    edit(Path(env["MEMEX_DIR"]) / "projects/p.org", "Amount: 100", "Amount: 900")
+    edit(Path(env["MEMEX_DIR"]) / "projects/p.org", "Amount: 100", "Amount: 900", env=env)
     agent = make_agent(tmp_path, env, {})
     try:
         text = wait_until(lambda: "changed outside the agent" in events_text(env)
@@ -129,7 +129,7 @@ def test_verify_integrity_finds_an_unchanged_node_intact(
     orchestrator = agent.services["orchestrator"]
     try:
         # Only the title of a sibling outside the node changes: the node is not.
-        edit(Path(env["MEMEX_DIR"]) / "projects/p.org", "* Project", "* Projects")
+        edit(Path(env["MEMEX_DIR"]) / "projects/p.org", "* Project", "* Projects", env=env)
         wait_until(lambda: "verify_integrity ok" in events_text(env), what="the check")
         assert "intact (sha256" in events_text(env)
         settle(agent)
@@ -146,7 +146,7 @@ def test_prompt_replies_into_events_at_the_headings_tier(
         "prompt", "What is 2+2?", props="TIER: cognition")})
     model.for_model("gpt-4o-mini").reply("It is 4.")
     try:
-        edit(Path(env["MEMEX_DIR"]) / "projects/p.org", "2+2", "two plus two")
+        edit(Path(env["MEMEX_DIR"]) / "projects/p.org", "2+2", "two plus two", env=env)
         wait_until(lambda: "It is 4." in events_text(env), what="the reply")
         settle(agent)
         assert model.request_count == 1  # once: the orchestrator does not run it too
@@ -166,7 +166,7 @@ def test_prompt_reply_as_a_note_under_the_heading_fires_nothing_again(
         "prompt", "Name a colour.", props="HOOK_OUTPUT: note") + "*** Child\nkept\n"})
     model.for_model("gpt-4o-mini").reply("Blue.\n* not a heading")
     try:
-        edit(path, "a colour", "one colour")
+        edit(path, "a colour", "one colour", env=env)
         wait_until(lambda: "Reply of the agent" in path.read_text(), what="the note")
         settle(agent, 0.7)
         text = path.read_text()
@@ -192,7 +192,7 @@ def test_a_person_s_deny_rule_stops_the_note_and_events_says_so(
         "prompt", "Name a colour.", props="HOOK_OUTPUT: note")})
     model.for_model("gpt-4o-mini").reply("Blue.")
     try:
-        edit(path, "a colour", "one colour")
+        edit(path, "a colour", "one colour", env=env)
         wait_until(lambda: "refused" in events_text(env), what="the refusal")
         assert "Reply of the agent" not in path.read_text()
         assert "Blue." in events_text(env)  # the reply itself is still recorded
@@ -208,7 +208,7 @@ def test_a_prompt_in_a_personal_subtree_never_reaches_the_remote_model(
     agent = make_agent(tmp_path, env, {"projects/p.org": text})
     model.for_model("gpt-4o-mini").reply("leaked")
     try:
-        edit(Path(env["MEMEX_DIR"]) / "projects/p.org", "My diary.", "My secret diary.")
+        edit(Path(env["MEMEX_DIR"]) / "projects/p.org", "My diary.", "My secret diary.", env=env)
         wait_until(lambda: "private subtree" in events_text(env), what="the private mark")
         settle(agent)
         assert model.request_count == 0
@@ -233,7 +233,7 @@ def test_summarize_writes_the_summary_into_the_heading(
     agent.register_channel("emacs", emacs)
     model.for_model("gpt-4o-mini").reply("Release after tests.\n:END:")
     try:
-        edit(path, "Ship the release.", "Ship the release on Friday.")
+        edit(path, "Ship the release.", "Ship the release on Friday.", env=env)
         if where == "property":
             wait_until(lambda: ":SUMMARY:" in path.read_text(), what="the summary")
         else:

@@ -175,7 +175,7 @@ def test_a_cron_jobs_result_reaches_the_allowed_chats_when_notices_are_on(
     world: World
 ) -> None:
     world.llm.reply("All three backups are from last night.")
-    (world.daemons.memex / "projects" / "jobs.org").write_text(
+    world.daemons.write_approved(world.daemons.memex / "projects" / "jobs.org",
         JOB.format(when=dt.datetime.now()), encoding="utf-8")
     for chat in (ME, ALSO, THIRD):
         notice = world.telegram.wait_sent(

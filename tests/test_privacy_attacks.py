@@ -19,6 +19,7 @@ from llm_agent import Recorder, make_agent, make_config, user_signal
 from passepartout.agent import Agent
 from passepartout.channels.focus import Focus, FocusHolder
 from passepartout.security.privateindex import PrivacyNotReady, PrivateIndex
+from passepartout.testing.jobapproval import approve_jobs
 
 pytest_plugins = ["llm_agent"]
 
@@ -185,6 +186,7 @@ def test_a_cron_job_in_a_private_subtree_is_refused(
             f":CRON: <2020-01-06 Mon 08:00 +1w>\n:END:\n{CANARY}\n")
     (tmp_path / "memex" / "system").mkdir(parents=True)
     (tmp_path / "memex" / "system" / "health.org").write_text(text)
+    approve_jobs(tmp_path / "home", tmp_path / "memex")  # the person allowed the job
     agent, _ = make_agent(make_config(tmp_path), Recorder(answer=True))
     try:
         orch = agent.services["orchestrator"]

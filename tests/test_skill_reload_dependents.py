@@ -38,7 +38,7 @@ def test_hooks_and_memory_work_after_the_events_skill_reloads(
         client = Client()
         agent.register_channel("emacs", client)
         memory = wait_until(lambda: agent.services.memory, what="memory open again")
-        edit(Path(env["MEMEX_DIR"]) / "projects/p.org", "Draft.", "Final.")
+        edit(Path(env["MEMEX_DIR"]) / "projects/p.org", "Draft.", "Final.", env=env)
         told = ("info", "hook: notify: 'Watched' changed (disk)")
         wait_until(lambda: told in client.notes, what="the hook's notification")
         assert "hook: notify: 'Watched' changed (disk)" in events_text(env)

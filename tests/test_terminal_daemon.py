@@ -95,7 +95,7 @@ def test_chat_and_an_emacs_client_each_get_their_own_replies_and_approvals(
     notices: list[Notice] = []
     with face:
         face.listen(lambda e: notices.append(e) if isinstance(e, Notice) else None)
-        (daemons.memex / "projects" / "jobs.org").write_text(
+        daemons.write_approved(daemons.memex / "projects" / "jobs.org",
             "* Check the backups\n:PROPERTIES:\n:ID: backups-1\n"
             f":CRON: <{dt.datetime.now():%Y-%m-%d %a %H:%M}>\n:END:\nAre they fresh?\n",
             encoding="utf-8")
@@ -139,7 +139,7 @@ def test_chat_starts_the_daemon_it_then_leaves_running(
 ) -> None:
     fake_llm.reply("Hello from the daemon.")
     fake_llm.reply("Still the same session.")
-    (daemons.memex / "projects" / "jobs.org").write_text(
+    daemons.write_approved(daemons.memex / "projects" / "jobs.org",
         "* Weekly review\n:PROPERTIES:\n:ID: review-1\n:CRON: <2030-01-07 Mon 09:00 +1w>\n"
         ":TIER: cognition\n:HOOK: notify\n:END:\nWhat is left?\n", encoding="utf-8")
     first = chat(daemons, stdin="hello\n")

@@ -42,7 +42,7 @@ def daemons(tmp_path_factory: pytest.TempPathFactory, fake_llm: FakeLLM) -> Iter
     for running in scratch_daemons(tmp_path_factory.mktemp("tui")):
         running.env.update(OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=fake_llm.base_url,
                            PASSEPARTOUT_MODEL="openai/gpt-4o", PASSEPARTOUT_STREAM="1")
-        (running.memex / "projects" / "garden.org").write_text(JOB, encoding="utf-8")
+        running.write_approved(running.memex / "projects" / "garden.org", JOB)
         running.start()
         running.wait_ready()
         yield running

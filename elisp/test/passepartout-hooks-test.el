@@ -57,6 +57,8 @@ What colour is the sky?
          (memex (expand-file-name "memex" dir))
          ;; Outside the scanned directories: only Emacs tells the server.
          (file (expand-file-name "elsewhere/hooked.org" memex))
+         ;; The person's yes to each hooked heading the server is told of (asked once).
+         (passepartout-approval-function (lambda (_description _info) t))
          (process-environment (append (list (concat "MEMEX_DIR=" memex) "TZ=UTC")
                                       process-environment)))
     (make-directory (file-name-directory file) t)
@@ -134,6 +136,8 @@ Write them first.
   (let* ((dir (make-temp-file "passepartout-hooks-test-" t))
          (memex (expand-file-name "memex" dir))
          (file (expand-file-name "elsewhere/hooked.org" memex))
+         ;; The person's yes to each hooked heading the server is told of (asked once).
+         (passepartout-approval-function (lambda (_description _info) t))
          (process-environment (append (list (concat "MEMEX_DIR=" memex) "TZ=UTC")
                                       process-environment)))
     (make-directory (file-name-directory file) t)

@@ -197,9 +197,20 @@ The background skills keep their jobs in the memex's system directory."
       (goto-char (point-min))
       (re-search-forward regexp nil t))))
 
+(defvar passepartout-org-test-asked nil
+  "The questions the server asked in the test, newest first.")
+
+(defun passepartout-org-test-asked-about (regexp)
+  "The questions asked so far that match REGEXP."
+  (seq-filter (lambda (q) (string-match-p regexp q)) passepartout-org-test-asked))
+
 (ert-deftest passepartout-org-test-server-follows-the-drawers ()
-  "Add, change and remove a :CRON: drawer, and fire a hook's gate, in Emacs."
+  "Add, change and remove a :CRON: drawer, and fire a hook's gate, in Emacs.
+Each new or changed job is asked about once on save, and runs once approved."
   (let* ((dir (make-temp-file "passepartout-org-test-" t))
+         (passepartout-org-test-asked nil)
+         (passepartout-approval-function
+          (lambda (description _info) (push description passepartout-org-test-asked) t))
          (memex (expand-file-name "memex" dir))
          (skills (expand-file-name "skills" dir))
          ;; Outside the scanned directories: only Emacs tells the server about it.
@@ -224,8 +235,14 @@ The background skills keep their jobs in the memex's system directory."
                   (passepartout-org-test-goto "Weekly")
                   (org-set-property "CRON" "<2030-01-07 Mon 09:00 +1w>")
                   (save-buffer)
+                  ;; Asked once, right there, about what runs; then it runs.
                   (let ((job (car (passepartout-org-test-wait-job
                                    (lambda (jobs) jobs) "the new job"))))
+                    (should (equal (length (passepartout-org-test-asked-about
+                                            "^job:allow: new job in elsewhere/plans\\.org: \
+runs every Monday at 09:00 from 2030-01-07, cognition tier, prompt: Weekly \
+Summarize the week's notes\\."))
+                                   1))
                     (should (equal (plist-get job :heading) "Weekly"))
                     (should (equal (plist-get job :file) file))
                     (should (equal (plist-get job :timestamp) "<2030-01-07 Mon 09:00 +1w>"))
@@ -239,6 +256,10 @@ The background skills keep their jobs in the memex's system directory."
                    (lambda (jobs)
                      (equal (plist-get (car jobs) :next-run) "2030-01-08T10:00:00+00:00"))
                    "the edited job")
+                  ;; The approved job, edited by the person: asked again.
+                  (should (equal (length (passepartout-org-test-asked-about
+                                          "^job:allow: changed job in .*every 2 days at 10:00"))
+                                 1))
                   (should (= (length (passepartout-org-test-jobs)) 1))
                   ;; Remove it: gone.
                   (passepartout-org-test-goto "Weekly")

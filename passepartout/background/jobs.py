@@ -16,6 +16,7 @@ import json
 import logging
 import re
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -88,8 +89,11 @@ class JobHeadings:
             return {"*": {}}
         return data if isinstance(data, dict) else {"*": {}}
 
-    def ensure(self, spec: JobSpec, now: dt.datetime) -> str:
-        """Make ``spec``'s heading unless it was made before; what happened, in words."""
+    def ensure(self, spec: JobSpec, now: dt.datetime,
+               approve: Callable[[str], None] | None = None) -> str:
+        """Make ``spec``'s heading unless it was made before; what happened, in words.
+        ``approve`` is given the file's new text before it is written (the agent's own
+        job is approved as it makes it)."""
         record = self._record()
         if spec.name in record or "*" in record:
             return "made before (kept as the person left it)"
@@ -99,7 +103,10 @@ class JobHeadings:
         else:
             base = text if text is not None else HEADER
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(self.path, add_heading(base, None, spec.heading(now), 1))
+            after = add_heading(base, None, spec.heading(now), 1)
+            if approve is not None:
+                approve(after)
+            atomic_write(self.path, after)
             outcome = f"made in {self.path}"
         record[spec.name] = {"made": now.isoformat(timespec="seconds"), "file": str(self.path)}
         self.record_path.parent.mkdir(parents=True, exist_ok=True)

@@ -68,13 +68,27 @@ class Background:
         self.specs[spec.name] = spec
         self.orchestrator.register_reflex(spec.name, reflex)
         try:
-            outcome = self.headings.ensure(spec, self.now())
+            outcome = self.headings.ensure(spec, self.now(),
+                                           lambda text: self._approve(spec, text))
         except (OSError, ValueError) as err:
             log.error("background job %s: its heading could not be made: %s", spec.name, err)
             return f"not made: {err}"
         if outcome.startswith("made in"):
             self.orchestrator.rescan(self.headings.path)
         return outcome
+
+    def _approve(self, spec: JobSpec, text: str) -> None:
+        """The heading the agent's own code makes is approved as made (any later change
+        of it is asked, as for every job)."""
+        from passepartout.events.scan import scan_text
+
+        approvals = self.orchestrator.approvals
+        if approvals is None:
+            return
+        for node in scan_text(text, str(self.headings.path)).nodes:
+            if node.id == spec.node_id:
+                approvals.record(self.orchestrator.content_hash(node), node,
+                                 self.orchestrator.memex_dir, allowed=True)
 
     def node_ids(self) -> set[str]:
         return {spec.node_id for spec in self.specs.values()}

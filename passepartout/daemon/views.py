@@ -21,25 +21,51 @@ from passepartout.llm.sessions import SESSIONS_FILE
 TITLE_CHARS = 60
 
 
-def cron_jobs(config: Config) -> list[dict[str, Any]]:
-    """Every cron job of the memex with its saved times, soonest first (as the EPC
-    ``jobs`` method describes them)."""
-    from passepartout.events.cron import Scheduler, make_job
+def _memex_nodes(config: Config) -> list[Any]:
     from passepartout.events.scan import org_files, scan_file
 
     roots = [config.memex_dir / d if d not in (".", "") else config.memex_dir
              for d in config.memex_scan_dirs]
+    return [node for path in org_files(roots) for node in scan_file(path).nodes]
+
+
+def held_jobs(config: Config, approvals: Any = None) -> list[dict[str, Any]]:
+    """The CRON/HOOK headings of the memex whose content the person has not approved
+    (as the EPC ``held-jobs`` method describes them), read from the files."""
+    from passepartout.events.approval import JobApprovals, describe_job, job_hash
+
+    approvals = approvals or JobApprovals.in_state(Path(config.home))
+    memex = Path(config.memex_dir)
+    held = []
+    for node in _memex_nodes(config):
+        digest = job_hash(node, memex)
+        if approvals.approved(digest):
+            continue
+        why = ("denied" if approvals.denied(digest)
+               else "changed" if approvals.known_id(node.id) else "new")
+        held.append({"id": node.id, "heading": node.heading, "file": node.file, "why": why,
+                     "what": describe_job(node, memex, why), "hash": digest,
+                     "kind": "cron" if node.cron is not None else "hook", "node": node})
+    return held
+
+
+def cron_jobs(config: Config) -> list[dict[str, Any]]:
+    """Every cron job of the memex the person approved, with its saved times, soonest
+    first (as the EPC ``jobs`` method describes them)."""
+    from passepartout.events.approval import JobApprovals, job_hash
+    from passepartout.events.cron import Scheduler, make_job
+
+    approvals = JobApprovals.in_state(Path(config.home))
     scheduler = Scheduler(config.home / "events" / "cron-state.json")
     problems: list[dict[str, Any]] = []
-    for path in org_files(roots):
-        for node in scan_file(path).nodes:
-            if node.cron is None:
-                continue
-            try:
-                scheduler.upsert(make_job(node), save=False)
-            except ValueError as err:
-                problems.append({"heading": node.heading, "file": node.file,
-                                 "problem": str(err)})
+    for node in _memex_nodes(config):
+        if node.cron is None or not approvals.approved(job_hash(node, Path(config.memex_dir))):
+            continue
+        try:
+            scheduler.upsert(make_job(node), save=False)
+        except ValueError as err:
+            problems.append({"heading": node.heading, "file": node.file,
+                             "problem": str(err)})
     return [job.describe() for job in scheduler.jobs()] + problems
 
 

@@ -13,12 +13,13 @@ import datetime as dt
 import logging
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from passepartout.errors import ProtocolError
+from passepartout.events.approval import JobApprovals, describe_job, job_hash
 from passepartout.events.classify import Classifier
 from passepartout.events.cron import Clock, Scheduler, make_job
 from passepartout.events.dispatch import BackgroundChannel, Dispatcher, Injector, Reflexes, ReflexFn
@@ -34,6 +35,20 @@ from passepartout.events.watcher import MemexWatcher
 from passepartout.security.privacy import DEFAULT_TAG, org_node_private
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Held:
+    """A CRON/HOOK heading that waits for the person's approval of its content."""
+
+    node: OrgNode
+    hash: str
+    why: str  # new | changed | denied
+    what: str  # what the person is asked about
+    change: NodeChange | None  # the change whose hooks fire once it is approved
+
+
+HeldHandler = Callable[[Held], Any]
 
 
 @dataclass
@@ -59,6 +74,7 @@ class Orchestrator:
         clock: Clock | None = None,
         tz: dt.tzinfo | None = None,
         watch_delay: float = 0.2,
+        approvals: JobApprovals | None = None,
     ) -> None:
         self.memex_dir = Path(memex_dir).expanduser()
         self.roots = [(self.memex_dir / d).resolve() if d not in (".", "") else
@@ -91,6 +107,16 @@ class Orchestrator:
         # One agent per state directory runs cron and hooks (the first to start).
         self.leadership = Leadership(Path(home) / "automation.lock")
         self.leadership.held()
+        # The person's sealed answers about headings: with them, a heading runs only when
+        # its exact content was approved (the events skill always gives them; without,
+        # as in a library use, every heading runs).
+        self.approvals = approvals
+        self.on_held: HeldHandler | None = None  # asks the person (the events skill)
+        self._held: dict[str, Held] = {}
+        self._held_lock = threading.RLock()
+        self._asked: set[str] = set()  # the hashes asked about in this run
+        # A job approved before this version (the schedule tool's first-run record).
+        self.legacy_approval: Callable[[OrgNode], bool] | None = None
 
     # -- what others call --------------------------------------------------------------
 
@@ -139,7 +165,7 @@ class Orchestrator:
         """Use ``classifier`` for jobs without ``:TIER:`` (None: the default one)."""
         self.classifier = classifier
         for node in self.registry.nodes():
-            if node.cron is not None:
+            if node.cron is not None and self.cleared(node):
                 self._upsert_job(node)
 
     # -- scanning ---------------------------------------------------------------------
@@ -267,13 +293,18 @@ class Orchestrator:
 
     def _apply(self, changes: list[NodeChange], *, fire: bool = True,
                save: bool = True) -> list[HookResult]:
-        """Jobs follow the changes; hooks fire on them (unless ``fire`` is off)."""
+        """Jobs follow the changes; hooks fire on them (unless ``fire`` is off).  A
+        heading whose content the person has not approved is held instead."""
         if fire and not self.ready.is_set():
             changes = self._against_record(changes)
         results: list[HookResult] = []
         to_fire: list[NodeChange] = []
         for change in changes:
             new, old = change.new, change.old
+            if new is not None and not self.cleared(new):
+                self._hold(new, change if fire else None)
+                continue
+            was_held = self._unhold(new.id if new is not None else (old.id if old else ""))
             if new is not None and new.cron is not None:
                 self._upsert_job(new, save=save)
             elif old is not None and old.cron is not None:
@@ -283,6 +314,8 @@ class Orchestrator:
                 self._job_problems.pop(old.id, None)
                 if self.scheduler.remove(old.id) is not None:
                     log.info("cron %r removed", old.heading)
+            if new is None and was_held is not None:
+                continue  # a heading never approved went: nothing of it ran, nothing fires
             to_fire.append(change)
         if fire:
             if not self.ready.is_set():
@@ -291,6 +324,122 @@ class Orchestrator:
         if changes and self.ready.is_set():  # a half-done bootstrap is not a record
             self.seen.save_soon()
         return results
+
+    # -- the person's approval of what runs ---------------------------------------------
+
+    def content_hash(self, node: OrgNode) -> str:
+        return job_hash(node, self.memex_dir)
+
+    def cleared(self, node: OrgNode) -> bool:
+        """The person approved ``node`` exactly as it is now."""
+        if self.approvals is None:
+            return True
+        digest = self.content_hash(node)
+        if self.approvals.approved(digest):
+            return True
+        legacy = self.legacy_approval
+        if legacy is not None and legacy(node):
+            # A job the model made whose prompt the person approved before this
+            # version: that approval becomes this one, once.
+            self.approvals.record(digest, node, self.memex_dir, allowed=True)
+            self.events.record(Entry("approval", f"{self.heading_name(node.id)}: approved "
+                                     "before, its approval carried over", level="info",
+                                     node_id=node.id, file=node.file))
+            return True
+        return False
+
+    def held(self) -> list[Held]:
+        """The headings waiting for the person's approval (or denied), by file."""
+        with self._held_lock:
+            return sorted(self._held.values(), key=lambda h: (h.node.file, h.node.heading))
+
+    def held_jobs(self) -> list[dict[str, Any]]:
+        """The held headings as plain data (the EPC ``held-jobs`` method)."""
+        return [{"id": h.node.id, "heading": h.node.heading, "file": h.node.file,
+                 "why": h.why, "what": h.what, "hash": h.hash,
+                 "kind": "cron" if h.node.cron is not None else "hook"} for h in self.held()]
+
+    def _unhold(self, node_id: str) -> Held | None:
+        with self._held_lock:
+            return self._held.pop(node_id, None)
+
+    def _hold(self, node: OrgNode, change: NodeChange | None) -> Held:
+        """Keep ``node`` from running; say so and ask the person (once per content)."""
+        assert self.approvals is not None
+        digest = self.content_hash(node)
+        if self.approvals.denied(digest):
+            why = "denied"
+        else:
+            why = "changed" if self.approvals.known_id(node.id) else "new"
+        tier = None
+        if node.cron is not None and not node.properties.get("TIER"):
+            try:
+                tier = make_job(node, self.classifier).tier.value
+            except ValueError:
+                tier = None
+        held = Held(node, digest, why, describe_job(node, self.memex_dir, why, tier), change)
+        with self._held_lock:
+            previous = self._held.get(node.id)
+            self._held[node.id] = held
+        self._job_problems.pop(node.id, None)
+        if self.scheduler.remove(node.id) is not None:
+            log.info("cron %r held: its content is not approved", node.heading)
+        if previous is not None and previous.hash == digest:
+            return held  # said already
+        if why == "denied":
+            log.info("%s: denied by the person, not run", held.what)
+            return held
+        self.events.record(Entry(
+            "approval", f"{held.what}: held until you approve it",
+            f"Approve it where you are asked, or run: passepartout cron allow {node.id}",
+            level="warning", node_id=node.id, file=node.file))
+        if digest not in self._asked and self.on_held is not None:
+            self._asked.add(digest)
+            try:
+                self.on_held(held)
+            except Exception:
+                log.exception("asking about the held heading %s failed", node.id)
+        return held
+
+    def allow(self, node_id: str, digest: str | None = None) -> Held:
+        """The person approves the held heading ``node_id`` as it is now (and, with
+        ``digest``, only if that is still its content): it is scheduled, and the hooks
+        of the change that was held fire.  ValueError says why not."""
+        if self.approvals is None:
+            raise ValueError("this agent does not hold jobs for approval")
+        with self._held_lock:
+            held = self._held.get(node_id)
+            if held is None:
+                raise ValueError(f"no held job has the id {node_id!r}")
+            current = self.registry.node(node_id)
+            if current is None or self.content_hash(current) != held.hash \
+                    or (digest is not None and digest != held.hash):
+                raise ValueError(f"{held.node.heading!r} changed since it was shown; "
+                                 "it is asked again as it is now")
+            self.approvals.record(held.hash, held.node, self.memex_dir, allowed=True)
+            del self._held[node_id]
+        self.events.record(Entry("approval", f"{held.what}: approved", level="info",
+                                 node_id=node_id, file=held.node.file))
+        if held.node.cron is not None:
+            self._upsert_job(held.node)
+        if held.change is not None:
+            self._fire([held.change])
+        return held
+
+    def deny(self, node_id: str) -> Held:
+        """The person says no to the heading ``node_id`` as it is now (held or running):
+        it does not run, and is not asked about again until it changes."""
+        if self.approvals is None:
+            raise ValueError("this agent does not hold jobs for approval")
+        node = self.registry.node(node_id)
+        if node is None:
+            raise ValueError(f"no job or hook heading has the id {node_id!r}")
+        digest = self.content_hash(node)
+        self.approvals.record(digest, node, self.memex_dir, allowed=False)
+        held = self._hold(node, None)
+        self.events.record(Entry("approval", f"{held.what}: denied", level="info",
+                                 node_id=node_id, file=node.file))
+        return held
 
     def _last_record(self) -> dict[str, OrgNode] | None:
         with self._record_lock:
@@ -317,10 +466,20 @@ class Orchestrator:
         if changes and not self.leadership.held():
             return results  # the agent holding the automation lock fires them
         for change in changes:
+            if not self._may_fire(change):
+                continue
             results += self.hooks.fire(change)
             if change.new is not None and change.new.hooks:
                 self._prompt_hook(change.new)
         return results
+
+    def _may_fire(self, change: NodeChange) -> bool:
+        """A change fires hooks only for a heading the person approved."""
+        if self.approvals is None:
+            return True
+        if change.new is not None:
+            return self.cleared(change.new)
+        return change.old is not None and self.approvals.approved(self.content_hash(change.old))
 
     def _upsert_job(self, node: OrgNode, *, save: bool = True) -> None:
         try:
@@ -357,6 +516,13 @@ class Orchestrator:
         now = self.scheduler.clock()
         started = []
         for job in self.scheduler.due(now):
+            node = self.registry.node(job.id)
+            if self.approvals is not None and (node is None or not self.cleared(node)):
+                if node is not None:  # its approval went (a record tampered with): held
+                    self._hold(node, None)
+                else:
+                    self.scheduler.remove(job.id)
+                continue
             note = self.scheduler.start_run(job, now)
             started.append(job.id)
             self.dispatcher.run(job, note)
@@ -386,4 +552,4 @@ def _names(payload: Mapping[str, Any], node: OrgNode) -> bool:
     return str(payload.get("heading") or "") == node.heading and outline == node.outline
 
 
-__all__ = ["BootstrapReport", "Entry", "Orchestrator"]
+__all__ = ["BootstrapReport", "Entry", "Held", "Orchestrator"]

@@ -68,7 +68,8 @@ def builtin_tools(agent: Any) -> list[Tool]:
 
     def schedule(name: str, timestamp: str, prompt: str) -> str:
         """Schedule a recurring or one-off job as an org heading with a :CRON: drawer.
-        The person is asked (a Flight Plan) before the job first runs.
+        The person is asked to approve the job (its timing, tier and prompt) before it
+        runs at all.
 
         Args:
             name: the job's heading text
@@ -204,7 +205,7 @@ def schedule_job(path: Path, name: str, timestamp: str, prompt: str, *,
     if made_by_model is not None:
         made_by_model(node_id, stamp.format())  # before the file: no unmarked moment
     atomic_write(path, old + entry)
-    note = " (it asks the person before its first run)" if made_by_model is not None else ""
+    note = " (it runs once the person approves it)"
     return f"scheduled {title!r} at {stamp.format()} in {path} (id {node_id}){note}"
 
 

@@ -43,6 +43,8 @@ class Action:
             return f"{self.name}({args})"
         if self.target == "chat":
             return f"reply: {self.text[:80]!r}"
+        if self.target == "job" and self.args.get("job"):
+            return f"{self.target}:{self.name}: {self.args['job']}"  # what is approved
         return f"{self.target}:{self.name}"
 
 

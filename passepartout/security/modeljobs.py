@@ -1,14 +1,12 @@
-"""Jobs the model made: marked, and asked before their first run.
+"""Jobs the model made: marked where the model cannot unmark them.
 
 A job the ``schedule`` tool writes carries ``:ORIGIN: model`` in its drawer, and its id
 is recorded in the state directory (``<state>/model-jobs.json``, out of every tool's
-reach), so removing the property does not remove the mark.  When such a job fires
-and the person has not yet approved its exact prompt, it does not reach the model:
-its first run becomes a Flight Plan (the action ``job:first-run`` with the job's id,
-heading and prompt) in the approvals file, and the firing is reported in
-``events.org``.  When the person sets the plan to APPROVED, the agent seals that
-approval (id and the prompt's hash) and runs the job; later runs need no question,
-until the prompt changes.
+reach), so removing the property does not remove the mark.  Like every job, it runs
+only once the person approved its exact content (:mod:`passepartout.events.approval`).
+Before that approval covered the whole heading, the person approved a model-made job's
+prompt alone, sealed here (:meth:`ModelJobs.approved`); such a job's approval is carried
+over once, when this version first finds it.
 """
 
 from __future__ import annotations
@@ -18,20 +16,15 @@ import hashlib
 import json
 import logging
 import threading
-from collections.abc import Callable
 from typing import Any
 
 from passepartout.fsutil import atomic_write
-from passepartout.loop.actions import Action
 from passepartout.security.trust import Trust
-from passepartout.signals import Signal
 
 log = logging.getLogger(__name__)
 
 RECORD = "model-jobs.json"
 MADE, APPROVED = "model-job", "model-job-approved"
-TARGET, VERB = "job", "first-run"
-JOB_ORIGINS = frozenset({"cron", "hook"})
 
 
 def _prompt_hash(prompt: str) -> str:
@@ -87,32 +80,3 @@ class ModelJobs:
             entry = data.setdefault(node_id, {})
             entry["approved"] = self.trust.seal.sign(APPROVED, node_id, _prompt_hash(prompt))
             self._write(data)
-
-    def needs_first_approval(self, signal: Signal, marked: Callable[[str], bool]) -> bool:
-        """True for the prompt of a model-made job (recorded, or ``marked`` with
-        ``:ORIGIN: model`` in its file) whose prompt the person has not approved."""
-        meta = signal.meta
-        if signal.sensor != "user-input" or str(meta.get("origin", "")) not in JOB_ORIGINS:
-            return False
-        node_id = str(meta.get("heading") or "")
-        if not node_id:
-            return False
-        if not (self.made_by_model(node_id) or marked(node_id)):
-            return False
-        return not self.approved(node_id, str(signal.payload.get("text", "")))
-
-
-def first_run(signal: Signal, title: str = "") -> Action:
-    """The action that stands for a model-made job's first run (a person approves it)."""
-    meta = signal.meta
-    return Action(
-        TARGET,
-        VERB,
-        {
-            "id": str(meta.get("heading") or ""),
-            "heading": title,
-            "origin": str(meta.get("origin", "")),
-            "tier": str(meta.get("tier", "")),
-            "prompt": str(signal.payload.get("text", "")),
-        },
-    )
