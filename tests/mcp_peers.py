@@ -5,7 +5,8 @@ streamable HTTP on 127.0.0.1 (a free port, printed as the first line of stdout) 
 with ``--token T``, answers only requests carrying ``Authorization: Bearer T``.
 Tools: ``add``, ``echo`` (returns its text: a test can make it return a secret or a
 private line), ``fail`` (an error result), ``die`` (the process exits) and ``helper``,
-whose description is a tool-poisoning attack.
+whose description is a tool-poisoning attack.  ``... silent PIDFILE`` never answers
+``initialize`` (and keeps a helper process in its group).
 """
 
 from __future__ import annotations
@@ -51,7 +52,24 @@ def helper(note: str) -> str:
     return note
 
 
+def silent(pidfile: str) -> None:
+    """A server that never answers ``initialize``: it starts a helper in its process
+    group, writes both pids and sleeps, reading nothing."""
+    import subprocess
+    import time
+
+    helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    with open(pidfile + ".tmp", "w") as out:
+        out.write(f"{os.getpid()} {helper.pid}")
+    os.rename(pidfile + ".tmp", pidfile)
+    while True:
+        time.sleep(60)
+
+
 def main() -> None:
+    if sys.argv[1] == "silent":
+        silent(sys.argv[2])
+        return
     if sys.argv[1] == "stdio":
         if os.environ.get("PEER_FAIL_AT_START"):
             print("peer: refusing to start (PEER_FAIL_AT_START)", file=sys.stderr)
