@@ -18,17 +18,27 @@
 ;; The daemon (`passepartout daemon') is one agent per person that
 ;; outlives Emacs.  It writes daemon.json (pid, socket, port, token file)
 ;; in a private directory: $XDG_RUNTIME_DIR/passepartout, else
-;; $PASSEPARTOUT_HOME/run (or /tmp/passepartout-UID when that path is too
-;; long for a socket).  This file finds that directory as the daemon
-;; does, reads the file and the token, and runs the two commands Emacs
-;; needs: `passepartout daemon --detach' (start one unless one runs) and
-;; `passepartout stop'.  It keeps no state: passepartout-server.el does.
+;; $PASSEPARTOUT_HOME/run, never a shared place.  This file finds that
+;; directory as the daemon does, reads the file and the token, and runs
+;; the two commands Emacs needs: `passepartout daemon --detach' (start one
+;; unless one runs) and `passepartout stop'.  It keeps no state:
+;; passepartout-server.el does.
 ;;
 ;; Emacs attaches over the Unix socket, not the TCP port: the socket's
 ;; 0700 directory and the kernel's check of the peer's uid keep other
 ;; users off it, a port left behind by a killed daemon cannot be taken by
 ;; another user to collect the token, and a Unix socket has no Nagle
 ;; delay for Emacs (which cannot set TCP_NODELAY) to suffer.
+;;
+;; Before it sends the token, Emacs proves the place is its own: the
+;; directory, daemon.json and the token file are its user's, closed to
+;; everyone else and no symlinks, and the token file is a daemon.token.
+;; Emacs cannot ask the kernel who listens on a socket (SO_PEERCRED), as
+;; the Python clients do: it relies on that directory check, since only
+;; its own user (or root) can put a socket in a 0700 directory of its
+;; own.  A socket path too long for a Unix socket (the Python clients
+;; reach it through the directory's descriptor) is refused with a clear
+;; message: Emacs does not fall back to the TCP port.
 
 ;;; Code:
 
@@ -62,12 +72,13 @@ the first place to look, not the only one."
                         (expand-file-name
                          "passepartout"
                          (or (passepartout-daemon--getenv "XDG_STATE_HOME" environment)
-                             (expand-file-name ".local/state" home))))))
-             (run (expand-file-name "run" state)))
-        (if (> (length (expand-file-name "daemon.sock" run))
-               passepartout-daemon--max-socket-path)
-            (format "/tmp/passepartout-%d" (user-uid))
-          run)))))
+                             (expand-file-name ".local/state" home)))))))
+        (expand-file-name "run" state)))))
+
+(defun passepartout-daemon-socket-too-long-p (socket)
+  "Return non-nil when SOCKET is too long a path for Emacs to connect to."
+  (> (string-bytes (encode-coding-string socket 'utf-8))
+     passepartout-daemon--max-socket-path))
 
 (defun passepartout-daemon-private-p (file)
   "Return non-nil when FILE is ours and closed to others, no symlink.
@@ -81,9 +92,11 @@ in one could send this Emacs's token to someone else's socket."
 
 (defun passepartout-daemon-read-info (directory)
   "Return the plist of DIRECTORY's daemon.json, or nil when there is none.
-The keys are :pid, :socket, :port and :token-file, among others.  A file
-left by a daemon that was killed is read too: connecting tells.  Nothing
-is read from a DIRECTORY that is not ours and closed to others."
+The keys are :pid, :socket, :port and :token-file, among others; :socket
+is always DIRECTORY's daemon.sock, the socket in the directory proved
+ours.  A file left by a daemon that was killed is read too: connecting
+tells.  Nothing is read from a DIRECTORY that is not ours and closed to
+others."
   (let ((file (expand-file-name "daemon.json" directory)))
     (when (and (passepartout-daemon-private-p (directory-file-name directory))
                (passepartout-daemon-private-p file))
@@ -94,13 +107,20 @@ is read from a DIRECTORY that is not ours and closed to others."
             (let ((info (json-read-file file)))
               (and (stringp (plist-get info :socket))
                    (stringp (plist-get info :token-file))
-                   info)))
+                   (plist-put info :socket
+                              (expand-file-name "daemon.sock" directory)))))
         (error nil)))))
 
 (defun passepartout-daemon-token (info)
-  "Return the token in the file INFO names, or nil when it cannot be read."
+  "Return the token in the file INFO names, or nil when it cannot be trusted.
+Only a file named daemon.token that is ours, closed to others and no
+symlink is read: daemon.json naming another file (a key, say) is
+refused, so that no file of someone else's choosing leaves as a token."
   (let ((file (plist-get info :token-file)))
-    (when (and (stringp file) (file-readable-p file))
+    (when (and (stringp file)
+               (equal (file-name-nondirectory file) "daemon.token")
+               (passepartout-daemon-private-p file)
+               (file-readable-p file))
       (with-temp-buffer
         (insert-file-contents file)
         (let ((token (string-trim (buffer-string))))

@@ -592,13 +592,20 @@ Return at once: the rest happens in the background."
 (defun passepartout--attach-to (info on-fail)
   "Connect to the daemon INFO describes and say hello; ON-FAIL receives why not."
   (let ((token (and info (passepartout-daemon-token info))))
-    (if (not token)
-        (funcall on-fail (if info "its token file cannot be read" "no daemon.json"))
+    (cond
+     ((not token)
+      (funcall on-fail (if info
+                           "its token file is not a private daemon.token of ours"
+                         "no daemon.json of ours in a private directory")))
+     ((passepartout-daemon-socket-too-long-p (plist-get info :socket))
+      (funcall on-fail (format "the socket path %s is too long for Emacs; set \
+XDG_RUNTIME_DIR, or a shorter PASSEPARTOUT_HOME" (plist-get info :socket))))
+     (t
       (setq passepartout--daemon info)
       (passepartout--handshake (plist-get info :socket) 'local token
                                (lambda (why)
                                  (setq passepartout--daemon nil)
-                                 (funcall on-fail why))))))
+                                 (funcall on-fail why)))))))
 
 (defun passepartout--start-daemon ()
   "Run `passepartout daemon --detach' in the background, then attach."

@@ -11,6 +11,7 @@ either waits for it off-thread or queues its work until boot is done.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -113,6 +114,7 @@ class Bridge:
             **_model_info(self.config),
             "approvals-file": str(_approvals_file(self.config)),
             "version": VERSION,
+            "pid": os.getpid(),
             "ready": agent is not None,
             "connections": len(self.channel.peers()),
             "sessions": self.channel.sessions(),
@@ -131,7 +133,8 @@ class Bridge:
     def hello_info(self) -> dict[str, Any]:
         status = self.status()
         return {"version": VERSION, "health": status["health"], "problems": status["problems"],
-                "session-dir": str(self.config.home), "ready": status["ready"]}
+                "session-dir": str(self.config.home), "ready": status["ready"],
+                "pid": status["pid"]}
 
 
 def _model_info(config: Config) -> dict[str, Any]:

@@ -10,6 +10,7 @@ them; replies are matched to their call by uid.
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import time
 from collections.abc import Mapping
@@ -44,22 +45,36 @@ def frame(value: Any) -> bytes:
 
 
 class DaemonClient:
-    """One connection to the daemon's socket; ``hello`` with the token from its file."""
+    """One connection to the daemon's socket; ``hello`` with the token from its file,
+    once the kernel has said that the process listening there is one of our own user's
+    (``SO_PEERCRED``): to anyone else, nothing is sent.  ``path`` is where to connect
+    (a path, or ``/proc/self/fd/N/daemon.sock``), ``shown`` how to name it."""
 
-    def __init__(self, path: Path, token: str, *, timeout: float = 30.0,
-                 client: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, path: Path | str, token: str, *, timeout: float = 30.0,
+                 client: Mapping[str, Any] | None = None, shown: Path | None = None) -> None:
+        from passepartout.daemon.place import PlaceError, peer_credentials
+
         self.timeout = timeout
         self.callbacks: list[tuple[str, list[Any]]] = []
         self._buf = b""
         self._uid = 0
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.settimeout(CONNECT_TIMEOUT)
+        name = shown or path
         try:
             self.sock.connect(str(path))
+            peer = peer_credentials(self.sock)
         except OSError as err:
             self.sock.close()
-            raise DaemonError(f"cannot connect to {path}: {err.strerror or err}",
+            raise DaemonError(f"cannot connect to {name}: {err.strerror or err}",
                               "unreachable") from None
+        # The pid of the process that listens on the socket (None where the system
+        # cannot say): the daemon, proved to be of our own user.
+        self.peer_pid = peer[0] if peer is not None else None
+        if peer is not None and peer[1] != os.geteuid():
+            self.sock.close()
+            raise PlaceError(f"the process listening on {name} is another user's "
+                             f"(uid {peer[1]}, pid {peer[0]}); nothing was sent to it")
         self.sock.settimeout(timeout)
         plist: list[Any] = []
         for key, value in (client or {"client": "cli"}).items():
@@ -163,27 +178,27 @@ def connect(home: Path, *, timeout: float = 30.0,
             environ: Mapping[str, str] | None = None,
             client: Mapping[str, Any] | None = None) -> DaemonClient | None:
     """A client of the daemon for the state directory ``home``; None when none runs.
-    ``client`` is the plist ``hello`` carries (``:client``, ``:approval-timeout``)."""
-    from passepartout.daemon.place import Place
+    ``client`` is the plist ``hello`` carries (``:client``, ``:approval-timeout``).
+
+    Nothing is sent before the daemon is proved ours: its directory and ``daemon.json``
+    are our own user's with private modes (no symlinks), the token is read only from a
+    0600 file of ours, and the socket's peer is a process of our own user; any of these
+    failing is a :class:`~passepartout.daemon.place.PlaceError` (a DaemonError)."""
+    from passepartout.daemon.place import Place, read_token
 
     place = Place.find(home, environ)
-    info = place.read_info()
-    if info is None:
-        return None
-    try:
-        token = Path(str(info.get("token-file") or place.token_file)).read_text(
-            encoding="utf-8").strip()
-    except OSError as err:
-        raise DaemonError(f"cannot read the daemon's token: {err.strerror}") from None
     deadline = time.monotonic() + CONNECT_TIMEOUT
     while True:
-        try:
-            return DaemonClient(Path(str(info.get("socket") or place.socket)), token,
-                                timeout=timeout, client=client)
-        except DaemonError as err:
-            # Just started: the socket may not accept yet; just stopped: no daemon.
-            if err.kind != "unreachable" or time.monotonic() > deadline:
-                raise
-            if place.read_info() is None:
+        with place.opened() as dirfd:
+            info = None if dirfd is None else place.read_info(dirfd)
+            if dirfd is None or info is None:
                 return None
-            time.sleep(0.05)
+            token = read_token(Path(str(info.get("token-file") or place.token_file)))
+            try:
+                return DaemonClient(place.address(dirfd), token, timeout=timeout,
+                                    client=client, shown=place.socket)
+            except DaemonError as err:
+                # Just started: the socket may not accept yet; just stopped: no daemon.
+                if err.kind != "unreachable" or time.monotonic() > deadline:
+                    raise
+        time.sleep(0.05)

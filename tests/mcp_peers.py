@@ -7,7 +7,8 @@ Tools: ``add``, ``echo`` (returns its text: a test can make it return a secret o
 private line), ``fail`` (an error result), ``die`` (the process exits) and ``helper``,
 whose description is a tool-poisoning attack.  ``PEER_EXTRA`` (JSON: a list of
 ``{"name", "description", "schema"}``) adds tools listed with exactly that description
-and input schema, as a hostile server would write them.
+and input schema, as a hostile server would write them.  ``... silent PIDFILE`` never
+answers ``initialize`` (and keeps a helper process in its group).
 
 :func:`pin_peer` approves the peer's own tools (as the person would) for an agent's
 state directory, so the tests about calling them start with them offered.
@@ -81,7 +82,24 @@ def pin_peer(home: Path, *servers: str) -> None:
                               listed.input_schema), ALLOW)
 
 
+def silent(pidfile: str) -> None:
+    """A server that never answers ``initialize``: it starts a helper in its process
+    group, writes both pids and sleeps, reading nothing."""
+    import subprocess
+    import time
+
+    helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    with open(pidfile + ".tmp", "w") as out:
+        out.write(f"{os.getpid()} {helper.pid}")
+    os.rename(pidfile + ".tmp", pidfile)
+    while True:
+        time.sleep(60)
+
+
 def main() -> None:
+    if sys.argv[1] == "silent":
+        silent(sys.argv[2])
+        return
     _extra_tools()
     if sys.argv[1] == "stdio":
         if os.environ.get("PEER_FAIL_AT_START"):

@@ -100,7 +100,11 @@ def test_another_user_cannot_reach_the_socket_nor_read_the_token(daemons: Daemon
     assert as_other_user(lambda: try_hello(sock, token)) == 0
     wait_for(lambda: f"another user (uid {other_uid()})" in daemons.log(), 10,
              "the refusal in the daemon's log")
-    client = connect(daemons.home, environ=daemons.env)  # we still get in
+    # Our own clients do not trust a directory opened up: they send nothing there.
+    with pytest.raises(PlaceError, match="others may enter"):
+        connect(daemons.home, environ=daemons.env)
+    daemons.rundir.chmod(0o700)
+    client = connect(daemons.home, environ=daemons.env)  # closed again: we get in
     assert client is not None
     with client:
         assert client.call("ping") == "pong"
@@ -165,9 +169,11 @@ def test_the_daemon_keeps_its_socket_only_in_a_closed_directory_of_its_own(
             Place.find(tmp_path, {"XDG_RUNTIME_DIR": str(runtime)}).make()
 
 
-def test_without_a_runtime_directory_the_place_is_private_and_short() -> None:
-    place = Place.find(Path("/x") / ("long" * 40), {})
-    assert place.dir == Path(f"/tmp/passepartout-{os.geteuid()}")
+def test_without_a_runtime_directory_the_place_is_in_the_state_directory() -> None:
+    """However long the path: a socket path too long is reached through the directory's
+    descriptor (test_daemon_client_proof.py), never moved to a shared /tmp place."""
+    long_home = Path("/x") / ("long" * 40)
+    assert Place.find(long_home, {}).dir == long_home / "run"
     assert Place.find(Path("/home/a/.local/state/passepartout"), {}).dir == Path(
         "/home/a/.local/state/passepartout/run")
     assert Place.find(Path("/h"), {"XDG_RUNTIME_DIR": "/run/user/7"}).dir == Path(

@@ -211,7 +211,12 @@ def test_a_server_that_fails_or_dies_is_a_status_line_and_is_started_again(
             assert time.monotonic() < deadline, hub.lines()
             time.sleep(0.05)
         again = [t.name for t in agent.tools()]
-        retried = hub.states["broken"]
+        # Between two tries (a try in progress when the agent stops is ended with it).
+        deadline = time.monotonic() + 30
+        while (broken := hub.states["broken"]).retry_in is None:
+            assert time.monotonic() < deadline, hub.lines()
+            time.sleep(0.05)
+        retried = (broken.state, broken.retry_in)
     finally:
         agent.shutdown()
     assert health.status == "degraded"
@@ -223,7 +228,7 @@ def test_a_server_that_fails_or_dies_is_a_status_line_and_is_started_again(
     assert not any(n.startswith("mcp__peer__") for n in names)
     assert rec.of("reply")[-1]["text"] == "still here"
     assert "mcp__peer__die" in again and hub.states["peer"].starts == 2
-    assert retried.state == "failed" and retried.retry_in is not None  # tried again later
+    assert retried[0] == "failed" and retried[1] is not None  # tried again later
 
 
 @pytest.mark.parametrize(("text", "error"), [
@@ -250,6 +255,68 @@ def test_mcp_json_reads_both_transports(tmp_path: Path) -> None:
     assert [(s.name, s.transport) for s in found.servers] == [("a", "stdio"), ("b", "http")]
     assert found.servers[0].env == {"K": "v"} and not found.errors
     assert load(tmp_path / "nowhere").servers == ()
+
+
+def live_members(pgid: int) -> list[int]:
+    """The processes of a process group that have not exited (zombies do not count)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            found.append(int(entry.name))
+    return found
+
+
+def silent_pids(pidfile: Path) -> tuple[int, int]:
+    deadline = time.monotonic() + 30
+    while not pidfile.exists():
+        assert time.monotonic() < deadline, "the silent server did not start"
+        time.sleep(0.05)
+    server, helper = (int(p) for p in pidfile.read_text().split())
+    return server, helper
+
+
+@pytest.mark.attack
+def test_a_server_that_never_answers_initialize_is_killed_with_its_group(
+        tmp_path: Path) -> None:
+    pidfile = tmp_path / "silent.pids"
+    servers(tmp_path, {"silent": {"command": sys.executable,
+                                  "args": [PEER, "silent", str(pidfile)]}})
+    hub = McpHub(load(tmp_path / "config").servers, connect_timeout=1.0,
+                 retry_first=300).start()
+    try:
+        server, helper = silent_pids(pidfile)
+        assert set(live_members(server)) == {server, helper}
+        assert hub.wait_settled(30), hub.lines()
+        line = hub.lines()[0]
+        assert line.startswith("silent: failed (no answer to initialize within 1 s"), line
+        assert "process group was killed" in line
+        assert live_members(server) == []
+    finally:
+        hub.stop()
+
+
+@pytest.mark.attack
+def test_stopping_the_hub_ends_a_server_still_waited_for(tmp_path: Path) -> None:
+    pidfile = tmp_path / "silent.pids"
+    servers(tmp_path, {"silent": {"command": sys.executable,
+                                  "args": [PEER, "silent", str(pidfile)]}})
+    hub = McpHub(load(tmp_path / "config").servers).start()
+    try:
+        server, helper = silent_pids(pidfile)
+        assert set(live_members(server)) == {server, helper}
+        assert hub.states["silent"].state == "starting"
+    finally:
+        hub.stop()
+    assert live_members(server) == []
+    hub.start()  # a hub stopped stays stopped: nothing is started again
+    assert not hub._thread.is_alive() and hub.states["silent"].state != "ready"
 
 
 def test_the_wait_before_a_new_start_grows_while_a_server_keeps_failing(

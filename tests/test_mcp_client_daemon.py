@@ -14,6 +14,7 @@ import pytest
 from daemon_proc import Daemons, scratch_daemons
 from fakellm import FakeLLM
 from mcp_peers import pin_peer
+from test_mcp_client import live_members, silent_pids
 
 from passepartout.daemon.face import ApprovalAsked, Chunk, Done, Face, ToolEvent
 
@@ -56,3 +57,21 @@ def test_an_mcp_tool_runs_in_the_daemon_once_the_attached_face_says_yes(
     assert "".join(e.text for e in seen if isinstance(e, Chunk)) == "It is 42."
     assert isinstance(seen[-1], Done)
     assert fake_llm.requests[1].messages[-1]["content"] == "42"
+
+
+@pytest.mark.attack
+def test_a_server_that_never_answers_ends_with_the_daemon(daemons: Daemons,
+                                                          tmp_path: Path) -> None:
+    """A stdio server that never answers initialize is still being waited for when the
+    daemon stops: its whole process group goes with the daemon."""
+    pidfile = tmp_path / "silent.pids"
+    config = Path(daemons.env["PASSEPARTOUT_CONFIG_DIR"])
+    (config / "mcp.json").write_text(json.dumps({"mcpServers": {"silent": {
+        "command": sys.executable, "args": [PEER, "silent", str(pidfile)]}}}))
+    proc = daemons.start()
+    server, helper = silent_pids(pidfile)
+    assert set(live_members(server)) == {server, helper}
+    stopped = daemons.cli("stop")
+    assert stopped.returncode == 0, stopped
+    assert proc.wait(30) == 0
+    assert live_members(server) == []

@@ -205,9 +205,13 @@ Exiting Emacs (its `kill-emacs-hook') leaves it running."
                    "/home/ann/state/run"))
     (should (equal (passepartout-daemon-directory '("XDG_STATE_HOME=/s"))
                    "/s/passepartout/run"))
-    (should (equal (passepartout-daemon-directory
-                    (list (concat "PASSEPARTOUT_HOME=/" (make-string 120 ?x))))
-                   (format "/tmp/passepartout-%d" (user-uid))))))
+    ;; However long the path: never a shared place such as /tmp/passepartout-UID.
+    (let ((long (concat "/" (make-string 120 ?x))))
+      (should (equal (passepartout-daemon-directory
+                      (list (concat "PASSEPARTOUT_HOME=" long)))
+                     (concat long "/run")))
+      (should (passepartout-daemon-socket-too-long-p (concat long "/run/daemon.sock")))
+      (should-not (passepartout-daemon-socket-too-long-p "/run/user/7/passepartout/daemon.sock")))))
 
 (ert-deftest passepartout-daemon-test-reads-only-a-private-directory ()
   "A daemon.json in a directory open to others, or through a symlink, is not read.
@@ -222,6 +226,7 @@ It could name someone else's socket, to which Emacs would send its token."
                             dir token)))
           (set-file-modes (expand-file-name "daemon.json" dir) #o600)
           (with-temp-file token (insert "00ff\n"))
+          (set-file-modes token #o600)
           (set-file-modes dir #o700)
           (let ((info (passepartout-daemon-read-info dir)))
             (should (equal (plist-get info :socket) (concat dir "/daemon.sock")))
@@ -235,6 +240,38 @@ It could name someone else's socket, to which Emacs would send its token."
           (should-not (passepartout-daemon-read-info dir)))
       (ignore-errors (delete-file link))
       (delete-directory dir t))))
+
+(ert-deftest passepartout-daemon-test-sends-only-a-private-token-of-its-own ()
+  "The token is read only from a private daemon.token of ours, no symlink.
+daemon.json naming another file (a key) or a token open to others gives
+no token, so nothing is sent; the socket is always the directory's own."
+  (let* ((dir (make-temp-file "passepartout-place-" t))
+         (token (expand-file-name "daemon.token" dir))
+         (key (expand-file-name "id_rsa" dir))
+         (info-file (expand-file-name "daemon.json" dir)))
+    (cl-flet ((info (token-file socket)
+                (with-temp-file info-file
+                  (insert (format "{\"pid\": 1, \"socket\": \"%s\", \"token-file\": \"%s\"}"
+                                  socket token-file)))
+                (set-file-modes info-file #o600)
+                (passepartout-daemon-read-info dir)))
+      (unwind-protect
+          (progn
+            (set-file-modes dir #o700)
+            (with-temp-file key (insert "abcdef\n"))
+            (set-file-modes key #o600)
+            (with-temp-file token (insert "00ff\n"))
+            (set-file-modes token #o600)
+            (let ((found (info token "/tmp/someone-elses.sock")))
+              (should (equal (plist-get found :socket) (concat dir "/daemon.sock")))
+              (should (equal (passepartout-daemon-token found) "00ff")))
+            (should-not (passepartout-daemon-token (info key "/x")))
+            (set-file-modes token #o644)
+            (should-not (passepartout-daemon-token (info token "/x")))
+            (delete-file token)
+            (make-symbolic-link key token)
+            (should-not (passepartout-daemon-token (info token "/x"))))
+        (delete-directory dir t)))))
 
 (ert-deftest passepartout-daemon-test-parses-what-detach-says ()
   "The socket comes from either line `passepartout daemon --detach' prints."

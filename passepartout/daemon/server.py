@@ -92,6 +92,9 @@ def _serve(config: Config, place: Place, admission: Admission, stop: threading.E
         atomic_write(place.token_file, token + "\n", mode=0o600)
         unix = listen_unix(place)
         tcp = listen()
+    except PlaceError as err:
+        log.error("cannot listen: %s", err.message)
+        return 1
     except OSError as err:
         log.error("cannot listen: %s", err)
         return 1
@@ -118,20 +121,23 @@ def _serve(config: Config, place: Place, admission: Admission, stop: threading.E
 
 def listen_unix(place: Place) -> socket.socket:
     """The daemon's socket, 0600 in its 0700 directory (a stale one from a daemon that
-    was killed is replaced: we hold the lock, so no daemon uses it)."""
-    place.check()
-    with contextlib.suppress(FileNotFoundError):
-        place.socket.unlink()
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    old = os.umask(0o177)  # created 0600, never open for an instant
-    try:
-        listener.bind(str(place.socket))
-        listener.listen(512)
-    except OSError:
-        listener.close()
-        raise
-    finally:
-        os.umask(old)
+    was killed is replaced: we hold the lock, so no daemon uses it).  A path too long
+    for a Unix socket is bound through the directory's descriptor."""
+    with place.opened() as dirfd:
+        if dirfd is None:
+            raise PlaceError(f"{place.dir} is gone")
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(place.socket.name, dir_fd=dirfd)
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old = os.umask(0o177)  # created 0600, never open for an instant
+        try:
+            listener.bind(place.address(dirfd))
+            listener.listen(512)
+        except OSError:
+            listener.close()
+            raise
+        finally:
+            os.umask(old)
     return listener
 
 

@@ -11,7 +11,6 @@ that cannot start says why.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -80,11 +79,7 @@ def ensure_daemon(config: Config, *, timeout: float = START_TIMEOUT,
 
 
 def _left_info(place: Place) -> dict[str, Any] | None:
-    try:
-        raw = json.loads(place.info_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return raw if isinstance(raw, dict) else None
+    return place.read_info(running=False)
 
 
 def _tail(path: os.PathLike[str]) -> str:

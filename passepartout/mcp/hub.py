@@ -7,7 +7,14 @@ server's timeout.  A server that cannot start, or dies (its process exits, a pin
 call fails), is marked so, its tools leave the belt, and the status says why; the agent
 goes on, and the server is started again after 1 s, 2 s, 4 s ... up to 5 minutes (the
 wait starts over once a session has lasted a minute), its tools back on the belt when
-it is.  :meth:`McpHub.stop` closes every session (stdio children are terminated).
+it is.
+
+Every stdio server runs in a process group of its own (the SDK starts it in a new
+session); one that does not answer ``initialize`` and list its tools within
+``start_timeout`` (the smaller of 20 s and the server's ``timeout``) is failed and its
+group killed.  :meth:`McpHub.stop` cancels every session, so that each group is ended
+(stdin closed, then SIGTERM, then SIGKILL to the whole group) even while a server is
+still being waited for; a group whose session could not end it is killed after.
 
 A listed tool is offered only when the person approved its exact card (``pins``,
 :mod:`passepartout.mcp.pins`); the others are withheld, and those that wait for an
@@ -19,8 +26,13 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
+import contextvars
 import logging
+import os
+import signal
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,8 +47,9 @@ from passepartout.mcp.untrusted import one_line
 log = logging.getLogger(__name__)
 
 PING_EVERY = 10.0  # seconds between two listings of a session's tools
-CONNECT_TIMEOUT = 20.0
-STOP_TIMEOUT = 5.0
+CONNECT_TIMEOUT = 20.0  # to start, answer initialize and list the tools
+STOP_TIMEOUT = 10.0  # the SDK's own close: stdin, 2 s, SIGTERM, 2 s, SIGKILL
+KILL_GRACE = 2.0  # between SIGTERM and SIGKILL to a group left behind
 RETRY_FIRST = 1.0  # seconds before a failed or dead server is started again
 RETRY_MAX = 300.0
 HEALTHY = 60.0  # a session this long starts the waits between restarts over
@@ -83,9 +96,11 @@ class McpHub:
     def __init__(self, specs: tuple[ServerSpec, ...], *, log_dir: Path | None = None,
                  on_change: Callable[[], None] = lambda: None,
                  ping_every: float = PING_EVERY, retry_first: float | None = None,
+                 connect_timeout: float = CONNECT_TIMEOUT,
                  pins: PinStore | None = None,
                  on_waiting: Callable[[list[Card]], None] = lambda cards: None) -> None:
         self.states = {s.name: ServerState(s) for s in specs}
+        self.connect_timeout = connect_timeout
         self.log_dir = log_dir
         self.on_change = on_change
         self.pins = pins
@@ -98,11 +113,16 @@ class McpHub:
         self._stopping: asyncio.Event | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._settled = threading.Event()
+        self._stopped = False
+        # The process groups of stdio servers whose session has not closed them yet.
+        self._groups: set[int] = set()
+        self._groups_lock = threading.Lock()
 
     # -- life cycle -------------------------------------------------------------------
 
     def start(self) -> McpHub:
-        self._thread.start()
+        if not self._stopped:  # stopped before it started (the agent shut down booting)
+            self._thread.start()
         return self
 
     def _run(self) -> None:
@@ -125,14 +145,36 @@ class McpHub:
         return self._settled.wait(timeout)
 
     def stop(self) -> None:
-        if not self._thread.is_alive():
-            return
-        stopping = self._stopping
-        if stopping is not None:
-            self.loop.call_soon_threadsafe(stopping.set)
-        self._thread.join(STOP_TIMEOUT + 1)
+        """Close every session and end every server's process group."""
+        self._stopped = True
         if self._thread.is_alive():
-            log.warning("MCP sessions did not close within %g s", STOP_TIMEOUT)
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                self.loop.call_soon_threadsafe(self._cancel_all)
+            self._thread.join(STOP_TIMEOUT + 1)
+            if self._thread.is_alive():
+                log.warning("MCP sessions did not close within %g s", STOP_TIMEOUT)
+        self._kill_left()
+
+    def _cancel_all(self) -> None:
+        """On the loop: stop, and cancel the sessions (one still waiting for a server to
+        answer ``initialize`` too); each closes its server as it unwinds."""
+        if self._stopping is not None:
+            self._stopping.set()
+        for task in self._tasks:
+            task.cancel()
+
+    def _kill_left(self) -> None:
+        """SIGTERM, then SIGKILL, to each process group no session closed."""
+        with self._groups_lock:
+            groups, self._groups = set(self._groups), set()
+        alive = {g for g in groups if _signal_group(g, signal.SIGTERM)}
+        deadline = time.monotonic() + KILL_GRACE
+        while alive and time.monotonic() < deadline:
+            time.sleep(0.02)
+            alive = {g for g in alive if _signal_group(g, 0)}
+        for group in alive:
+            log.warning("MCP server process group %d did not end on SIGTERM: killed", group)
+            _signal_group(group, signal.SIGKILL)
 
     # -- one server -------------------------------------------------------------------
 
@@ -162,10 +204,20 @@ class McpHub:
         from mcp import Client
 
         errlog = self._errlog(spec)
+        spawned: list[int] = []
+        token = _SPAWNED.set((spawned, self._track))
         try:
-            async with Client(self._transport(spec, errlog), read_timeout_seconds=spec.timeout,
-                              cache=None) as client:
-                listed = await asyncio.wait_for(self._list_tools(client), CONNECT_TIMEOUT)
+            async with contextlib.AsyncExitStack() as stack:
+                try:
+                    async with asyncio.timeout(self.start_timeout(spec)):
+                        client = await stack.enter_async_context(Client(
+                            self._transport(spec, errlog), read_timeout_seconds=spec.timeout,
+                            cache=None))
+                        listed = await self._list_tools(client)
+                except TimeoutError:
+                    raise _NoAnswer(f"no answer to initialize within "
+                                    f"{self.start_timeout(spec):g} s; its process group "
+                                    "was killed") from None
                 self._offer(state, listed)
                 state.client, state.state, state.error = client, "ready", ""
                 state.starts += 1
@@ -176,6 +228,7 @@ class McpHub:
             self._settle(state, "stopped", "")
         except asyncio.CancelledError:
             self._settle(state, "stopped", "")
+            # A cancelled session was closed (the SDK's close is shielded); the loop stops.
         except BaseException as err:  # an ExceptionGroup from the SDK's task groups too
             if isinstance(err, KeyboardInterrupt | SystemExit):
                 raise
@@ -184,8 +237,25 @@ class McpHub:
             log.warning("MCP server %s %s: %s", spec.name, "died" if died else "failed", why)
             self._settle(state, "died" if died else "failed", why)
         finally:
+            _SPAWNED.reset(token)
+            # Closed: the SDK ended the group (what it could not is killed at stop).
+            self._untrack(spawned, only_gone=True)
             if errlog is not None:
                 errlog.close()
+
+    def start_timeout(self, spec: ServerSpec) -> float:
+        """How long a server has to start, answer ``initialize`` and list its tools."""
+        return min(self.connect_timeout, spec.timeout)
+
+    def _track(self, pid: int) -> None:
+        with self._groups_lock:
+            self._groups.add(pid)
+
+    def _untrack(self, pids: list[int], *, only_gone: bool) -> None:
+        with self._groups_lock:
+            for pid in pids:
+                if not only_gone or not _signal_group(pid, 0):
+                    self._groups.discard(pid)
 
     def _settle(self, state: ServerState, to: str, why: str) -> None:
         if state.state in ("failed", "died") and to == "stopped":
@@ -252,6 +322,7 @@ class McpHub:
         return tools
 
     def _transport(self, spec: ServerSpec, errlog: Any) -> Any:
+        _record_spawns()
         if spec.url:
             import httpx2
             from mcp.client.streamable_http import streamable_http_client
@@ -308,10 +379,55 @@ class McpHub:
         return result_text(result)
 
 
+class _NoAnswer(Exception):
+    """A server did not answer ``initialize`` in time (the message says so)."""
+
+
+# Where the process spawned for a session is recorded: (its list, the hub's tracker).
+_SPAWNED: contextvars.ContextVar[tuple[list[int], Callable[[int], None]] | None] = (
+    contextvars.ContextVar("passepartout_mcp_spawned", default=None))
+
+
+def _record_spawns() -> None:
+    """Have the SDK's stdio transport tell the session which process it started (it
+    starts it in a new session: its pid is its process group)."""
+    try:
+        from mcp.client import stdio
+    except ImportError:
+        return
+    spawn = getattr(stdio, "_create_platform_compatible_process", None)
+    if spawn is None or getattr(spawn, "_passepartout", False):
+        return
+
+    async def recorded(*args: Any, **kwargs: Any) -> Any:
+        process = await spawn(*args, **kwargs)
+        where = _SPAWNED.get()
+        if where is not None:
+            where[0].append(process.pid)
+            where[1](process.pid)
+        return process
+
+    recorded._passepartout = True  # type: ignore[attr-defined]
+    stdio._create_platform_compatible_process = recorded
+
+
+def _signal_group(pgid: int, signum: int) -> bool:
+    """Send ``signum`` to a process group; whether it still has a member."""
+    try:
+        os.killpg(pgid, signum)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def _reason(err: BaseException) -> str:
     """The innermost message of an error (the SDK wraps them in groups)."""
     while isinstance(err, BaseExceptionGroup) and err.exceptions:
         err = err.exceptions[0]
+    if isinstance(err, _NoAnswer):
+        return one_line(str(err), 300)
     text = str(err) or type(err).__name__
     return one_line(f"{type(err).__name__}: {text}" if str(err) else text, 300)
 
