@@ -144,7 +144,10 @@ def test_org_edit_becomes_a_signal_for_the_orchestrator(
     assert signal.type == "event" and signal.sensor == "org-edit"
     assert signal.payload["file"] == "/memex/p.org"
     assert signal.payload["properties"] == [Keyword("CRON"), "daily"]
-    assert signal.meta == {"source": Keyword("emacs")}
+    # From Emacs, bound to the connection that saved it (a held job is asked there).
+    assert signal.meta["source"] == Keyword("emacs")
+    assert set(signal.meta) == {"source", "session-id"}
+    assert str(signal.meta["session-id"]).startswith("org-edit-")
     client.close()
 
 
