@@ -13,6 +13,10 @@
 ;;; Code:
 
 (setq load-prefer-newer t)
+;; The servers the tests start never see the person's own memex (its approvals file
+;; would collect the tests' Flight Plans): a test that wants one binds its own.
+(unless (getenv "MEMEX_DIR")
+  (setenv "MEMEX_DIR" (make-temp-file "passepartout-test-memex-" t)))
 (let ((dir (file-name-directory (or load-file-name buffer-file-name))))
   (add-to-list 'load-path (expand-file-name ".." dir))
   (add-to-list 'load-path dir)
