@@ -267,6 +267,80 @@ def test_a_cron_result_reaches_the_attached_client(daemons: Daemons, fake_llm: F
     run(scenario())
 
 
+def final_status(peer: Peer, session: str) -> dict[str, str]:
+    """Each tool call's id and its last status, in the order the calls started."""
+    found: dict[str, str] = {}
+    for update in [u for s, u in peer.updates if s == session]:
+        if update.session_update in ("tool_call", "tool_call_update") and (
+                update.status is not None):
+            found[update.tool_call_id] = update.status
+    return found
+
+
+def test_tool_calls_keep_ids_of_their_own_and_replay_with_their_status(
+    daemons: Daemons, fake_llm: FakeLLM
+) -> None:
+    """The model names every call ``call_1``; the client sees three calls live and the
+    same three on replay, the one the person rejected as failed (not completed)."""
+    work = daemons.tmp / "work"
+    (work / "a.txt").write_text("alpha\n")
+    (work / "b.txt").write_text("beta\n")
+    target = work / "rejected.txt"
+    fake_llm.tool_call("read-file", {"path": str(work / "a.txt")}, call_id="call_1")
+    fake_llm.reply("It says alpha.")
+    fake_llm.tool_call("read-file", {"path": str(work / "b.txt")}, call_id="call_1")
+    fake_llm.reply("It says beta.")
+    fake_llm.tool_call("write-file", {"path": str(target), "content": "x"}, call_id="call_1")
+    fake_llm.reply("Not written, as you wish.")
+    running(daemons)
+
+    async def scenario() -> None:
+        live, replayed = Peer(answers=["reject-once"]), Peer()
+        async with acp_client(daemons, live) as conn:
+            session = (await conn.new_session(cwd=str(daemons.tmp))).session_id
+            for text in ("read a", "read b", "write it"):
+                await conn.prompt(session_id=session, prompt=prompt(text))
+            shown = final_status(live, session)
+            assert len(peer_calls(live, session)) == 3, shown
+            assert list(shown.values()) == ["completed", "completed", "failed"], shown
+        async with acp_client(daemons, replayed) as conn:
+            await conn.load_session(cwd=str(daemons.tmp), session_id=session)
+            again = final_status(replayed, session)
+            assert len(peer_calls(replayed, session)) == 3, again
+            assert list(again.values()) == ["completed", "completed", "failed"], again
+            rejected = [u for u in replayed.of("tool_call_update", session)
+                        if u.tool_call_id == list(again)[2] and u.content]
+            assert "refused" in rejected[-1].content[0].content.text
+            assert "It says beta." in replayed.text(session)
+
+    run(scenario())
+    assert not target.exists()
+
+
+def peer_calls(peer: Peer, session: str) -> set[str]:
+    """The distinct ids of the calls the client saw start."""
+    return {u.tool_call_id for u in peer.of("tool_call", session)}
+
+
+def test_a_session_without_turns_loads_and_resumes(daemons: Daemons) -> None:
+    """An id the agent issued is a session, though no turn has been kept yet: another
+    process of the agent (the editor restarted) loads and resumes it."""
+    running(daemons)
+
+    async def scenario() -> None:
+        async with acp_client(daemons, Peer()) as conn:
+            session = (await conn.new_session(cwd=str(daemons.tmp))).session_id
+            await conn.load_session(cwd=str(daemons.tmp), session_id=session)
+            await conn.resume_session(cwd=str(daemons.tmp), session_id=session)
+        peer = Peer()
+        async with acp_client(daemons, peer) as conn:
+            await conn.load_session(cwd=str(daemons.tmp), session_id=session)
+            await conn.resume_session(cwd=str(daemons.tmp), session_id=session)
+        assert not peer.updates  # nothing to replay
+
+    run(scenario())
+
+
 def test_an_unknown_session_cannot_be_loaded(daemons: Daemons) -> None:
     running(daemons)
 
