@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,7 @@ from acp.client.connection import ClientSideConnection
 from acp.schema import (
     AgentMessageChunk,
     AllowedOutcome,
+    ClientCapabilities,
     DeniedOutcome,
     PermissionOption,
     RequestPermissionResponse,
@@ -23,6 +25,7 @@ from acp.schema import (
     ToolCallUpdate,
 )
 from acp.stdio import spawn_agent_process
+from acp_wire import check_wire, relay_command
 from daemon_proc import Daemons
 from wire_client import PYTHON, ROOT
 
@@ -38,6 +41,8 @@ class Peer:
         default_factory=list)
     notices: list[dict[str, Any]] = field(default_factory=list)
     chunk_seen: asyncio.Event = field(default_factory=asyncio.Event)
+    wire: Path | None = None  # the relay's record of the connection
+    sent: list[dict[str, Any]] = field(default_factory=list)  # the agent's, once closed
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates.append((session_id, update))
@@ -82,20 +87,27 @@ class Peer:
 
 
 @contextlib.asynccontextmanager
-async def acp_client(daemons: Daemons, peer: Peer,
-                     stderr: Path | None = None) -> AsyncIterator[ClientSideConnection]:
-    """``passepartout acp`` spawned and initialized; closed (stdin shut) at the end."""
+async def acp_client(daemons: Daemons, peer: Peer, stderr: Path | None = None,
+                     capabilities: ClientCapabilities | None = None,
+                     ) -> AsyncIterator[ClientSideConnection]:
+    """``passepartout acp`` spawned (through a relay that records its stdio) and
+    initialized with ``capabilities``; closed (stdin shut) at the end, when every
+    message the agent wrote must validate against ACP's schema (:mod:`acp_wire`)."""
     log = (stderr or daemons.tmp / "acp.stderr").open("ab")
+    peer.wire = daemons.tmp / f"acp-wire-{uuid.uuid4().hex[:8]}.jsonl"
+    command = relay_command(PYTHON, peer.wire, PYTHON, "-m", "passepartout", "acp")
     try:
         async with spawn_agent_process(
-            peer, PYTHON, "-m", "passepartout", "acp", env=daemons.env, cwd=ROOT,
+            peer, command[0], *command[1:], env=daemons.env, cwd=ROOT,
             transport_kwargs={"stderr": log, "shutdown_timeout": 10.0},
             use_unstable_protocol=True,
         ) as (conn, _process):
-            await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 60)
+            await asyncio.wait_for(conn.initialize(
+                protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities), 60)
             yield conn
     finally:
         log.close()
+    peer.sent = check_wire(peer.wire)
 
 
 def prompt(text: str) -> list[TextContentBlock]:

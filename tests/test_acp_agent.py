@@ -17,7 +17,12 @@ from pathlib import Path
 
 import pytest
 from acp import RequestError, text_block
-from acp.schema import EmbeddedResourceContentBlock, ResourceContentBlock, TextResourceContents
+from acp.schema import (
+    ClientCapabilities,
+    EmbeddedResourceContentBlock,
+    ResourceContentBlock,
+    TextResourceContents,
+)
 from acp_peer import Peer, acp_client, prompt
 from daemon_proc import Daemons, scratch_daemons
 from fakellm import FakeLLM
@@ -92,7 +97,8 @@ def test_a_prompt_streams_its_reply_and_reports_the_cost(
             assert len(peer.of("agent_message_chunk", session)) > 1  # streamed
             (usage,) = await peer.wait_for("usage_update", session)  # after the answer
             assert usage.cost is not None and usage.cost.currency == "USD"
-            assert usage.used == 1200 and usage.size == 128000
+            # gpt-4o's window is 128000; this agent fills at most CONTEXT_MAX_TOKENS of it
+            assert usage.used == 1200 and usage.size == 32000
 
     run(scenario())
     assert daemons.cli("status").returncode == 0  # the daemon outlives the client
@@ -231,23 +237,106 @@ def test_a_terminal_session_is_listed_loaded_continued_and_resumed_back(
 
 
 def test_a_cron_result_reaches_the_attached_client(daemons: Daemons, fake_llm: FakeLLM) -> None:
+    """Both clients show it as text in their open session (a standard update); only the
+    one that advertised ``_passepartout/notice`` in its capabilities gets that too."""
     fake_llm.reply("The backups are fresh.")
     running(daemons)
 
     async def scenario() -> None:
-        peer = Peer()
-        async with acp_client(daemons, peer) as conn:
+        reads, plain = Peer(), Peer()
+        advertised = ClientCapabilities(field_meta={"passepartout": {"notice": True}})
+        async with acp_client(daemons, reads, capabilities=advertised) as conn, \
+                acp_client(daemons, plain) as other:
             session = (await conn.new_session(cwd=str(daemons.tmp))).session_id
+            elsewhere = (await other.new_session(cwd=str(daemons.tmp))).session_id
             daemons.write_approved(daemons.memex / "projects" / "jobs.org",
                 "* Check the backups\n:PROPERTIES:\n:ID: backups-1\n"
                 f":CRON: <{dt.datetime.now():%Y-%m-%d %a %H:%M}>\n:END:\nAre they fresh?\n",
                 encoding="utf-8")
             deadline = time.monotonic() + 30
-            while not any("backups are fresh" in n.get("text", "") for n in peer.notices):
+            while not ("backups are fresh" in reads.text(session)
+                       and "backups are fresh" in plain.text(elsewhere)):
                 assert time.monotonic() < deadline, "no notice of the job's result"
                 await asyncio.sleep(0.05)
-            assert peer.notices[-1]["method"] == "passepartout/notice"
-            assert "backups are fresh" in peer.text(session)  # shown in the open session
+            notice = next(n for n in reads.notices if "backups are fresh" in n["text"])
+            assert notice["method"] == "passepartout/notice"
+        assert not plain.notices
+        assert not [m for m in plain.sent if str(m.get("method", "")).startswith("_")]
+        assert any(m.get("method") == "_passepartout/notice" for m in reads.sent)
+
+    run(scenario())
+
+
+def final_status(peer: Peer, session: str) -> dict[str, str]:
+    """Each tool call's id and its last status, in the order the calls started."""
+    found: dict[str, str] = {}
+    for update in [u for s, u in peer.updates if s == session]:
+        if update.session_update in ("tool_call", "tool_call_update") and (
+                update.status is not None):
+            found[update.tool_call_id] = update.status
+    return found
+
+
+def test_tool_calls_keep_ids_of_their_own_and_replay_with_their_status(
+    daemons: Daemons, fake_llm: FakeLLM
+) -> None:
+    """The model names every call ``call_1``; the client sees three calls live and the
+    same three on replay, the one the person rejected as failed (not completed)."""
+    work = daemons.tmp / "work"
+    (work / "a.txt").write_text("alpha\n")
+    (work / "b.txt").write_text("beta\n")
+    target = work / "rejected.txt"
+    fake_llm.tool_call("read-file", {"path": str(work / "a.txt")}, call_id="call_1")
+    fake_llm.reply("It says alpha.")
+    fake_llm.tool_call("read-file", {"path": str(work / "b.txt")}, call_id="call_1")
+    fake_llm.reply("It says beta.")
+    fake_llm.tool_call("write-file", {"path": str(target), "content": "x"}, call_id="call_1")
+    fake_llm.reply("Not written, as you wish.")
+    running(daemons)
+
+    async def scenario() -> None:
+        live, replayed = Peer(answers=["reject-once"]), Peer()
+        async with acp_client(daemons, live) as conn:
+            session = (await conn.new_session(cwd=str(daemons.tmp))).session_id
+            for text in ("read a", "read b", "write it"):
+                await conn.prompt(session_id=session, prompt=prompt(text))
+            shown = final_status(live, session)
+            assert len(peer_calls(live, session)) == 3, shown
+            assert list(shown.values()) == ["completed", "completed", "failed"], shown
+        async with acp_client(daemons, replayed) as conn:
+            await conn.load_session(cwd=str(daemons.tmp), session_id=session)
+            again = final_status(replayed, session)
+            assert len(peer_calls(replayed, session)) == 3, again
+            assert list(again.values()) == ["completed", "completed", "failed"], again
+            rejected = [u for u in replayed.of("tool_call_update", session)
+                        if u.tool_call_id == list(again)[2] and u.content]
+            assert "refused" in rejected[-1].content[0].content.text
+            assert "It says beta." in replayed.text(session)
+
+    run(scenario())
+    assert not target.exists()
+
+
+def peer_calls(peer: Peer, session: str) -> set[str]:
+    """The distinct ids of the calls the client saw start."""
+    return {u.tool_call_id for u in peer.of("tool_call", session)}
+
+
+def test_a_session_without_turns_loads_and_resumes(daemons: Daemons) -> None:
+    """An id the agent issued is a session, though no turn has been kept yet: another
+    process of the agent (the editor restarted) loads and resumes it."""
+    running(daemons)
+
+    async def scenario() -> None:
+        async with acp_client(daemons, Peer()) as conn:
+            session = (await conn.new_session(cwd=str(daemons.tmp))).session_id
+            await conn.load_session(cwd=str(daemons.tmp), session_id=session)
+            await conn.resume_session(cwd=str(daemons.tmp), session_id=session)
+        peer = Peer()
+        async with acp_client(daemons, peer) as conn:
+            await conn.load_session(cwd=str(daemons.tmp), session_id=session)
+            await conn.resume_session(cwd=str(daemons.tmp), session_id=session)
+        assert not peer.updates  # nothing to replay
 
     run(scenario())
 

@@ -8,6 +8,7 @@ import pytest
 from acp import text_block
 from acp.schema import (
     AllowedOutcome,
+    ClientCapabilities,
     DeniedOutcome,
     EmbeddedResourceContentBlock,
     RequestPermissionResponse,
@@ -17,11 +18,13 @@ from acp.schema import (
     ToolCallStart,
 )
 
+from passepartout.acp.agent import advertises_notices
 from passepartout.acp.permission import answer_of
 from passepartout.acp.updates import (
     PromptError,
     ToolTracker,
     approval_call,
+    context_window,
     history_updates,
     prompt_parts,
     resource_path,
@@ -128,9 +131,73 @@ def test_an_oversized_resource_is_refused_before_it_is_sent() -> None:
         prompt_parts([text_block("read"), big])
 
 
-def test_usage_is_the_session_cost_and_its_context_per_call() -> None:
-    update = usage_update({"session": {"calls": 2, "tokens-in": 3000, "tokens-out": 80,
-                                       "cost": 0.01}}, 128000)
-    assert update is not None and update.used == 1500 and update.size == 128000
+def test_usage_is_the_last_call_in_the_window_of_its_model() -> None:
+    usage = {"session": {"calls": 2, "tokens-in": 3000, "tokens-out": 80, "cost": 0.01},
+             "last": {"model": "openai/gpt-4o", "tokens-in": 2000}}
+    update = usage_update(usage, 200_000)
+    assert update is not None and update.used == 2000 and update.size == 128000
     assert update.cost is not None and update.cost.amount == 0.01
+    capped = usage_update(usage, 32000)  # the most this agent puts in a context
+    assert capped is not None and capped.size == 32000
     assert usage_update({}, None) is None
+
+
+def test_the_local_model_has_its_window_and_an_unknown_one_no_meter() -> None:
+    local = {"session": {"calls": 1, "tokens-in": 900, "cost": 0.0},
+             "last": {"model": "local/smollm2", "tokens-in": 900}}
+    update = usage_update(local, 32000)
+    assert update is not None and (update.used, update.size) == (900, 8192)
+    assert context_window("local/smollm2") == 8192
+    unknown = {"session": {"calls": 1, "tokens-in": 900, "cost": 0.0},
+               "last": {"model": "openai/my-own-finetune", "tokens-in": 900}}
+    assert context_window("openai/my-own-finetune") is None
+    assert usage_update(unknown, 32000) is None  # no size is better than a false one
+
+
+def test_a_replay_gives_each_call_its_own_id_and_its_final_status() -> None:
+    """The model reuses ``call_1``: four calls replay as four, each with its result;
+    refused, failed and unrun calls end failed, and a call without a result too."""
+    def call(args: str) -> dict[str, object]:
+        return {"role": ":assistant", "content": "",
+                "tool-calls": [{"call-id": "call_1", "name": "shell", "arguments": args}]}
+
+    updates = history_updates([
+        {"role": ":user", "content": "go"},
+        call('{"cmd": "ls"}'), {"role": ":tool", "content": "a.org", "call-id": "call_1"},
+        call('{"cmd": "make deploy"}'),
+        {"role": ":tool", "content": "refused by policy (ask): the person said no",
+         "call-id": "call_1"},
+        call('{"cmd": "false"}'), {"role": ":tool", "content": "error: exit 1",
+                                   "call-id": "call_1"},
+        call('{"cmd": "sleep 9"}'),
+        {"role": ":user", "content": "Refused by the gates: shell was refused"},
+        {"role": ":assistant", "content": "Done."},
+    ])
+    starts = [u for u in updates if isinstance(u, ToolCallStart)]
+    assert len({u.tool_call_id for u in starts}) == 4
+    final = {u.tool_call_id: u.status for u in updates
+             if isinstance(u, ToolCallStart | ToolCallProgress)}
+    assert list(final.values()) == ["completed", "failed", "failed", "failed"]
+    said = [u.content.text for u in updates if u.session_update == "agent_message_chunk"]
+    assert any("Refused by the gates" in t for t in said)  # the gates', not the person's
+    asked = [u.content.text for u in updates if u.session_update == "user_message_chunk"]
+    assert asked == ["go"]
+
+
+def test_live_ids_are_the_agents_though_the_model_repeats_its_own() -> None:
+    one, two = ToolTracker(prefix="t1"), ToolTracker(prefix="t2")
+    first = one.on_tool(ToolEvent("s", "t1", "tool", "shell", {"cmd": "ls"}, call_id="call_1"))
+    second = two.on_tool(ToolEvent("s", "t2", "tool", "shell", {"cmd": "ls"},
+                                   call_id="call_1"))
+    assert isinstance(first, ToolCallStart) and isinstance(second, ToolCallStart)
+    assert first.tool_call_id != second.tool_call_id != "call_1"
+    done = two.on_tool(ToolEvent("s", "t2", "tool-result", "shell", ok=True, output="x",
+                                 call_id="call_1"))
+    assert isinstance(done, ToolCallProgress) and done.tool_call_id == second.tool_call_id
+
+
+def test_the_notice_extension_is_for_a_client_that_advertises_it() -> None:
+    assert advertises_notices(ClientCapabilities(field_meta={"passepartout": {"notice": True}}))
+    assert not advertises_notices(ClientCapabilities())
+    assert not advertises_notices(ClientCapabilities(field_meta={"passepartout": True}))
+    assert not advertises_notices(None)

@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
-import json
 import logging
 import os
+import re
 import uuid
 from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from acp import PROTOCOL_VERSION, RequestError, update_agent_message_text
@@ -71,6 +69,8 @@ log = logging.getLogger(__name__)
 
 POLL = 0.25  # the longest the loop waits for a turn's next event without a wake-up
 LIST_MAX = 200  # sessions listed at most (most recent first)
+EXTENSION = "passepartout"  # the name of this agent's extensions (``_passepartout/...``)
+ISSUED = re.compile(r"acp-[0-9a-f]{12}")  # a session id :meth:`AcpAgent.new_session` gives
 
 
 @dataclass
@@ -88,8 +88,10 @@ class AcpAgent:
     _loop: asyncio.AbstractEventLoop | None = None
     _running: dict[str, _Running] = field(default_factory=dict)
     _last_session: str | None = None
-    _held: list[Notice] = field(default_factory=list)  # notices kept during a turn
-    _context_size: int | None = None
+    context_max: int | None = None  # CONTEXT_MAX_TOKENS: the most a turn's context holds
+    _held: list[Notice] = field(default_factory=list)  # notices kept for after a turn
+    _issued: set[str] = field(default_factory=set)  # sessions created here
+    _extensions: bool = False  # the client reads ``_passepartout/notice``
     _tasks: set[asyncio.Future[None]] = field(default_factory=set)
 
     def on_connect(self, conn: Client) -> None:
@@ -101,9 +103,11 @@ class AcpAgent:
 
     async def initialize(self, protocol_version: int, client_capabilities: Any = None,
                          client_info: Any = None, **kwargs: Any) -> InitializeResponse:
+        self._extensions = advertises_notices(client_capabilities)
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
+                field_meta={EXTENSION: {"notice": True}},
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(embedded_context=True),
                 session_capabilities=SessionCapabilities(
@@ -114,6 +118,7 @@ class AcpAgent:
     async def new_session(self, cwd: str, mcp_servers: Any = None,
                           **kwargs: Any) -> NewSessionResponse:
         session = f"acp-{uuid.uuid4().hex[:12]}"
+        self._issued.add(session)
         self._last_session = session
         return NewSessionResponse(session_id=session)
 
@@ -123,6 +128,7 @@ class AcpAgent:
         for update in history_updates(history):
             await self._update(session_id, update)
         self._last_session = session_id
+        await self._flush_held(session_id)  # what came while no session was open
         return LoadSessionResponse()
 
     async def resume_session(self, session_id: str, cwd: str, mcp_servers: Any = None,
@@ -156,6 +162,7 @@ class AcpAgent:
             raise RequestError.invalid_request(
                 {"message": f"a prompt is already running in session {session_id}"})
         self._last_session = session_id
+        await self._flush_held(session_id)  # before the reply, not inside it
         context = {"attachments": parts.attachments} if parts.attachments else None
         turn = await self._face(self.face.send, session_id, parts.text, context=context)
         running = self._running[session_id] = _Running(turn)
@@ -238,22 +245,16 @@ class AcpAgent:
         await self._face(running.turn.cancel)
 
     async def _after_turn(self, session_id: str) -> None:
-        """The session's cost (the ledger's), and the notices held during the turn: sent
-        once the turn has answered (a ledger query would delay every reply)."""
+        """The session's context and cost (the ledger's), and the notices held during the
+        turn: sent once the turn has answered (a ledger query would delay every reply)."""
         try:
             usage = await self._face(self.face.usage, session_id)
-            if self._context_size is None:
-                status = await self._face(self.face.status)
-                self._context_size = await asyncio.to_thread(
-                    _context_size, str(status.get("model") or ""))
-            update = usage_update(usage, self._context_size)
+            update = await asyncio.to_thread(usage_update, usage, self.context_max)
             if update is not None:
                 await self._update(session_id, update)
         except Exception as err:  # a daemon or client gone away: no cost shown, no more
             log.info("no usage for %s: %s", session_id, err)
-        held, self._held = self._held, []
-        for notice in held:
-            await self._notify(notice)
+        await self._flush_held(session_id)
 
     # -- notifications -------------------------------------------------------------------
 
@@ -276,21 +277,31 @@ class AcpAgent:
         task.add_done_callback(self._tasks.discard)
 
     async def _notify(self, notice: Notice) -> None:
-        """The notice as text in the open session, then as an extension notification.
+        """The notice as text in the open session (a standard update every client
+        shows), and as ``_passepartout/notice`` to a client that said it reads it.
         Whether a turn runs is judged here, just before writing, not when the notice
-        came: a turn begun meanwhile would get the text inside its reply."""
+        came: a turn begun meanwhile would get the text inside its reply.  With no
+        session open yet, or a turn running, it waits for the next chance."""
         if self.conn is None:
             return
         session = self._last_session
-        if session is not None and session in self._running:
-            self._held.append(notice)  # shown after the reply, not inside it
+        if session is None or session in self._running:
+            self._held.append(notice)
             return
+        await self._deliver(session, notice)
+
+    async def _flush_held(self, session: str) -> None:
+        held, self._held = self._held, []
+        for notice in held:
+            await self._deliver(session, notice)
+
+    async def _deliver(self, session: str, notice: Notice) -> None:
         try:
-            if session is not None:
-                await self._update(session, update_agent_message_text(
-                    f"\n[{notice.level}] {notice.text}\n"))
-            await self.conn.ext_notification("passepartout/notice",
-                                             {"level": notice.level, "text": notice.text})
+            await self._update(session, update_agent_message_text(
+                f"\n[{notice.level}] {notice.text}\n"))
+            if self._extensions and self.conn is not None:
+                await self.conn.ext_notification(EXTENSION + "/notice",
+                                                 {"level": notice.level, "text": notice.text})
         except Exception as err:  # a client gone away misses a notice, nothing more
             log.info("notice not delivered: %s", err)
 
@@ -318,8 +329,11 @@ class AcpAgent:
                 from None
 
     async def _known_history(self, session_id: str) -> list[dict[str, Any]]:
+        """The session's kept messages; none for a session this agent issued that has no
+        turn yet (here or in an earlier process: the id says so), and an unknown
+        session is "not found"."""
         history: list[dict[str, Any]] = await self._face(self.face.history, session_id)
-        if history:
+        if history or session_id in self._issued or ISSUED.fullmatch(session_id):
             return history
         known = await self._face(self.face.sessions)
         if not any(str(s.get("id")) == session_id for s in known):
@@ -327,20 +341,10 @@ class AcpAgent:
         return history
 
 
-def _context_size(model: str) -> int | None:
-    """The model's input window from litellm's bundled price list (read as data: no
-    network, and without importing litellm)."""
-    spec = importlib.util.find_spec("litellm")
-    roots = list(spec.submodule_search_locations or []) if spec else []
-    if not roots or not model:
-        return None
-    path = Path(roots[0]) / "model_prices_and_context_window_backup.json"
-    try:
-        table = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    for name in (model, model.split("/", 1)[-1]):
-        entry = table.get(name)
-        if isinstance(entry, dict) and isinstance(entry.get("max_input_tokens"), int):
-            return int(entry["max_input_tokens"])
-    return None
+def advertises_notices(capabilities: Any) -> bool:
+    """The client said in its capabilities that it reads ``_passepartout/notice``:
+    ``{"_meta": {"passepartout": {"notice": true}}}`` (ACP's way to advertise an
+    extension)."""
+    meta = getattr(capabilities, "field_meta", None)
+    ours = meta.get(EXTENSION) if isinstance(meta, dict) else None
+    return isinstance(ours, dict) and ours.get("notice") is True

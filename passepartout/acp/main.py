@@ -52,20 +52,21 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 1
     try:
-        asyncio.run(_serve(face))
+        asyncio.run(_serve(face, config.context_max_tokens))
     finally:
         face.close()
     return 0
 
 
-async def _serve(face: Face) -> None:
+async def _serve(face: Face, context_max: int) -> None:
     from acp import Agent, run_agent
 
     from passepartout.acp.agent import AcpAgent
 
     # The methods not defined (fork, modes' config) are answered "method not found";
     # session/resume is still marked unstable in the SDK: served all the same.
-    await run_agent(cast(Agent, AcpAgent(face)), use_unstable_protocol=True)
+    await run_agent(cast(Agent, AcpAgent(face, context_max=context_max)),
+                    use_unstable_protocol=True)
 
 
 def _is_stream(handle: Any) -> bool:

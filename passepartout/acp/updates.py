@@ -7,10 +7,13 @@ gates' refusal with their reason, and the result (``tool_call_update``).
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import itertools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -158,12 +161,14 @@ class ToolTracker:
                     self._alias[event.call_id] = approved
                 return update_tool_call(approved, status="in_progress",
                                         raw_input=event.args or {})
-            call_id = self._new(event.name, event.call_id)
+            call_id = self._new(event.name)
+            if event.call_id:
+                self._alias[event.call_id] = call_id
             return start_tool_call(call_id, title(event.name, event.args),
                                    kind=tool_kind(event.name), status="in_progress",
                                    raw_input=event.args or {})
         if event.event == "tool-result":
-            ours = self._alias.pop(event.call_id or "", event.call_id)
+            ours = self._alias.pop(event.call_id or "", None)
             found = ours if ours in self._open else self._find(event.name)
             if found is None:
                 return None
@@ -178,7 +183,7 @@ class ToolTracker:
         content = [tool_content(text_block(reason))]
         refused = self._find(name)
         if refused is None:
-            return start_tool_call(self._new(name, None, done=True), title(event.name, None),
+            return start_tool_call(self._new(name, done=True), title(event.name, None),
                                    kind=tool_kind(name), status="failed", content=content)
         self._open.pop(refused, None)
         return update_tool_call(refused, status="failed", content=content,
@@ -186,7 +191,7 @@ class ToolTracker:
 
     def for_approval(self, event: ApprovalAsked) -> str:
         """A new call for what the gates ask about (start it with :func:`approval_call`)."""
-        return self._new(event.tool or "", None)
+        return self._new(event.tool or "")
 
     def answered(self, call_id: str, yes: bool, always: bool) -> ToolCallProgress:
         how = ("allowed" if yes else "rejected") + (" always" if always else " once")
@@ -195,9 +200,10 @@ class ToolTracker:
         return update_tool_call(call_id, status="in_progress" if yes else "failed",
                                 content=[tool_content(text_block(f"You {how}."))])
 
-    def _new(self, name: str, call_id: str | None, *, done: bool = False) -> str:
-        new = call_id if call_id and call_id not in self._open else \
-            f"{self.prefix}-{next(self._count)}"
+    def _new(self, name: str, *, done: bool = False) -> str:
+        """The agent's own id: the model's ids repeat (``call_1`` in every turn with some
+        models), and ACP wants an id unique within the session."""
+        new = f"{self.prefix}-{next(self._count)}"
         if not done:
             self._open[new] = name
         return new
@@ -220,29 +226,54 @@ def approval_call(call_id: str, event: ApprovalAsked) -> dict[str, Any]:
 
 
 def history_updates(messages: Sequence[dict[str, Any]]) -> list[Update]:
-    """A kept session replayed: its prompts, replies and tool calls with their results."""
+    """A kept session replayed: its prompts, replies and tool calls with their results
+    and their final status.  Each call gets an id of its own (``history-N-K``, the
+    message and the call): the model's ids repeat in a session (``call_1`` in every
+    turn with some models), and ACP wants them unique within it.  A call the gates or
+    the person refused, that failed or did not run ends ``failed``; one without a
+    result (the turn was interrupted) too."""
+    from passepartout.llm.translate import REFUSED_STEP, failed_result
+
     out: list[Update] = []
-    names: dict[str, str] = {}
+    waiting: dict[str, list[str]] = {}  # the model's id -> ours, calls without a result
+    unanswered: list[str] = []
+
+    def interrupted() -> None:
+        for call_id in unanswered:
+            out.append(update_tool_call(call_id, status="failed", content=[tool_content(
+                text_block("Not run: the turn was interrupted."))]))
+        unanswered.clear()
+        waiting.clear()
+
     for n, message in enumerate(messages):
         role = str(message.get("role", "")).lstrip(":")
         content = str(message.get("content") or "")
-        if role == "user" and content:
+        if role == "tool":
+            ours = waiting.get(str(message.get("call-id") or ""))
+            if ours:
+                call_id = ours.pop(0)
+                unanswered.remove(call_id)
+                out.append(update_tool_call(
+                    call_id, status="failed" if failed_result(content) else "completed",
+                    content=[tool_content(text_block(content))] if content else None))
+            continue
+        interrupted()  # a call still unanswered when the conversation moved on
+        if role == "user" and content.startswith(REFUSED_STEP):
+            out.append(update_agent_message_text(f"\n{content}\n"))  # said by the gates
+        elif role == "user" and content:
             out.append(update_user_message_text(content))
         elif role == "assistant":
             if content:
                 out.append(update_agent_message_text(content))
             for k, call in enumerate(_calls(message.get("tool-calls"))):
-                call_id = str(call.get("call-id") or f"history-{n}-{k}")
+                call_id = f"history-{n}-{k}"
+                waiting.setdefault(str(call.get("call-id") or ""), []).append(call_id)
+                unanswered.append(call_id)
                 name = str(call.get("name") or "")
-                names[call_id] = name
                 args = _json_args(call.get("arguments"))
                 out.append(start_tool_call(call_id, title(name, args), kind=tool_kind(name),
-                                           status="completed", raw_input=args))
-        elif role == "tool":
-            call_id = str(message.get("call-id") or "")
-            if call_id in names:
-                out.append(update_tool_call(call_id, status="completed",
-                                            content=[tool_content(text_block(content))]))
+                                           status="in_progress", raw_input=args))
+    interrupted()
     return out
 
 
@@ -252,18 +283,46 @@ def session_info(found: dict[str, Any], cwd: str) -> SessionInfo:
                        updated_at=str(found.get("last-activity") or "") or None)
 
 
-def usage_update(usage: dict[str, Any], context_size: int | None) -> UsageUpdate | None:
-    """The session's cost from the ledger; ``used`` is its input tokens per model call
-    (what a context held, on average: the ledger keeps sums)."""
-    session = usage.get("session")
-    if not isinstance(session, dict):
+def usage_update(usage: dict[str, Any], context_max: int | None) -> UsageUpdate | None:
+    """The session's context and cost from the ledger: ``used`` is what its latest
+    model call sent, ``size`` the window of that call's model as this agent fills it (the
+    model's own, at most ``CONTEXT_MAX_TOKENS``).  An unknown window is no update: a
+    made-up size would be a meter that lies (``size`` is required)."""
+    session, last = usage.get("session"), usage.get("last")
+    if not isinstance(session, dict) or not isinstance(last, dict):
         return None
-    calls = int(session.get("calls") or 0)
-    tokens_in = int(session.get("tokens-in") or 0)
-    used = tokens_in // calls if calls else 0
-    return UsageUpdate(session_update="usage_update", used=used,
-                       size=max(context_size or 0, used),
+    window = context_window(str(last.get("model") or ""))
+    if window is None:
+        return None
+    size = min(window, context_max) if context_max else window
+    return UsageUpdate(session_update="usage_update", used=int(last.get("tokens-in") or 0),
+                       size=size,
                        cost=Cost(amount=float(session.get("cost") or 0.0), currency="USD"))
+
+
+@functools.cache
+def context_window(model: str) -> int | None:
+    """The model's input window: the local model's from its weights, another's from
+    litellm's bundled price list (read as data: no network, and without importing
+    litellm); None when unknown."""
+    from passepartout.llm.local import CONTEXT_TOKENS, LOCAL_MODEL
+
+    if model == LOCAL_MODEL or model == LOCAL_MODEL.split("/", 1)[1]:
+        return CONTEXT_TOKENS
+    spec = importlib.util.find_spec("litellm")
+    roots = list(spec.submodule_search_locations or []) if spec else []
+    if not roots or not model:
+        return None
+    path = Path(roots[0]) / "model_prices_and_context_window_backup.json"
+    try:
+        table = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    for name in (model, model.split("/", 1)[-1]):
+        entry = table.get(name)
+        if isinstance(entry, dict) and isinstance(entry.get("max_input_tokens"), int):
+            return int(entry["max_input_tokens"])
+    return None
 
 
 def _calls(value: Any) -> list[dict[str, Any]]:

@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from passepartout.sqlitefile import open_database
 
@@ -185,15 +186,29 @@ class Ledger:
                 + clause, params).fetchone()
         return Total(session or "since", *row)
 
-    def usage(self, session: str | None) -> dict[str, dict[str, float | int]]:
+    def usage(self, session: str | None) -> dict[str, dict[str, Any]]:
         """What the chat's header line shows: this session's sums and today's."""
         midnight = dt.datetime.now().astimezone().replace(
             hour=0, minute=0, second=0, microsecond=0).timestamp()
         parts = {"today": self.sums(since=midnight)}
         if session:
             parts["session"] = self.sums(session=session)
-        return {name: {"calls": t.calls, "tokens-in": t.tokens_in, "tokens-out": t.tokens_out,
-                       "cost": round(t.cost, 6)} for name, t in parts.items()}
+        out: dict[str, dict[str, Any]] = {
+            name: {"calls": t.calls, "tokens-in": t.tokens_in, "tokens-out": t.tokens_out,
+                   "cost": round(t.cost, 6)} for name, t in parts.items()}
+        last = self.last_call(session) if session else None
+        if last is not None:  # what the session's context holds now, and for which model
+            out["last"] = {"model": last[0], "tokens-in": last[1]}
+        return out
+
+    def last_call(self, session: str) -> tuple[str, int] | None:
+        """The model and input tokens of the session's latest call."""
+        self.wait_settled()
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT model, tokens_in FROM calls WHERE session = ? ORDER BY id DESC LIMIT 1",
+                (session,)).fetchone()
+        return None if row is None else (str(row[0]), int(row[1]))
 
     def session_total(self, session: str) -> float:
         """USD spent in one session (seed 000's cost-session-total)."""

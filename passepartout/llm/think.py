@@ -35,6 +35,7 @@ from passepartout.llm.ledger import Call, Ledger
 from passepartout.llm.provider import CallResult, Cancelled, Provider
 from passepartout.llm.sessions import SessionStore
 from passepartout.llm.translate import (
+    REFUSED_STEP,
     Message,
     Reply,
     assistant_message,
@@ -172,7 +173,7 @@ class ModelLayer:
             if pending:
                 messages = refusal_messages(pending, thought.gate_trace)
             else:
-                messages = [{"role": "user", "content": "Refused by the gates: "
+                messages = [{"role": "user", "content": REFUSED_STEP
                              + "; ".join(thought.gate_trace)}]
         elif signal.sensor == "tool-output":
             messages = result_messages(signal.payload.get("results"))

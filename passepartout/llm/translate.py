@@ -194,6 +194,16 @@ def result_messages(results: Any) -> list[Message]:
     return out
 
 
+REFUSED_STEP = "Refused by the gates: "  # a refused step without calls, kept as user text
+_FAILED = ("error: ", "refused by policy", "not run:")  # the results below begin so
+
+
+def failed_result(content: str) -> bool:
+    """A kept tool result says its call failed, was refused or did not run (the texts of
+    :func:`result_messages`, :func:`refusal_messages` and the loop's "not run")."""
+    return content == "error" or content.startswith(_FAILED)
+
+
 def refusal_messages(pending: Sequence[Action], gate_trace: Sequence[str]) -> list[Message]:
     """Tool results for calls the gates stopped, so the model can tell the person.
 
