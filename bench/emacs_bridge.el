@@ -227,7 +227,8 @@ chunk; then the wall-clock times of the send and the turn end."
 (defun passepartout-bench--gptel-setup (port)
   "Load gptel from GPTEL_DIR and point it at the fake model on PORT.
 Return its chat buffer, or nil when GPTEL_DIR is unset."
-  (when-let ((dir (getenv "GPTEL_DIR")))
+  (when-let ((dir (getenv "GPTEL_DIR"))
+             ((not (string-empty-p dir))))
     ;; gptel needs compat (Debian: elpa-compat) on Emacs before 29.
     (dolist (compat (append (list (getenv "COMPAT_DIR"))
                             (file-expand-wildcards
@@ -249,8 +250,9 @@ Return its chat buffer, or nil when GPTEL_DIR is unset."
 
 (defun passepartout-bench--gptel-turn (buffer)
   "Send the prompt with `gptel-send' in BUFFER and wait for the turn's end.
-Return (ON-SCREEN TURN-END), seconds from the send to the reply's text in
-the buffer and to gptel's post-response hook."
+Return (ON-SCREEN TURN-END SENT-AT): seconds from the send to the reply's
+text in the buffer and to gptel's post-response hook, then the wall-clock
+time of the send."
   (with-current-buffer buffer
     (goto-char (point-max))
     (insert (getenv "BENCH_PROMPT"))
@@ -267,14 +269,14 @@ the buffer and to gptel's post-response hook."
         (error "The reply was not in gptel's buffer: %S"
                (buffer-substring-no-properties (max (point-min) (- (point-max) 300))
                                                (point-max))))
-      (list (- (car watch) start) (- ended start)))))
+      (list (- (car watch) start) (- ended start) start))))
 
 (defun passepartout-bench--turns (count)
   "Send a prompt COUNT times in a chat buffer, and as many with gptel if loaded.
 The two alternate, so that the machine's load hits both alike.
 Return the lists of our seconds to the reply on screen, to the turn end, to
 the first chunk, our wall-clock sent and done times, then gptel's seconds to
-the reply on screen and to its turn end."
+the reply on screen and to its turn end, and its wall-clock sent times."
   (let ((buffer (passepartout-chat)) ours gptel)
     (dotimes (_ count)
       (push (passepartout-bench--turn buffer) ours)
@@ -282,7 +284,7 @@ the reply on screen and to its turn end."
         (push (passepartout-bench--gptel-turn passepartout-bench--gptel-buffer) gptel)))
     (setq ours (nreverse ours) gptel (nreverse gptel))
     (append (cl-loop for i below 5 collect (mapcar (lambda (r) (nth i r)) ours))
-            (cl-loop for i below 2 collect (mapcar (lambda (r) (nth i r)) gptel)))))
+            (cl-loop for i below 3 collect (mapcar (lambda (r) (nth i r)) gptel)))))
 
 (defun passepartout-bench--write-profile (file)
   "Stop the CPU profiler and write its report, fully expanded, to FILE."
@@ -339,7 +341,11 @@ the reply on screen and to its turn end."
     ;; and the memory's embedding model, loading in the background, competes for
     ;; the server's interpreter until it is done: wait for it (60 s at most).
     (setq passepartout-bench--gptel-buffer
-          (passepartout-bench--gptel-setup (passepartout-bench--env "BENCH_LLM_PORT")))
+          (condition-case err
+              (passepartout-bench--gptel-setup (passepartout-bench--env "BENCH_LLM_PORT"))
+            (error (princ (format "NOTE gptel could not be loaded from %s: %s\n"
+                                  (getenv "GPTEL_DIR") (error-message-string err)))
+                   nil)))
     (passepartout-bench--turns 1)
     (passepartout-bench--settle 60)
     (passepartout-bench--print "ping" (cl-loop repeat calls collect
@@ -363,7 +369,8 @@ the reply on screen and to its turn end."
       (passepartout-bench--print "turn-done-at" (nth 4 turns))
       (when (nth 5 turns)
         (passepartout-bench--print "gptel-screen" (nth 5 turns))
-        (passepartout-bench--print "gptel-turn" (nth 6 turns))))
+        (passepartout-bench--print "gptel-turn" (nth 6 turns))
+        (passepartout-bench--print "gptel-sent-at" (nth 7 turns))))
     (passepartout-stop)))
 
 ;;; emacs_bridge.el ends here

@@ -134,18 +134,19 @@ def _serve(handler: Callable[[socket.socket], None]) -> tuple[socket.socket, int
 # -- the fake model and the model-side baselines ---------------------------------------------
 
 
-def start_fake_llm() -> tuple[FakeLLM, list[float]]:
+GPTEL_MODEL = "gptel-fake-model"  # the name gptel asks for (bench/emacs_bridge.el)
+
+
+def start_fake_llm() -> tuple[FakeLLM, dict[str, list[float]]]:
     """The fake model, in this process, giving every request the reply REPLY and noting
-    when each of our requests arrives (wall clock; gptel's, for another model name, are
-    not noted)."""
+    when each request arrives, per model name (wall clock)."""
     fake = FakeLLM().start()
     fake._next_reply = lambda _request: Reply(text=REPLY)  # type: ignore[method-assign]
-    arrivals: list[float] = []
+    arrivals: dict[str, list[float]] = {MODEL: [], GPTEL_MODEL: []}
     record = fake._record
 
     def stamped(request: RecordedRequest) -> None:
-        if request.body.get("model") == MODEL:
-            arrivals.append(time.time())
+        arrivals.setdefault(str(request.body.get("model")), []).append(time.time())
         record(request)
 
     fake._record = stamped  # type: ignore[method-assign,unused-ignore]
@@ -205,7 +206,9 @@ def run_emacs(env: dict[str, str]) -> dict[str, list[float]]:
     )
     figures: dict[str, list[float]] = {}
     for line in result.stdout.splitlines():
-        if line.startswith("BENCH "):
+        if line.startswith("NOTE "):
+            print(line[5:])
+        elif line.startswith("BENCH "):
             _, name, values = line.split(" ", 2)
             figures[name] = [float(v) for v in values.split()]
     if result.returncode != 0 or not figures:
@@ -252,8 +255,13 @@ def main() -> int:
         profile["BENCH_SERVER_ARGS"] = "\n".join(
             [str(ROOT / "bench" / "pysample.py"), str(Path(args.profile_python).resolve()),
              args.profile_threads, "-m", "passepartout", "serve"])
+    gptel_dir = os.environ.get("GPTEL_DIR", "")
+    if gptel_dir and not (Path(gptel_dir) / "gptel.el").is_file():
+        print(f"GPTEL_DIR={gptel_dir} holds no gptel.el: gptel is not measured")
+        gptel_dir = ""
     try:
         f = run_emacs({
+            "GPTEL_DIR": gptel_dir,
             **profile,
             "BENCH_ECHO_PORT": str(echo_port), "BENCH_CHUNK_PORT": str(chunk_port),
             "BENCH_CALLS": str(calls), "BENCH_CHUNKS": str(chunks), "BENCH_TURNS": str(turns),
@@ -265,7 +273,7 @@ def main() -> int:
                 "LITELLM_LOCAL_MODEL_COST_MAP=True", "HEARTBEAT_INTERVAL=3600"]),
             "BENCH_PROMPT": PROMPT, "BENCH_REPLY": REPLY, "BENCH_LLM_PORT": str(fake.port),
         })
-        emacs_arrivals = list(arrivals)
+        emacs_arrivals = {model: list(times) for model, times in arrivals.items()}
         raw_http = time_raw_http(base_url, turns)
         lite = time_litellm(base_url, turns)
     finally:
@@ -313,24 +321,32 @@ def main() -> int:
               f"{statistics.median(turn) / statistics.median(gptel):9.2f}x")
     else:
         print("  gptel: not measured (set GPTEL_DIR to a gptel checkout to compare)")
-    print("  where Passepartout's turn goes (p50)")
-    print(f"    send -> first chunk in buffer  {ms(statistics.median(f['turn-first']))}")
-    # The last len(turn) requests belong to the timed turns, one request each.
+    print("  where the time goes (p50)")
+    first = statistics.median(f["turn-first"])
+    print(f"    Passepartout: send -> first chunk in buffer  {ms(first)}")
+    # The last len(sent) requests of each model belong to the timed turns, one each.
     sent, done = f["turn-sent-at"], f["turn-done-at"]
-    arrived = emacs_arrivals[-len(sent):]
+    arrived = emacs_arrivals[MODEL][-len(sent):]
     before = [a - s for a, s in zip(arrived, sent, strict=True)]
     after = [d - a for d, a in zip(done, arrived, strict=True)]
-    print(f"    send -> request at the model   {ms(statistics.median(before))}"
+    print(f"    Passepartout: send -> request at the model   {ms(statistics.median(before))}"
           "  (Emacs, transport, agent loop, litellm's request)")
-    print(f"    request at the model -> end    {ms(statistics.median(after))}"
+    print(f"    Passepartout: request at the model -> end    {ms(statistics.median(after))}"
           "  (model stream, litellm, events back to Emacs)")
-    print("    measured here, same fake model:")
-    print(f"      bare HTTP client             {ms(statistics.median(raw_http))}")
-    print(f"      litellm.completion(stream)   {ms(statistics.median(lite))}"
+    if "gptel-sent-at" in f:
+        gptel_sent = f["gptel-sent-at"]
+        gptel_arrived = emacs_arrivals[GPTEL_MODEL][-len(gptel_sent):]
+        gptel_before = [a - s for a, s in zip(gptel_arrived, gptel_sent, strict=True)]
+        print(f"    gptel: send -> request at the model          "
+              f"{ms(statistics.median(gptel_before))}  (Emacs, curl's start)")
+    print("    measured in this process, same fake model:")
+    print(f"      bare HTTP client                         {ms(statistics.median(raw_http))}")
+    print(f"      litellm.completion(stream)               {ms(statistics.median(lite))}"
           "  (to its end; a turn goes on at the reply's finish)")
-    print(f"      ping (transport round trip)  {ms(statistics.median(f['ping']))}")
+    print(f"      ping (transport round trip)              {ms(statistics.median(f['ping']))}")
     rest = statistics.median(turn) - statistics.median(lite) - statistics.median(f["ping"])
-    print(f"    turn end minus those two       {ms(rest)}  (agent loop, gates, events)")
+    print(f"    Passepartout: turn end minus those two       {ms(rest)}"
+          "  (agent loop, gates, events)")
     return 0
 
 
