@@ -31,6 +31,7 @@ That directory comes first in `load-path'."
 (passepartout-bench--compile)
 (require 'passepartout)
 (require 'passepartout-chat)
+(load (expand-file-name "emacs_onscreen" (file-name-directory load-file-name)) nil t)
 
 (defun passepartout-bench--env (name)
   "Return the number in the environment variable NAME."
@@ -180,23 +181,45 @@ Return the seconds from the request to the last chunk shown."
       (accept-process-output nil 0.1))))
 
 ;; A turn with `passepartout-chat-send', and one with gptel's `gptel-send' (from a
-;; checkout named by GPTEL_DIR), against the same fake model in the same Emacs.
+;; checkout named by GPTEL_DIR), against the same fake model in the same Emacs.  Both
+;; clocks start as the send command is called and stop at two moments:
+;; - on screen: the change that puts the whole reply's text in the client's buffer
+;;   (`passepartout-bench-watch'), the same moment for both clients;
+;; - turn end: each client's own end of the turn, Passepartout's
+;;   `passepartout-chat-turn-end-functions' (after the server's done event and the
+;;   Markdown conversion), gptel's `gptel-post-response-functions' (after its curl
+;;   process exited).
+
+(defun passepartout-bench--reply ()
+  "Return the reply the fake model gives to every prompt."
+  (getenv "BENCH_REPLY"))
 
 (defun passepartout-bench--turn (buffer)
-  "Send the prompt in the chat BUFFER and wait for the reply.
-Return (SECONDS-TO-DONE SECONDS-TO-FIRST-CHUNK SENT-AT DONE-AT)."
-  (let ((turn (with-current-buffer buffer
-                (goto-char (point-max))
-                (insert (getenv "BENCH_PROMPT"))
-                (passepartout-chat-send))))
-    (passepartout-bench--wait (lambda () (not (passepartout-turn-live-p turn))) nil)
+  "Send the prompt in the chat BUFFER and wait for the turn's end.
+Return (ON-SCREEN TURN-END FIRST-CHUNK SENT-AT DONE-AT): seconds from the
+send to the reply's text in the buffer, to the turn end and to the first
+chunk; then the wall-clock times of the send and the turn end."
+  (with-current-buffer buffer
+    (goto-char (point-max))
+    (insert (getenv "BENCH_PROMPT")))
+  (let* ((watch (passepartout-bench-watch buffer (passepartout-bench--reply)))
+         (ended nil)
+         (hook (lambda (_turn) (setq ended (float-time))))
+         (start (progn (with-current-buffer buffer
+                         (add-hook 'passepartout-chat-turn-end-functions hook nil t))
+                       (float-time)))
+         (turn (with-current-buffer buffer (passepartout-chat-send))))
+    (passepartout-bench--wait (lambda () ended) nil)
+    (with-current-buffer buffer
+      (remove-hook 'passepartout-chat-turn-end-functions hook t))
+    (passepartout-bench-unwatch watch)
     (unless (eq (passepartout-turn-state turn) 'done)
       (error "Turn ended %s: %s" (passepartout-turn-state turn)
              (passepartout-turn-reply turn)))
-    (list (- (passepartout-turn-finished turn) (passepartout-turn-sent turn))
-          (- (passepartout-turn-first turn) (passepartout-turn-sent turn))
-          (passepartout-turn-sent turn)
-          (passepartout-turn-finished turn))))
+    (unless (car watch)
+      (error "The reply was not in the chat buffer: %S" (passepartout-turn-reply turn)))
+    (list (- (car watch) start) (- ended start)
+          (- (passepartout-turn-first turn) start) start ended)))
 
 (defvar passepartout-bench--gptel-buffer nil
   "The gptel chat buffer, or nil when GPTEL_DIR is not set.")
@@ -204,7 +227,8 @@ Return (SECONDS-TO-DONE SECONDS-TO-FIRST-CHUNK SENT-AT DONE-AT)."
 (defun passepartout-bench--gptel-setup (port)
   "Load gptel from GPTEL_DIR and point it at the fake model on PORT.
 Return its chat buffer, or nil when GPTEL_DIR is unset."
-  (when-let ((dir (getenv "GPTEL_DIR")))
+  (when-let ((dir (getenv "GPTEL_DIR"))
+             ((not (string-empty-p dir))))
     ;; gptel needs compat (Debian: elpa-compat) on Emacs before 29.
     (dolist (compat (append (list (getenv "COMPAT_DIR"))
                             (file-expand-wildcards
@@ -225,32 +249,42 @@ Return its chat buffer, or nil when GPTEL_DIR is unset."
       (current-buffer))))
 
 (defun passepartout-bench--gptel-turn (buffer)
-  "Send the prompt with `gptel-send' in BUFFER; return the seconds to the reply."
+  "Send the prompt with `gptel-send' in BUFFER and wait for the turn's end.
+Return (ON-SCREEN TURN-END SENT-AT): seconds from the send to the reply's
+text in the buffer and to gptel's post-response hook, then the wall-clock
+time of the send."
   (with-current-buffer buffer
     (goto-char (point-max))
     (insert (getenv "BENCH_PROMPT"))
-    (let ((done nil) (start (float-time)))
-      (add-hook 'gptel-post-response-functions (lambda (&rest _) (setq done t)) nil t)
+    (let* ((watch (passepartout-bench-watch buffer (passepartout-bench--reply)))
+           (ended nil)
+           (start (progn (add-hook 'gptel-post-response-functions
+                                   (lambda (&rest _) (setq ended (float-time))) nil t)
+                         (float-time))))
       (gptel-send)
-      (passepartout-bench--wait (lambda () done) nil)
+      (passepartout-bench--wait (lambda () ended) nil)
       (kill-local-variable 'gptel-post-response-functions)
-      (- (float-time) start))))
+      (passepartout-bench-unwatch watch)
+      (unless (car watch)
+        (error "The reply was not in gptel's buffer: %S"
+               (buffer-substring-no-properties (max (point-min) (- (point-max) 300))
+                                               (point-max))))
+      (list (- (car watch) start) (- ended start) start))))
 
 (defun passepartout-bench--turns (count)
   "Send a prompt COUNT times in a chat buffer, and as many with gptel if loaded.
 The two alternate, so that the machine's load hits both alike.
-Return the seconds to done, to the first chunk, the wall-clock times each
-was sent and done, and gptel's seconds to done."
-  (let ((buffer (passepartout-chat)) totals firsts sent done gptel)
+Return the lists of our seconds to the reply on screen, to the turn end, to
+the first chunk, our wall-clock sent and done times, then gptel's seconds to
+the reply on screen and to its turn end, and its wall-clock sent times."
+  (let ((buffer (passepartout-chat)) ours gptel)
     (dotimes (_ count)
-      (let ((ours (passepartout-bench--turn buffer)))
-        (push (nth 0 ours) totals)
-        (push (nth 1 ours) firsts)
-        (push (nth 2 ours) sent)
-        (push (nth 3 ours) done))
+      (push (passepartout-bench--turn buffer) ours)
       (when passepartout-bench--gptel-buffer
         (push (passepartout-bench--gptel-turn passepartout-bench--gptel-buffer) gptel)))
-    (mapcar #'nreverse (list totals firsts sent done gptel))))
+    (setq ours (nreverse ours) gptel (nreverse gptel))
+    (append (cl-loop for i below 5 collect (mapcar (lambda (r) (nth i r)) ours))
+            (cl-loop for i below 3 collect (mapcar (lambda (r) (nth i r)) gptel)))))
 
 (defun passepartout-bench--write-profile (file)
   "Stop the CPU profiler and write its report, fully expanded, to FILE."
@@ -307,7 +341,11 @@ was sent and done, and gptel's seconds to done."
     ;; and the memory's embedding model, loading in the background, competes for
     ;; the server's interpreter until it is done: wait for it (60 s at most).
     (setq passepartout-bench--gptel-buffer
-          (passepartout-bench--gptel-setup (passepartout-bench--env "BENCH_LLM_PORT")))
+          (condition-case err
+              (passepartout-bench--gptel-setup (passepartout-bench--env "BENCH_LLM_PORT"))
+            (error (princ (format "NOTE gptel could not be loaded from %s: %s\n"
+                                  (getenv "GPTEL_DIR") (error-message-string err)))
+                   nil)))
     (passepartout-bench--turns 1)
     (passepartout-bench--settle 60)
     (passepartout-bench--print "ping" (cl-loop repeat calls collect
@@ -324,12 +362,15 @@ was sent and done, and gptel's seconds to done."
     (let ((turns (passepartout-bench--turns (passepartout-bench--env "BENCH_TURNS"))))
       (when (getenv "BENCH_PROFILE_EMACS")
         (passepartout-bench--write-profile (getenv "BENCH_PROFILE_EMACS")))
-      (passepartout-bench--print "turn" (nth 0 turns))
-      (passepartout-bench--print "turn-first" (nth 1 turns))
-      (passepartout-bench--print "turn-sent-at" (nth 2 turns))
-      (passepartout-bench--print "turn-done-at" (nth 3 turns))
-      (when (nth 4 turns)
-        (passepartout-bench--print "gptel-turn" (nth 4 turns))))
+      (passepartout-bench--print "turn-screen" (nth 0 turns))
+      (passepartout-bench--print "turn" (nth 1 turns))
+      (passepartout-bench--print "turn-first" (nth 2 turns))
+      (passepartout-bench--print "turn-sent-at" (nth 3 turns))
+      (passepartout-bench--print "turn-done-at" (nth 4 turns))
+      (when (nth 5 turns)
+        (passepartout-bench--print "gptel-screen" (nth 5 turns))
+        (passepartout-bench--print "gptel-turn" (nth 6 turns))
+        (passepartout-bench--print "gptel-sent-at" (nth 7 turns))))
     (passepartout-stop)))
 
 ;;; emacs_bridge.el ends here

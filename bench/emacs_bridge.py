@@ -16,11 +16,16 @@ same run:
 - 10,000 ``passepartout--on-chunk`` frames sent by a raw Python source into a
   real chat buffer through the transport, against the same bytes inserted by a
   bare process filter: the difference is the per-chunk overhead;
-- a whole chat turn against the fake model (prompt sent -> reply in the
-  buffer), p50 over the turns; with ``GPTEL_DIR`` set to a checkout of gptel
-  (https://github.com/karthink/gptel; it needs compat, Debian's elpa-compat, on
-  Emacs 28), the same prompt with ``gptel-send`` in an org buffer against the
-  same fake model, turns alternating with ours.
+- a whole chat turn against the fake model, which gives every prompt the same
+  reply in the same chunks at once; with ``GPTEL_DIR`` set to a checkout of
+  gptel (https://github.com/karthink/gptel; it needs compat, Debian's
+  elpa-compat, on Emacs 28), the same prompt with ``gptel-send`` in an org
+  buffer against the same fake model, turns alternating with ours.  Each
+  client's turn is timed from its send command to two moments: the reply's
+  whole text in its buffer (on screen: the same moment for both, noted by a
+  buffer change hook, bench/emacs_onscreen.el), and its own turn end
+  (Passepartout's turn-end hook after the server's done event; gptel's
+  post-response hook, after its curl process exited).
 
 Then, to see where a turn's time goes, it times here the same streamed
 completion through litellm alone and through a bare HTTP client.
@@ -47,10 +52,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from fakellm import FakeLLM, RecordedRequest  # noqa: E402
+from fakellm_protocol import Reply  # noqa: E402
 
 PYTHON = sys.executable
 MODEL = "fake-model"
 PROMPT = "Reply with a short greeting of about ten words, please."
+# The fake model's reply to every prompt (one chunk per word): plain text, which
+# neither client rewrites, so both show it verbatim.
+REPLY = "Hello! It is good to hear from you, and I hope your day goes well."
 
 
 # -- raw sources -------------------------------------------------------------------------
@@ -125,16 +134,19 @@ def _serve(handler: Callable[[socket.socket], None]) -> tuple[socket.socket, int
 # -- the fake model and the model-side baselines ---------------------------------------------
 
 
-def start_fake_llm() -> tuple[FakeLLM, list[float]]:
-    """The fake model, in this process, noting when each of our requests arrives (wall
-    clock; gptel's, for another model name, are not noted)."""
-    fake = FakeLLM(default="echo").start()
-    arrivals: list[float] = []
+GPTEL_MODEL = "gptel-fake-model"  # the name gptel asks for (bench/emacs_bridge.el)
+
+
+def start_fake_llm() -> tuple[FakeLLM, dict[str, list[float]]]:
+    """The fake model, in this process, giving every request the reply REPLY and noting
+    when each request arrives, per model name (wall clock)."""
+    fake = FakeLLM().start()
+    fake._next_reply = lambda _request: Reply(text=REPLY)  # type: ignore[method-assign]
+    arrivals: dict[str, list[float]] = {MODEL: [], GPTEL_MODEL: []}
     record = fake._record
 
     def stamped(request: RecordedRequest) -> None:
-        if request.body.get("model") == MODEL:
-            arrivals.append(time.time())
+        arrivals.setdefault(str(request.body.get("model")), []).append(time.time())
         record(request)
 
     fake._record = stamped  # type: ignore[method-assign,unused-ignore]
@@ -194,7 +206,9 @@ def run_emacs(env: dict[str, str]) -> dict[str, list[float]]:
     )
     figures: dict[str, list[float]] = {}
     for line in result.stdout.splitlines():
-        if line.startswith("BENCH "):
+        if line.startswith("NOTE "):
+            print(line[5:])
+        elif line.startswith("BENCH "):
             _, name, values = line.split(" ", 2)
             figures[name] = [float(v) for v in values.split()]
     if result.returncode != 0 or not figures:
@@ -210,6 +224,10 @@ def pct(values: list[float], q: float) -> float:
 
 def ms(value: float) -> str:
     return f"{value * 1000:9.3f} ms"
+
+
+def stats(values: list[float]) -> str:
+    return f"p50 {ms(statistics.median(values))}  p90 {ms(pct(values, 0.9))}"
 
 
 def main() -> int:
@@ -237,8 +255,13 @@ def main() -> int:
         profile["BENCH_SERVER_ARGS"] = "\n".join(
             [str(ROOT / "bench" / "pysample.py"), str(Path(args.profile_python).resolve()),
              args.profile_threads, "-m", "passepartout", "serve"])
+    gptel_dir = os.environ.get("GPTEL_DIR", "")
+    if gptel_dir and not (Path(gptel_dir) / "gptel.el").is_file():
+        print(f"GPTEL_DIR={gptel_dir} holds no gptel.el: gptel is not measured")
+        gptel_dir = ""
     try:
         f = run_emacs({
+            "GPTEL_DIR": gptel_dir,
             **profile,
             "BENCH_ECHO_PORT": str(echo_port), "BENCH_CHUNK_PORT": str(chunk_port),
             "BENCH_CALLS": str(calls), "BENCH_CHUNKS": str(chunks), "BENCH_TURNS": str(turns),
@@ -248,9 +271,9 @@ def main() -> int:
                 f"PASSEPARTOUT_MODEL=openai/{MODEL}", f"OPENAI_BASE_URL={base_url}",
                 f"OPENAI_API_BASE={base_url}", "OPENAI_API_KEY=sk-bench",
                 "LITELLM_LOCAL_MODEL_COST_MAP=True", "HEARTBEAT_INTERVAL=3600"]),
-            "BENCH_PROMPT": PROMPT, "BENCH_LLM_PORT": str(fake.port),
+            "BENCH_PROMPT": PROMPT, "BENCH_REPLY": REPLY, "BENCH_LLM_PORT": str(fake.port),
         })
-        emacs_arrivals = list(arrivals)
+        emacs_arrivals = {model: list(times) for model, times in arrivals.items()}
         raw_http = time_raw_http(base_url, turns)
         lite = time_litellm(base_url, turns)
     finally:
@@ -281,34 +304,53 @@ def main() -> int:
           f"  (of which garbage collection {gc:.2f} us)")
     big = statistics.median(f["chunks-epc-biggc"])
     print(f"  same, gc-cons-threshold 64 MB    {ms(big)}  ({big / chunks * 1e6:.2f} us/chunk)")
-    print(f"whole chat turn against the fake model ({turns} turns)")
-    turn = f["turn"]
-    print(f"  prompt -> full reply in buffer   p50 {ms(statistics.median(turn))}"
-          f"  p95 {ms(pct(turn, 0.95))}")
-    if "gptel-turn" in f:
-        gptel = f["gptel-turn"]
-        print(f"  gptel-send -> reply (gptel)      p50 {ms(statistics.median(gptel))}"
-              f"  p95 {ms(pct(gptel, 0.95))}  (GPTEL_DIR; ours / gptel p50: "
-              f"{statistics.median(turn) / statistics.median(gptel):.2f}x)")
+    print(f"whole chat turn against the fake model ({turns} turns; same reply, same chunks)")
+    print("  on screen: send -> the reply's whole text in the client's buffer (same moment)")
+    turn_screen, turn = f["turn-screen"], f["turn"]
+    print(f"    Passepartout                   {stats(turn_screen)}")
+    if "gptel-screen" in f:
+        gptel_screen, gptel = f["gptel-screen"], f["gptel-turn"]
+        print(f"    gptel                          {stats(gptel_screen)}")
+        print(f"    Passepartout / gptel p50       "
+              f"{statistics.median(turn_screen) / statistics.median(gptel_screen):9.2f}x")
+    print("  turn end: send -> each client's own end of the turn (not the same moment)")
+    print(f"    Passepartout (turn-end hook)   {stats(turn)}")
+    if "gptel-screen" in f:
+        print(f"    gptel (post-response hook)     {stats(gptel)}")
+        print(f"    Passepartout / gptel p50       "
+              f"{statistics.median(turn) / statistics.median(gptel):9.2f}x")
     else:
-        print("  gptel: not measured (set GPTEL_DIR to a gptel checkout)")
-    print(f"  prompt -> first chunk            p50 {ms(statistics.median(f['turn-first']))}")
-    # The last len(turn) requests belong to the timed turns, one request each.
+        print("  gptel: not measured (set GPTEL_DIR to a gptel checkout to compare)")
+    print("  where the time goes (p50)")
+    first = statistics.median(f["turn-first"])
+    print(f"    Passepartout: send -> first chunk in buffer  {ms(first)}")
+    # The last len(sent) requests of each model belong to the timed turns, one each.
     sent, done = f["turn-sent-at"], f["turn-done-at"]
-    arrived = emacs_arrivals[-len(sent):]
+    arrived = emacs_arrivals[MODEL][-len(sent):]
     before = [a - s for a, s in zip(arrived, sent, strict=True)]
     after = [d - a for d, a in zip(done, arrived, strict=True)]
-    print(f"  prompt -> request at the model   p50 {ms(statistics.median(before))}"
+    print(f"    Passepartout: send -> request at the model   {ms(statistics.median(before))}"
           "  (Emacs, transport, agent loop, litellm's request)")
-    print(f"  request at the model -> done     p50 {ms(statistics.median(after))}"
+    print(f"    Passepartout: request at the model -> end    {ms(statistics.median(after))}"
           "  (model stream, litellm, events back to Emacs)")
-    print("  where the time goes (p50, same fake model, measured here):")
-    print(f"    bare HTTP client               {ms(statistics.median(raw_http))}")
-    print(f"    litellm.completion(stream)     {ms(statistics.median(lite))}"
+    if "gptel-sent-at" in f:
+        gptel_sent = f["gptel-sent-at"]
+        gptel_arrived = emacs_arrivals[GPTEL_MODEL][-len(gptel_sent):]
+        gptel_before = [a - s for a, s in zip(gptel_arrived, gptel_sent, strict=True)]
+        print(f"    gptel: send -> request at the model          "
+              f"{ms(statistics.median(gptel_before))}  (Emacs, curl's start)")
+    print("    measured in this process, same fake model:")
+    print(f"      bare HTTP client                         {ms(statistics.median(raw_http))}")
+    print(f"      litellm.completion(stream)               {ms(statistics.median(lite))}"
           "  (to its end; a turn goes on at the reply's finish)")
-    print(f"    ping (transport round trip)    {ms(statistics.median(f['ping']))}")
+    print(f"      ping (transport round trip)              {ms(statistics.median(f['ping']))}")
     rest = statistics.median(turn) - statistics.median(lite) - statistics.median(f["ping"])
-    print(f"    turn minus those two           {ms(rest)}  (agent loop, gates, events)")
+    if rest >= 0:
+        print(f"    Passepartout: turn end minus those two       {ms(rest)}"
+              "  (agent loop, gates, events)")
+    else:  # litellm alone is timed after the turns: the machine's load changed between
+        print("    Passepartout: turn end minus those two       not shown: litellm alone"
+              " took longer than a turn (a busy machine)")
     return 0
 
 
