@@ -90,6 +90,9 @@ Those of the last turn, of the session and of today, from the ledger."
   "The last turn's :tokens and :cost, or nil.")
 (defvar-local passepartout-chat--usage-before nil
   "The session's sums when the current turn was sent.")
+(defvar-local passepartout-chat--answered nil
+  "The local model's last answer here: (MODEL . SECONDS), or nil.")
+
 (defvar-local passepartout-chat-dropped 0
   "How many server events this buffer dropped as stale (cancelled or old turns).")
 
@@ -183,6 +186,8 @@ Those of the last turn, of the session and of today, from the ledger."
                         passepartout-chat--session (buffer-name other))))
         (puthash passepartout-chat--session (current-buffer) passepartout-chat--sessions)
         (setq mode-line-process '(:eval (passepartout-chat--mode-line)))
+        ;; Replies are prose: long lines wrap at words, not at the window's edge.
+        (visual-line-mode 1)
         (when passepartout-chat-show-usage
           (setq header-line-format '(:eval (passepartout-chat--header-line)))
           (when (passepartout-live-p) (passepartout-chat-refresh-usage)))
@@ -190,6 +195,7 @@ Those of the last turn, of the session and of today, from the ledger."
         (add-hook 'after-save-hook #'passepartout-chat--remember-file nil t)
         (add-hook 'kill-buffer-hook #'passepartout-chat--forget nil t))
     (passepartout-chat--forget)
+    (visual-line-mode -1)
     (setq mode-line-process nil
           header-line-format nil)
     (remove-hook 'after-save-hook #'passepartout-chat--remember-file t)
@@ -380,10 +386,16 @@ Messages of the person and replies with text are shown; tool traffic is not."
 
 (defun passepartout-chat--header-line ()
   "Return the header line: tokens and cost of the turn, session and today."
-  (if passepartout-chat--usage
-      (concat " " (passepartout-usage-text passepartout-chat--usage
-                                           passepartout-chat--turn-usage))
-    " Passepartout: no cost booked yet"))
+  (concat
+   (if passepartout-chat--usage
+       (concat " " (passepartout-usage-text passepartout-chat--usage
+                                            passepartout-chat--turn-usage))
+     " Passepartout: no cost booked yet")
+   (if passepartout-chat--answered
+       (propertize (concat "  — answered by the"
+                           (passepartout-chat--answered-text passepartout-chat--answered))
+                   'face 'warning)
+     "")))
 
 (defun passepartout-chat--minus (after before key)
   "Return KEY of the sums AFTER less those of BEFORE."
@@ -449,9 +461,24 @@ With TURN-ENDED, the difference from when the turn was sent is the turn's."
 (defvar passepartout-chat-context-functions nil
   "Functions of no argument whose plists are added to each turn's context.")
 
+(defvar passepartout-chat-turn-choice nil
+  "Model, tier and preset fields chosen where a sent text came from, or nil.
+Bound by `passepartout-send' around the send: the org subtree a text is
+sent from chooses the model of its reply in the chat, as it does for a
+reply in place.  Its fields win over the chat buffer's own.")
+
+(defun passepartout-chat--choice ()
+  "Return the model fields of a turn: `passepartout-chat-turn-choice' first."
+  (let ((own (passepartout-models-turn-context))
+        (chosen (copy-sequence passepartout-chat-turn-choice)))
+    (cl-loop for (key value) on own by #'cddr
+             unless (plist-member chosen key)
+             do (setq chosen (append chosen (list key value))))
+    chosen))
+
 (defun passepartout-chat--context ()
   "Return the context plist sent with a prompt."
-  (append (passepartout-models-turn-context)
+  (append (passepartout-chat--choice)
           (list :buffer (buffer-name))
           (apply #'append (mapcar #'funcall passepartout-chat-context-functions))))
 
@@ -549,7 +576,31 @@ Count the event as dropped when the turn is stale or refuses it."
       ;; A Markdown link became an org link: it may be one that runs code.
       (passepartout-inert-region (passepartout-turn-start turn)
                                  (passepartout-turn-end turn)))
+    (passepartout-chat--note-model turn info)
     (passepartout-chat--turn-ended turn)))
+
+(defun passepartout-chat--note-model (turn info)
+  "Say on TURN's heading and in the header line that the local model answered.
+INFO is the turn's end: its :model, and :local when that model is the
+small one run by the server itself, whose answers read differently."
+  (let ((model (plist-get info :model)))
+    (setq passepartout-chat--answered
+          (and (plist-get info :local) (stringp model)
+               (cons model (- (or (passepartout-turn-finished turn) (float-time))
+                              (or (passepartout-turn-sent turn) (float-time))))))
+    (when passepartout-chat--answered
+      (save-excursion
+        (goto-char (passepartout-turn-start turn))
+        (forward-line -1)
+        (when (looking-at (concat (regexp-quote passepartout-chat-reply-heading) "[ \t]*$"))
+          (goto-char (match-end 0))
+          (insert (passepartout-chat--answered-text passepartout-chat--answered)))))
+    (force-mode-line-update)))
+
+(defun passepartout-chat--answered-text (answered)
+  "Return the words for ANSWERED, (MODEL . SECONDS) of the local model."
+  (format " (local model %s, %.1f s)"
+          (passepartout-visible (car answered)) (cdr answered)))
 
 (defun passepartout--on-error (session turn-id kind message)
   "Show the error KIND with MESSAGE in SESSION's turn TURN-ID."

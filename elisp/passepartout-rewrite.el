@@ -109,11 +109,22 @@ the write.  Return the job of the turn."
          (context (append (passepartout-models-turn-context)
                           (list :buffer (buffer-name) :attachments (list part)
                                 :tools '("none")))))
+    (passepartout-rewrite--refuse-private state)
     (when (use-region-p) (deactivate-mark))
     (message "Passepartout: asking for a rewrite...")
     (passepartout-send-turn
      (format passepartout-rewrite-instructions instruction) context
      :on-done (lambda (job) (passepartout-rewrite--proposed job state)))))
+
+(defun passepartout-rewrite--refuse-private (state)
+  "Signal a `user-error' when the server refuses STATE's region before sending.
+A region holding private text is refused now, not on accept: the model
+would see it withheld and nothing it proposed could be applied."
+  (passepartout-start)
+  (let ((answer (passepartout-rewrite--check (plist-put (copy-sequence state) :probe t))))
+    (unless (plist-get answer :allowed)
+      (user-error "Passepartout: no rewrite, nothing was sent: %s"
+                  (or (plist-get answer :reason) "refused")))))
 
 (defun passepartout-rewrite--proposed (job state)
   "Show the rewrite JOB proposed for STATE, or say why there is none."
@@ -183,7 +194,8 @@ accepts the rewrite, \\[passepartout-rewrite-reject] rejects it, \
                    :before (buffer-substring-no-properties (point-min) (point-max))
                    :start (- (plist-get state :beg) (point-min))
                    :end (- (plist-get state :end) (point-min))
-                   :new (plist-get state :new)))))))
+                   :new (or (plist-get state :new) "")
+                   :probe (and (plist-get state :probe) t)))))))
 
 (defun passepartout-rewrite-accept ()
   "Apply the rewrite shown, once the server's gates allow the write.

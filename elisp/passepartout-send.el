@@ -204,13 +204,15 @@ the whole buffer.  BEG and END, when given, are the region's bounds."
 (defun passepartout-send--to-chat (prompt part)
   "Send PROMPT with PART, a plist of `passepartout-context-part', in the chat.
 Return the chat turn."
-  (let ((buffer (save-window-excursion (passepartout-chat))))
+  (let ((choice (passepartout-models-turn-context))
+        (buffer (save-window-excursion (passepartout-chat))))
     (prog1
         (with-current-buffer buffer
           (goto-char (point-max))
           (unless (bolp) (insert "\n"))
           (insert prompt "\n[with " (plist-get part :name) "]")
-          (let ((passepartout-context-extra (list part)))
+          (let ((passepartout-context-extra (list part))
+                (passepartout-chat-turn-choice choice))
             (passepartout-chat-send)))
       (display-buffer buffer))))
 
@@ -236,13 +238,16 @@ Return the chat turn."
   "Send PROMPT with PART; write the reply at point.  Return the job."
   (let* ((buffer (current-buffer))
          (org (derived-mode-p 'org-mode))
-         (start (copy-marker (point)))
-         (end (copy-marker (point) t))
          (group (prepare-change-group))
+         (start (progn
+                  (activate-change-group group)
+                  ;; The reply starts a line of its own, never glued to the text.
+                  (unless (bolp) (insert "\n"))
+                  (copy-marker (point))))
+         (end (copy-marker (point) t))
          (context (append (passepartout-models-turn-context)
                           (list :buffer (buffer-name)
                                 :attachments (cons part (passepartout-context-attachments))))))
-    (activate-change-group group)
     (unless passepartout-send--session
       (setq passepartout-send--session (concat "send-" (passepartout--new-id 12))))
     (setq passepartout-send--job

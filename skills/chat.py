@@ -13,6 +13,7 @@ from __future__ import annotations
 from passepartout.api import Prompt, Signal, defskill, host
 from passepartout.llm import install
 from passepartout.llm.builtin_tools import builtin_tools
+from passepartout.llm.choice import TurnChoice
 from passepartout.llm.models import TIERS, classify_tier
 
 DEPENDS_ON = ["policy", "dispatcher"]
@@ -64,11 +65,14 @@ def chat_prompt(signal: Signal) -> Prompt:
 
 
 def chat_augment(signal: Signal) -> str:
-    """The tool belt, one line a tool (stable text, so the prompt prefix caches)."""
+    """The tool belt, one line a tool (stable text, so the prompt prefix caches): the
+    tools this turn offers, so a preset's short list is the list the model reads."""
     if AGENT is None:
         return ""
+    choice = TurnChoice.from_meta(signal.meta)
     lines = [f"- {t.name}{' (asks the person first)' if t.impact == 'high' else ''}: "
-             f"{t.description}" for t in AGENT.tools()]
+             f"{t.description}" for t in AGENT.tools()
+             if getattr(t, "offered", True) and choice.allows(t.name)]
     return "Tools you can call:\n" + "\n".join(lines) if lines else ""
 
 

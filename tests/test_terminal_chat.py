@@ -92,3 +92,16 @@ def test_chat_with_the_local_model(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert len(result.stdout.strip()) > 0
     assert "error" not in result.stdout.lower()
+
+
+def test_a_command_that_failed_is_said_failed() -> None:
+    """A shell command that ran and exited non-zero prints [failed], not [ok]."""
+    from passepartout.loop.events import ToolResult
+
+    out = io.StringIO()
+    channel = TerminalChannel(out, Refuse())
+    channel.show(ToolResult("shell", True, "exit code 1\nno such file"))
+    channel.show(ToolResult("shell", True, "exit code 0\nfine"))
+    text = out.getvalue()
+    assert "[failed] exit code 1" in text
+    assert "[ok] exit code 0" in text

@@ -196,12 +196,14 @@ class EmacsChannel:
         if peer is None:
             log.debug("no Emacs connection for session %s: %s dropped", session, event.kind)
             return
-        call = self._callback(session, str(turn), event)
+        call = self._callback(session, str(turn), event, signal.meta)
         if call is not None:
             peer.call(*call)
 
-    def _callback(self, session: str, turn: str, event: Event) -> tuple[str, list[Any]] | None:
+    def _callback(self, session: str, turn: str, event: Event,
+                  meta: dict[str, Any] | None = None) -> tuple[str, list[Any]] | None:
         key = (session, turn)
+        meta = meta or {}
         match event:
             case Chunk(text=text):
                 with self._lock:
@@ -219,7 +221,7 @@ class EmacsChannel:
             case Done(cancelled=cancelled):
                 with self._lock:
                     self._streamed.pop(key, None)
-                return ON_DONE, [session, turn, {"cancelled": cancelled}]
+                return ON_DONE, [session, turn, {"cancelled": cancelled, **answered_by(meta)}]
             case ApprovalAsked():
                 return None  # approve() itself asks, with the id the answer must carry
             case Notice(text=text, level=level):
@@ -370,6 +372,17 @@ def _evaluation_result(answer: Any) -> dict[str, Any] | None:
     except ProtocolError:
         return None
     return fields if "ok" in fields else None
+
+
+def answered_by(meta: dict[str, Any]) -> dict[str, Any]:
+    """Which model answered a turn (its last call), and whether it is the local one."""
+    from passepartout.llm.provider import is_local
+
+    used = meta.get("models-used")
+    if not isinstance(used, list) or not used:
+        return {}
+    model = str(used[-1])
+    return {"model": model, "local": is_local(model)}
 
 
 def _tool_info(event: ToolCall | ToolResult | Denied) -> dict[str, Any]:

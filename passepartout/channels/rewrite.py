@@ -8,7 +8,8 @@ Every gate sees it as it sees any proposal, and the verdict is audited.  A deny 
 protected place such as ``policy.toml`` or a shell start-up file, a policy rule, an
 unknown secret) refuses the change; an ask is answered by the accept itself (the
 person saw the exact change).  A region holding ``@personal`` text is refused: the
-model saw it withheld, so its rewrite would drop what it never saw.
+model saw it withheld, so its rewrite would drop what it never saw; Emacs asks that
+much first (``:probe t``), so such a region is refused before anything is sent.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ class Rewrite:
     end: int
     new: str
     file: str | None = None
+    probe: bool = False
+    """Only ask whether the region may be rewritten at all, before anything is sent."""
 
     @classmethod
     def from_fields(cls, fields: dict[str, Any]) -> Rewrite:
@@ -62,7 +65,7 @@ class Rewrite:
         if not start <= end <= len(before):
             raise ProtocolError("rewrite-check: the region is not inside the buffer's text")
         return cls(text("buffer") or "", before, start, end, text("new") or "",
-                   text("file", optional=True))
+                   text("file", optional=True), fields.get("probe") is True)
 
     def after(self) -> str:
         return self.before[:self.start] + self.new + self.before[self.end:]
@@ -93,6 +96,8 @@ def check(agent: Any, rewrite: Rewrite) -> dict[str, Any]:
                "rewriting it would lose that text")
         sec.audit.note("deny", "rewrite", why, action, signal)
         return {"allowed": False, "reason": why}
+    if rewrite.probe:  # asked before the model sees the region: nothing to judge yet
+        return {"allowed": True, "reason": "no private text in the region"}
     if MARKER in rewrite.new and MARKER not in rewrite.before[rewrite.start:rewrite.end]:
         why = f"the proposal holds {MARKER}, where the model saw private text"
         sec.audit.note("deny", "rewrite", why, action, signal)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import re
 import sys
 import threading
 from typing import Any, TextIO
@@ -60,6 +61,13 @@ OUTPUT_PREVIEW = 200
 TURN_TIMEOUT = 3600.0
 
 
+def failed_command(output: str) -> bool:
+    """Whether a tool's output is a command that ran and failed (a non-zero exit code):
+    the tool did its work, the command did not."""
+    match = re.match(r"exit code (-?\d+)", output or "")
+    return match is not None and match.group(1) != "0"
+
+
 class TerminalChannel:
     """Prints a session's events on ``stdout`` and asks its approvals of ``answers``."""
 
@@ -89,7 +97,7 @@ class TerminalChannel:
                 case ToolCall(name=name, args=args):
                     self._line(f"  [tool] {name} {_args(args)}")
                 case ToolResult(ok=ok, output=output):
-                    status = "ok" if ok else "failed"
+                    status = "ok" if ok and not failed_command(output) else "failed"
                     self._line(f"  [{status}] {one_line(output, OUTPUT_PREVIEW)}")
                 case Denied(action=action, reason=reason):
                     self._line(f"  [refused] {action}: {reason}")

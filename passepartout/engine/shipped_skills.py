@@ -2,7 +2,7 @@
 
 SHIPPED: dict[str, str] = {
     'archivist.py': 'e154df4f30bb620ff2372f10ae58fce9edc38769a1c8f89d62f1fcac0f21e6bf',
-    'chat.py': 'b64eb0f7cc88bb5c71bd457b242606139415fd4ceb0273c5653c325c859436a7',
+    'chat.py': 'e6be45abb10b44adb1eb52fdb6c26bab8a8aa372f9b3f6809cdc175ac7b56a8c',
     'dispatcher.py': 'fca8187d22307ddfcca15d2e8cd68bde772ad521684a85d37f599d648eff6632',
     'events.py': 'ed5358ddfa5b6d276d9d7566e7dcb36ce1f9078ad7946cc8c11fc0c1c47f1292',
     'files.py': '00e92a5564e98123bcbf1b355e8d92e418d09e4b4f8fe17f736799d9bc097182',

@@ -261,6 +261,9 @@ class ModelLayer:
             on_text=on_text, cancel=thought.cancel, before_attempt=before,
             on_fallback=on_fallback,
         )
+        used = signal.meta.get("models-used")
+        if isinstance(used, list):
+            used.append(result.model)
         if result.settled is None:
             self._book(result.model, result.provider, result.reply, assembly.tokens, thought)
         else:

@@ -199,6 +199,9 @@ class Loop:
             self.reports.append(Report(err.kind, err.message, None))
             return []
         cancel = self._turn_event(signal)
+        # The models that answered, shared by every step of the turn (a child signal
+        # copies the meta, not this list): the faces say which model replied.
+        signal.meta["models-used"] = []
         done: list[Action] = []
         pending: collections.deque[Signal] = collections.deque([signal])
         try:

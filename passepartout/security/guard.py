@@ -18,6 +18,7 @@ see :mod:`passepartout.security.policy`); a name the vault does not hold is refu
 from __future__ import annotations
 
 import collections
+import difflib
 import logging
 import os
 import threading
@@ -30,10 +31,11 @@ from passepartout.loop.actions import Action, Verdict
 from passepartout.loop.gates import GateResult
 from passepartout.security.approvals import ApprovalBook
 from passepartout.security.audit import AuditLog
+from passepartout.security.files import FileToolError, read_text
 from passepartout.security.flightplan import Clearances
 from passepartout.security.paths import PathRules, denial
 from passepartout.security.policy import Policy, Subject, load_policy, plain_commands
-from passepartout.security.privacy import DEFAULT_TAG
+from passepartout.security.privacy import DEFAULT_TAG, redact_file_text
 from passepartout.security.runs_later import code_reason
 from passepartout.security.shell import DEFAULT_ALLOWLIST, ShellPolicy, analyze
 from passepartout.security.vault import Vault, secret_names
@@ -48,6 +50,8 @@ WRITE_TOOLS = frozenset(
      "org-archive"}
 )
 ALWAYS_ASK = frozenset({"eval", "emacs-eval", "write-file"})
+DIFF_READ_BYTES = 2_000_000  # the current file a write-file question diffs against
+DIFF_MAX_LINES = 400  # the lines of that diff shown in the question
 PATH_ARGS = ("path", "file", "dir", "directory", "target", "dest", "destination", "src", "source")
 
 
@@ -271,7 +275,31 @@ class Security:
         match = self.policy().decide(self.examine(action)[0])
         if match is not None and match.decision == "allow":
             return Verdict.allow(f"high impact, granted by {match.reason()}")
-        return Verdict.ask(f"{action.name} is high-impact and needs a person's yes")
+        why = f"{action.name} is high-impact and needs a person's yes"
+        if action.name == "write-file":
+            why += "\n" + self.write_diff(action)
+        return Verdict.ask(why)
+
+    def write_diff(self, action: Action) -> str:
+        """What a ``write-file`` would change, said to the person who is asked: a unified
+        diff against the file as it is, or that it creates the file."""
+        path, content = action.args.get("path"), action.args.get("content")
+        if not isinstance(path, str) or not isinstance(content, str):
+            return "changes: (no path or content given)"
+        try:
+            old = read_text(path, self.path_rules(), max_bytes=DIFF_READ_BYTES)
+        except FileToolError as err:
+            if "no such file" in err.message:
+                return f"creates {path} ({len(content)} characters, a new file)"
+            return f"changes: (the current file cannot be read: {err.message})"
+        old = redact_file_text(path, old, self.private_tag)
+        if old == content:
+            return f"changes: none ({path} already holds this text)"
+        lines = list(difflib.unified_diff(old.splitlines(), content.splitlines(),
+                                          f"{path} (now)", f"{path} (proposed)", lineterm=""))
+        if len(lines) > DIFF_MAX_LINES:
+            lines = [*lines[:DIFF_MAX_LINES], f"[... {len(lines) - DIFF_MAX_LINES} more lines]"]
+        return "changes:\n" + "\n".join(lines)
 
     # -- hooks into the loop ------------------------------------------------------------------
 

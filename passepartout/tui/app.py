@@ -22,7 +22,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.css.query import NoMatches
 from textual.screen import ModalScreen
-from textual.widgets import Button, Footer, Input, Label, Static
+from textual.widgets import Button, Footer, Input, Static
 from textual.worker import get_current_worker
 
 from passepartout.daemon.face import (
@@ -67,7 +67,8 @@ class ApprovalScreen(ModalScreen[str]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Label(plain("The agent asks: " + self.approval.description), id="question")
+            # Static wraps at words: the whole action is read before it is answered.
+            yield Static(plain("The agent asks: " + self.approval.description), id="question")
             for reason in self.approval.info.get("reasons") or []:
                 yield Static(plain(str(reason)), classes="detail")
             with Horizontal(id="choices"):
@@ -103,6 +104,7 @@ class PassepartoutApp(App[None]):
     ApprovalScreen { align: center middle; }
     #dialog { width: 80%; height: auto; border: thick $warning; padding: 1 2;
               background: $surface; }
+    #question { width: 100%; height: auto; }
     #choices { height: auto; margin-top: 1; }
     #choices Button { margin-right: 2; }
     """
