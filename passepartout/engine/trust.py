@@ -8,14 +8,13 @@ ignored and logged, so the skill waits for the person again.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from passepartout.fsutil import atomic_write
+from passepartout.security.records import record_list, write_records
 from passepartout.security.seal import Seal
 
 log = logging.getLogger(__name__)
@@ -48,15 +47,7 @@ class TrustStore:
         return self._seal
 
     def _raw(self) -> list[dict[str, object]]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return []
-        except (OSError, ValueError, UnicodeDecodeError) as err:
-            log.error("skill trust records %s are unreadable (%s): none trusted", self.path, err)
-            return []
-        entries = data.get("skills") if isinstance(data, dict) else None
-        return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
+        return record_list(self.path, "skill trust records", "skills")
 
     def records(self) -> list[TrustRecord]:
         """The records whose seal is the agent's; the others are logged and left out."""
@@ -94,6 +85,5 @@ class TrustStore:
                     "seal": self.seal.sign(PURPOSE, name, sha256),
                 }
             )
-            text = json.dumps({"skills": kept}, indent=1, sort_keys=True)
-            atomic_write(self.path, text + "\n", mode=0o600)
+            write_records(self.path, {"skills": kept})
         log.info("skill %s trusted with sha256 %s", name, sha256)

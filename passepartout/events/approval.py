@@ -29,7 +29,7 @@ from typing import Any
 
 from passepartout.events.headingedit import without_replies
 from passepartout.events.jobs import OrgNode
-from passepartout.fsutil import atomic_write
+from passepartout.security.records import read_records, write_records
 from passepartout.security.seal import Seal
 
 log = logging.getLogger(__name__)
@@ -143,13 +143,7 @@ class JobApprovals:
         return cls(Seal.in_state(Path(state_dir)), Path(state_dir))
 
     def _read(self) -> dict[str, dict[str, Any]]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError, UnicodeDecodeError) as err:
-            log.error("the record of approved jobs %s is unreadable: %s", self.path, err)
-            return {}
+        data = read_records(self.path, "the approved jobs")
         if not isinstance(data, dict):
             return {}
         return {str(k): v for k, v in data.items() if isinstance(v, dict)}
@@ -203,4 +197,4 @@ class JobApprovals:
                 if old != digest and known.get("id") == node.id and known.get("file") == meta[1]:
                     del data[old]
             data[digest] = entry
-            atomic_write(self.path, json.dumps(data, indent=1, sort_keys=True), mode=0o600)
+            write_records(self.path, data)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from passepartout.fsutil import atomic_write
+from passepartout.security.records import record_list, write_records
 from passepartout.security.seal import Seal
 
 log = logging.getLogger(__name__)
@@ -104,15 +104,7 @@ class PinStore:
     # -- the decisions --------------------------------------------------------------------
 
     def raw(self) -> list[dict[str, Any]]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return []
-        except (OSError, ValueError, UnicodeDecodeError) as err:
-            log.error("MCP tool pins %s are unreadable (%s): none approved", self.path, err)
-            return []
-        entries = data.get("pins") if isinstance(data, dict) else None
-        return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
+        return record_list(self.path, "MCP tool pins", "pins")
 
     def _sign(self, server: str, name: str, sha256: str, decision: str) -> str:
         return self.seal.sign(PURPOSE, server, name, sha256, decision)
@@ -159,8 +151,7 @@ class PinStore:
             kept.append({"server": server, "name": name, "sha256": sha256,
                          "decision": decision, "at": time.time(),
                          "seal": self._sign(server, name, sha256, decision)})
-            atomic_write(self.path, json.dumps({"pins": kept}, indent=1, sort_keys=True)
-                         + "\n", mode=0o600)
+            write_records(self.path, {"pins": kept})
         log.info("MCP tool %s/%s %s (sha256 %s)", server, name,
                  "approved" if decision == ALLOW else "declined", sha256)
 
@@ -168,12 +159,8 @@ class PinStore:
 
     def waiting(self) -> list[Card]:
         """The cards waiting for the person's answer, as the agent last saw them."""
-        try:
-            data = json.loads(self.waiting_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError, UnicodeDecodeError):
-            return []
-        entries = data.get("waiting") if isinstance(data, dict) else None
-        cards = [Card.from_dict(e) for e in entries] if isinstance(entries, list) else []
+        cards = [Card.from_dict(e) for e in record_list(self.waiting_path,
+                                                        "MCP tools waiting", "waiting")]
         return [c for c in cards if c is not None]
 
     def set_waiting(self, server: str, cards: list[Card]) -> None:
@@ -186,15 +173,11 @@ class PinStore:
             now = [c for c in before if c.server != server] + list(cards)
             if now == before:
                 return
-            atomic_write(self.waiting_path, json.dumps(
-                {"waiting": [c.as_dict() for c in now]}, indent=1, sort_keys=True) + "\n",
-                mode=0o600)
+            write_records(self.waiting_path, {"waiting": [c.as_dict() for c in now]})
 
     def drop_waiting(self, card: Card) -> None:
         with self._lock:
             before = self.waiting()
             now = [c for c in before if (c.server, c.name) != (card.server, card.name)]
             if len(now) != len(before):
-                atomic_write(self.waiting_path, json.dumps(
-                    {"waiting": [c.as_dict() for c in now]}, indent=1, sort_keys=True) + "\n",
-                    mode=0o600)
+                write_records(self.waiting_path, {"waiting": [c.as_dict() for c in now]})
