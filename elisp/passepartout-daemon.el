@@ -80,7 +80,8 @@ It is found as the daemon finds it (passepartout/daemon/place.py)."
 
 (defun passepartout-daemon-pointed-directory (environment)
   "Return the directory the running daemon's pointer names, or nil.
-The daemon writes it to daemon.place in its state directory; only a
+The daemon writes it to daemon.place in its state directory (that of
+ENVIRONMENT); only a
 file that is ours, closed to others and no symlink is read, and only an
 absolute directory name in it is taken."
   (let ((file (expand-file-name "daemon.place"
