@@ -18,8 +18,10 @@
 ;; The daemon (`passepartout daemon') is one agent per person that
 ;; outlives Emacs.  It writes daemon.json (pid, socket, port, token file)
 ;; in a private directory: $XDG_RUNTIME_DIR/passepartout, else
-;; $PASSEPARTOUT_HOME/run, never a shared place.  This file finds that
-;; directory as the daemon does, reads the file and the token, and runs
+;; $PASSEPARTOUT_HOME/run, never a shared place, and names that
+;; directory in $PASSEPARTOUT_HOME/daemon.place, so that a face whose
+;; environment differs finds it too.  This file finds that directory as
+;; the daemon does, reads the file and the token, and runs
 ;; the two commands Emacs needs: `passepartout daemon --detach' (start one
 ;; unless one runs) and `passepartout stop'.  It keeps no state:
 ;; passepartout-server.el does.
@@ -57,23 +59,56 @@ ENVIRONMENT, a list of \"NAME=VALUE\" strings, comes before
          (value (getenv name)))
     (and value (not (string-empty-p (string-trim value))) value)))
 
-(defun passepartout-daemon-directory (environment)
-  "Return the directory of daemon.json for the daemon of ENVIRONMENT.
-It is found as the daemon finds it (passepartout/daemon/place.py); a
-setting only the daemon reads (its .env file) may move it, so this is
-the first place to look, not the only one."
+(defun passepartout-daemon-state-directory (environment)
+  "Return the daemon's state directory (PASSEPARTOUT_HOME) for ENVIRONMENT."
+  (let ((home (or (passepartout-daemon--getenv "HOME" environment) "~"))
+        (own (passepartout-daemon--getenv "PASSEPARTOUT_HOME" environment)))
+    (if own
+        (expand-file-name (replace-regexp-in-string "\\`~" home own))
+      (expand-file-name
+       "passepartout"
+       (or (passepartout-daemon--getenv "XDG_STATE_HOME" environment)
+           (expand-file-name ".local/state" home))))))
+
+(defun passepartout-daemon-own-directory (environment)
+  "Return the directory a daemon started in ENVIRONMENT would use.
+It is found as the daemon finds it (passepartout/daemon/place.py)."
   (let ((runtime (passepartout-daemon--getenv "XDG_RUNTIME_DIR" environment)))
     (if (and runtime (file-name-absolute-p (string-trim runtime)))
         (expand-file-name "passepartout" (string-trim runtime))
-      (let* ((home (or (passepartout-daemon--getenv "HOME" environment) "~"))
-             (state (let ((own (passepartout-daemon--getenv "PASSEPARTOUT_HOME" environment)))
-                      (if own
-                          (expand-file-name (replace-regexp-in-string "\\`~" home own))
-                        (expand-file-name
-                         "passepartout"
-                         (or (passepartout-daemon--getenv "XDG_STATE_HOME" environment)
-                             (expand-file-name ".local/state" home)))))))
-        (expand-file-name "run" state)))))
+      (expand-file-name "run" (passepartout-daemon-state-directory environment)))))
+
+(defun passepartout-daemon-pointed-directory (environment)
+  "Return the directory the running daemon's pointer names, or nil.
+The daemon writes it to daemon.place in its state directory (that of
+ENVIRONMENT); only a
+file that is ours, closed to others and no symlink is read, and only an
+absolute directory name in it is taken."
+  (let ((file (expand-file-name "daemon.place"
+                                (passepartout-daemon-state-directory environment))))
+    (when (and (passepartout-daemon-private-p file) (file-readable-p file))
+      (with-temp-buffer
+        (insert-file-contents file nil 0 4096)
+        (let ((line (string-trim (car (split-string (buffer-string) "\n")))))
+          (and (not (string-empty-p line)) (file-name-absolute-p line)
+               (directory-file-name line)))))))
+
+(defun passepartout-daemon-directory (environment)
+  "Return the directory of daemon.json for the daemon of ENVIRONMENT.
+It is the one a daemon started in ENVIRONMENT would use, unless no
+daemon runs there and the pointer in the state directory names another
+one (a daemon started with another XDG_RUNTIME_DIR, or none): a face is
+never the reason for a second daemon on one state directory.  A setting
+only the daemon reads (its .env file) may move it, so this is the first
+place to look, not the only one."
+  (let ((own (passepartout-daemon-own-directory environment)))
+    (if (passepartout-daemon-pid (passepartout-daemon-read-info own))
+        own
+      (let ((pointed (passepartout-daemon-pointed-directory environment)))
+        (if (and pointed
+                 (passepartout-daemon-pid (passepartout-daemon-read-info pointed)))
+            pointed
+          own)))))
 
 (defun passepartout-daemon-socket-too-long-p (socket)
   "Return non-nil when SOCKET is too long a path for Emacs to connect to."

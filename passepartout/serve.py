@@ -23,6 +23,7 @@ import stat
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +41,7 @@ log = logging.getLogger(__name__)
 
 BOOT_JOIN_TIMEOUT = 10.0
 SHUTDOWN_TIMEOUT = 20.0
+MODEL_LAYER_WAIT = 120.0  # litellm takes seconds to load; a hung import is not waited on
 
 
 def run_server(config: Config, *, think: Think | None = None,
@@ -76,13 +78,24 @@ def run_server(config: Config, *, think: Think | None = None,
 
 
 def serve_until_stopped(config: Config, bridge: Bridge, servers: list[BridgeServer],
-                        think: Think | None, stop: threading.Event) -> int:
-    """Accept on every server and boot the agent; once ``stop`` is set, stop in order
+                        think: Think | None, stop: threading.Event, *,
+                        on_ready: Callable[[], None] | None = None) -> int:
+    """Accept on every server and boot the agent, then call ``on_ready`` (once it can
+    answer, or has failed to start and can say why); once ``stop`` is set, stop in order
     (approvals denied, servers closed, the agent shut down); 0 after a clean stop."""
     for server in servers:
         threading.Thread(target=server.serve_forever, name="epc-accept", daemon=True).start()
-    booter = threading.Thread(target=boot_agent, args=(config, bridge, think),
-                              name="boot", daemon=True)
+
+    def boot() -> None:
+        boot_agent(config, bridge, think)
+        if on_ready is not None and not stop.is_set():
+            try:
+                on_ready()
+            except Exception:
+                log.exception("cannot say the daemon is ready")
+                stop.set()
+
+    booter = threading.Thread(target=boot, name="boot", daemon=True)
     booter.start()
     while not stop.wait(0.5):
         pass
@@ -137,7 +150,9 @@ def boot_agent(config: Config, bridge: Bridge, think: Think | None = None) -> No
     """Build and boot the agent, then hand it to the bridge (or say why it failed).
 
     The model comes with the chat skill (it installs the model layer, which starts
-    importing litellm in the background); ``think`` replaces it (tests, benchmarks).
+    importing litellm in the background, in parallel with the rest of the boot);
+    ``think`` replaces it (tests, benchmarks).  The agent is handed over, and so called
+    ready, only once that layer is loaded: ready means it can answer.
     """
     try:
         from passepartout.agent import Agent
@@ -146,6 +161,8 @@ def boot_agent(config: Config, bridge: Bridge, think: Think | None = None) -> No
         agent.boot()
         if think is not None:
             agent.loop.think = think
+        else:
+            _wait_model_layer()
     except PassepartoutError as err:
         log.error("the agent cannot start: %s", err.message)
         bridge.boot_failed(err.message)
@@ -156,6 +173,18 @@ def boot_agent(config: Config, bridge: Bridge, think: Think | None = None) -> No
         return
     bridge.attach(agent)
     log.info("agent ready: %s", agent.health.status)
+
+
+def _wait_model_layer() -> None:
+    """Wait (bounded) until the model layer's warm-up has loaded and primed litellm."""
+    from passepartout.llm.provider import wait_warm
+
+    started = time.perf_counter()
+    if not wait_warm(MODEL_LAYER_WAIT):
+        log.warning("the model layer is still loading after %.0f s; ready anyway",
+                    MODEL_LAYER_WAIT)
+    else:
+        log.info("model layer ready after %.1f s more", time.perf_counter() - started)
 
 
 def setup_logging(config: Config) -> None:

@@ -306,3 +306,75 @@ def test_without_a_runtime_directory_a_long_state_path_works(
     assert proc.wait(30) == 0
     assert shared.exists() == before
     wait_for(lambda: not place.held(), 10, "the lock to be let go")
+
+
+def point(squat: Squat) -> Path:
+    """The state directory's pointer naming the squat's place, as a daemon started in
+    another environment writes it; the client's own environment has no place."""
+    pointer = squat.home / "daemon.place"
+    pointer.write_text(f"{squat.dir}\n")
+    pointer.chmod(0o600)
+    return pointer
+
+
+def test_the_pointer_leads_a_client_with_no_runtime_directory_to_the_place(
+        squat: Squat) -> None:
+    """The layout of the pointer attacks below is one a client follows."""
+    point(squat)
+    assert Place.find(squat.home, {}).dir == squat.dir
+    got: list[bytes] = []
+
+    def serve() -> None:
+        conn, _ = squat.listener.accept()
+        with conn:
+            conn.settimeout(5)
+            got.append(conn.recv(1 << 16))
+
+    thread = threading.Thread(target=serve)
+    thread.start()
+    with pytest.raises(DaemonError, match=r"closed the connection|no answer"):
+        connect(squat.home, timeout=0.5, environ={})
+    thread.join(10)
+    assert got and TOKEN.encode() in got[0]
+
+
+def refused_pointer(squat: Squat, match: str) -> None:
+    with pytest.raises(PlaceError, match=match):
+        connect(squat.home, environ={})
+    assert squat.received() == b""
+
+
+@pytest.mark.parametrize(("attack", "match"), [
+    (lambda s, p: p.chmod(0o644), "others may read or write"),
+    (lambda s, p: p.chmod(0o620), "others may read or write"),
+    (lambda s, p: s.dir.chmod(0o755), "others may enter"),
+    (lambda s, p: p.write_text("passepartout\n"), "names no absolute directory"),
+], ids=["pointer-0644", "pointer-group-writable", "pointed-dir-0755", "relative"])
+def test_a_forged_pointer_is_refused_and_nothing_is_sent(
+        squat: Squat, attack: Callable[[Squat, Path], object], match: str) -> None:
+    attack(squat, point(squat))
+    refused_pointer(squat, match)
+
+
+def test_a_symlinked_pointer_is_refused(squat: Squat, tmp_path: Path) -> None:
+    real = tmp_path / "elsewhere"
+    point(squat).rename(real)
+    (squat.home / "daemon.place").symlink_to(real)
+    refused_pointer(squat, "is a symlink")
+
+
+def test_another_users_pointer_is_refused(squat: Squat) -> None:
+    if os.geteuid() != 0:
+        pytest.skip(ROOT_ONLY)
+    uid = other_uid()
+    os.chown(point(squat), uid, uid)
+    refused_pointer(squat, "belongs to someone else")
+
+
+def test_a_pointer_to_where_no_daemon_runs_is_ignored(squat: Squat) -> None:
+    point(squat)
+    os.close(squat.lock)
+    squat.lock = os.open(os.devnull, os.O_RDONLY)  # the fixture closes it
+    assert Place.find(squat.home, {}).dir == squat.home / "run"
+    assert connect(squat.home, environ={}) is None
+    assert squat.received() == b""

@@ -241,6 +241,35 @@ It could name someone else's socket, to which Emacs would send its token."
       (ignore-errors (delete-file link))
       (delete-directory dir t))))
 
+(ert-deftest passepartout-daemon-test-follows-a-private-pointer-only ()
+  "With no daemon in its own place, Emacs follows the state directory's pointer.
+Only to a daemon whose pid lives, and only when daemon.place is ours,
+closed to others and no symlink."
+  (let* ((state (make-temp-file "passepartout-state-" t))
+         (place (make-temp-file "passepartout-place-" t))
+         (pointer (expand-file-name "daemon.place" state))
+         (environment (list (concat "PASSEPARTOUT_HOME=" state)))
+         (own (expand-file-name "run" state)))
+    (unwind-protect
+        (progn
+          (with-temp-file (expand-file-name "daemon.json" place)
+            (insert (format "{\"pid\": %d, \"socket\": \"%s/daemon.sock\", \"token-file\": \"%s/daemon.token\"}"
+                            (emacs-pid) place state)))
+          (set-file-modes (expand-file-name "daemon.json" place) #o600)
+          (set-file-modes place #o700)
+          (should (equal (passepartout-daemon-directory environment) own))
+          (with-temp-file pointer (insert place "\n"))
+          (set-file-modes pointer #o600)
+          (should (equal (passepartout-daemon-directory environment) place))
+          (set-file-modes pointer #o644)
+          (should (equal (passepartout-daemon-directory environment) own))
+          (set-file-modes pointer #o600)
+          (rename-file pointer (concat pointer "-real"))
+          (make-symbolic-link (concat pointer "-real") pointer)
+          (should (equal (passepartout-daemon-directory environment) own)))
+      (delete-directory state t)
+      (delete-directory place t))))
+
 (ert-deftest passepartout-daemon-test-sends-only-a-private-token-of-its-own ()
   "The token is read only from a private daemon.token of ours, no symlink.
 daemon.json naming another file (a key) or a token open to others gives

@@ -18,6 +18,15 @@ is what keeps other users off the socket, and a client that finds a directory, a
 
 The token for TCP clients is in the state directory (``<PASSEPARTOUT_HOME>/daemon.token``,
 0600), where every tool and the sandbox already refuse to look.
+
+One daemon per state directory, whatever environment started it: the daemon also holds
+``<PASSEPARTOUT_HOME>/daemon.lock`` for its life (a second start, with another
+``XDG_RUNTIME_DIR`` or none, finds it taken and refuses), and writes where its place is
+to ``<PASSEPARTOUT_HOME>/daemon.place`` (0600).  A client whose environment names a place
+where no daemon runs (one started with only HOME, PATH and USER) follows that pointer,
+read with the same checks as ``daemon.json`` (a regular file of ours, private, no
+symlink), to a place that is then proved as any other: directory, files, the socket's
+peer.
 """
 
 from __future__ import annotations
@@ -44,6 +53,9 @@ MAX_SOCKET_PATH = 100  # sun_path holds 108 bytes on Linux, 104 on macOS
 MAX_INFO = 64 * 1024
 MAX_TOKEN = 1024
 TOKEN_NAME = "daemon.token"
+HOME_LOCK_NAME = "daemon.lock"
+POINTER_NAME = "daemon.place"
+MAX_POINTER = 4096
 
 
 class PlaceError(DaemonError):
@@ -76,8 +88,9 @@ class Place:
         return self.dir / "daemon.json"
 
     @classmethod
-    def find(cls, home: Path, environ: Mapping[str, str] | None = None) -> Place:
-        """The place for the state directory ``home`` (nothing is created)."""
+    def own(cls, home: Path, environ: Mapping[str, str] | None = None) -> Place:
+        """The place a daemon started in ``environ`` uses for the state directory
+        ``home`` (nothing is created)."""
         env = os.environ if environ is None else environ
         runtime = env.get("XDG_RUNTIME_DIR", "").strip()
         if runtime and Path(runtime).is_absolute():
@@ -85,6 +98,21 @@ class Place:
         else:
             where = Path(home) / "run"
         return cls(where, Path(home) / TOKEN_NAME)
+
+    @classmethod
+    def find(cls, home: Path, environ: Mapping[str, str] | None = None) -> Place:
+        """Where the daemon of ``home`` is: the environment's own place, or, when no
+        daemon holds that one, the place the running daemon's pointer names (nothing is
+        created).  A pointer that is not a private file of ours is refused
+        (:class:`PlaceError`); one that names no running daemon is ignored."""
+        place = cls.own(home, environ)
+        if place.held():
+            return place
+        pointed = read_pointer(Path(home))
+        if pointed is None or pointed == place.dir:
+            return place
+        other = cls(pointed, place.token_file)
+        return other if other.held() else place
 
     def make(self) -> None:
         """Create the directory 0700 (its parent too), or check the one that is there."""
@@ -204,6 +232,68 @@ class Place:
         for path in (self.socket, self.info_file, self.token_file):
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
+
+
+class HomeLock:
+    """The lock of the state directory itself (``<home>/daemon.lock``), held by the
+    daemon for its life whatever its place: two daemons never share a state directory,
+    even when their environments put their places apart."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = Path(home)
+
+    @property
+    def file(self) -> Path:
+        return self.home / HOME_LOCK_NAME
+
+    def take(self) -> int | None:
+        """Its descriptor (keep it open), or None when a daemon holds it."""
+        fd = os.open(self.file, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def held(self) -> bool:
+        try:
+            fd = os.open(self.home, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            return False
+        try:
+            return _held(fd, HOME_LOCK_NAME)
+        finally:
+            os.close(fd)
+
+
+def write_pointer(home: Path, place: Place) -> None:
+    """Say in the state directory where the daemon's place is (0600)."""
+    atomic_write(Path(home) / POINTER_NAME, str(place.dir) + "\n", mode=0o600)
+
+
+def clear_pointer(home: Path, place: Place) -> None:
+    """Remove the pointer if it still names ``place`` (a stopping daemon's)."""
+    with contextlib.suppress(PlaceError, OSError):
+        if read_pointer(Path(home)) == place.dir:
+            (Path(home) / POINTER_NAME).unlink()
+
+
+def read_pointer(home: Path) -> Path | None:
+    """The directory ``<home>/daemon.place`` names: None when there is none; a file
+    that is not a regular one of ours closed to others, a symlink, or that names no
+    absolute path is refused (:class:`PlaceError`)."""
+    where = Path(home) / POINTER_NAME
+    data = _read_private(str(where), MAX_POINTER, dir_fd=None, where=where)
+    if data is None:
+        return None
+    text = data.decode("utf-8", "replace").split("\n", 1)[0].strip()
+    if not text or not os.path.isabs(text) or "\0" in text:
+        raise PlaceError(f"{where} names no absolute directory; nothing was sent to a daemon")
+    return Path(text)
 
 
 def read_token(path: Path) -> str:

@@ -34,7 +34,13 @@ from typing import TYPE_CHECKING, Any
 
 from passepartout.admission import Admission
 from passepartout.config import Config
-from passepartout.daemon.place import Place, PlaceError
+from passepartout.daemon.place import (
+    HomeLock,
+    Place,
+    PlaceError,
+    clear_pointer,
+    write_pointer,
+)
 from passepartout.errors import ConfigError
 from passepartout.fsutil import atomic_write
 from passepartout.serve import listen, serve_until_stopped, setup_logging
@@ -50,12 +56,36 @@ PROG = "passepartout daemon"
 def run_daemon(config: Config, *, think: Think | None = None) -> int:
     """Serve until told to stop; the exit status (0 after a clean stop, 1 when another
     daemon runs, 2 when the place or the settings are wrong)."""
-    place = Place.find(config.home)
+    place = Place.own(config.home)
+    home_lock = HomeLock(config.home)
     try:
         admission = Admission.from_settings(config.extra)
+        config.home.mkdir(parents=True, exist_ok=True)
+        held = home_lock.take()
+        if held is None:
+            print(f"{PROG}: {already_running(Place.find(config.home))}", file=sys.stderr,
+                  flush=True)
+            return 1
+    except (ConfigError, PlaceError) as err:
+        print(f"{PROG}: {err.message}", file=sys.stderr, flush=True)
+        return 2
+    except OSError as err:
+        print(f"{PROG}: cannot take the lock {home_lock.file}: {err.strerror}",
+              file=sys.stderr, flush=True)
+        return 2
+    try:
+        return _run_locked(config, place, admission, think)
+    finally:
+        os.close(held)  # last of all: a new daemon may start only once this one is gone
+
+
+def _run_locked(config: Config, place: Place, admission: Admission,
+                think: Think | None) -> int:
+    """With the state directory's lock held: the place's lock, then serve."""
+    try:
         place.make()
         lock = place.lock()
-    except (ConfigError, PlaceError) as err:
+    except PlaceError as err:
         print(f"{PROG}: {err.message}", file=sys.stderr, flush=True)
         return 2
     except OSError as err:
@@ -65,20 +95,34 @@ def run_daemon(config: Config, *, think: Think | None = None) -> int:
     if lock is None:
         print(f"{PROG}: {already_running(place)}", file=sys.stderr, flush=True)
         return 1
+    # A daemon killed by SIGKILL left its daemon.json: it goes now, so that nothing
+    # finds this daemon before it is ready (the new one is written then).
+    with contextlib.suppress(FileNotFoundError):
+        place.info_file.unlink()
     setup_logging(config)
     stop = threading.Event()
     # SIGHUP too: the terminal it was started from closing is a stop, with memory saved.
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, lambda signum, frame: stop.set())
     try:
+        try:
+            write_pointer(config.home, place)  # for clients whose environment has no place
+        except OSError as err:
+            log.error("cannot say where the daemon is: %s", err)
+            return 1
         return _serve(config, place, admission, stop, think)
     finally:
+        clear_pointer(config.home, place)
         place.clear()
-        os.close(lock)  # last: a new daemon may start only once this one is gone
+        os.close(lock)
 
 
 def already_running(place: Place) -> str:
     info = place.read_info() or {}
+    if not info:
+        return (f"a daemon already runs for this state directory and is starting (its "
+                f"socket will be {place.socket}); `passepartout status` shows it, "
+                "`passepartout stop` stops it")
     pid = info.get("pid", "?")
     return (f"a daemon already runs (pid {pid}, socket {info.get('socket', place.socket)}); "
             "`passepartout status` shows it, `passepartout stop` stops it")
@@ -105,18 +149,26 @@ def _serve(config: Config, place: Place, admission: Admission, stop: threading.E
     servers = [BridgeServer(bridge, token, listener=sock, admission=admission)
                for sock in (unix, tcp)]
     port = tcp.getsockname()[1]
-    place.write_info({
+    info = {
         "pid": os.getpid(), "socket": str(place.socket), "port": port,
         "token-file": str(place.token_file), "home": str(config.home),
         "model": config.model, "started": dt.datetime.now(dt.UTC).isoformat(),
         "started-unix": time.time(),
-    })
-    log.info("daemon %d serving on %s and 127.0.0.1:%d", os.getpid(), place.socket, port)
-    print(f"{PROG}: pid {os.getpid()}, socket {place.socket}, port {port}", flush=True)
-    from passepartout.messaging.run import start_faces
+    }
 
-    start_faces(config, stop)  # the configured messaging faces, clients of this socket
-    return serve_until_stopped(config, bridge, servers, think, stop)
+    def ready() -> None:
+        # Only now can a face find it: it accepts connections and can answer (the
+        # agent booted, the model layer loaded), so "ready" is never said too early.
+        place.write_info(info)
+        log.info("daemon %d ready on %s and 127.0.0.1:%d", os.getpid(), place.socket, port)
+        print(f"{PROG}: pid {os.getpid()}, socket {place.socket}, port {port}", flush=True)
+        from passepartout.messaging.run import start_faces
+
+        start_faces(config, stop)  # the configured messaging faces, clients of this socket
+
+    log.info("daemon %d listening on %s and 127.0.0.1:%d; booting", os.getpid(),
+             place.socket, port)
+    return serve_until_stopped(config, bridge, servers, think, stop, on_ready=ready)
 
 
 def listen_unix(place: Place) -> socket.socket:

@@ -3,8 +3,10 @@
 Every face that attaches (Emacs, ``passepartout chat``, ACP) calls :func:`ensure_daemon`:
 when no daemon runs it starts ``passepartout daemon`` in a session of its own (so a
 closing terminal or Emacs does not take it along) and waits until it has written
-``daemon.json``.  Two faces starting at once are fine: the second daemon finds the lock
-taken and exits 1, and both faces then read the first one's info.  What the new daemon
+``daemon.json``, which it does once it is ready to answer.  Two faces starting at once
+are fine, whatever their environments: the second daemon finds the state directory's
+lock taken and exits 1, and both faces then read the first one's info (through the
+pointer in the state directory when it runs in another place).  What the new daemon
 prints before its log file opens goes to ``<home>/daemon-start.log``, so that a daemon
 that cannot start says why.
 """
@@ -20,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from passepartout.config import Config
-from passepartout.daemon.place import Place
+from passepartout.daemon.place import HomeLock, Place, PlaceError
 from passepartout.errors import PassepartoutError
 
 START_TIMEOUT = 30.0
@@ -44,7 +46,7 @@ class Running:
 def ensure_daemon(config: Config, *, timeout: float = START_TIMEOUT,
                   environ: Mapping[str, str] | None = None) -> Running:
     """The running daemon of ``config.home``, started detached when none runs."""
-    place = Place.find(config.home, environ)
+    place = _find(config, environ)
     info = place.read_info()
     if info is not None:
         return Running(info, started=False)
@@ -62,20 +64,31 @@ def ensure_daemon(config: Config, *, timeout: float = START_TIMEOUT,
     finally:
         os.close(fd)
     deadline = time.monotonic() + timeout
+    home_lock = HomeLock(config.home)
     while time.monotonic() < deadline:
+        # Found again each time: the daemon that won may run in another place (started
+        # with another environment); its pointer says where.
+        place = _find(config, environ)
         info = place.read_info()
-        # The new daemon holds the lock a moment before it writes its own info.
+        # A daemon writes its info once it is ready (booted, its model layer loaded).
         if info is not None and info != stale:
             return Running(info, started=info.get("pid") == child.pid)
         status = child.poll()
         if status is not None and status != 1:  # 1: another start won the race
             raise StartError(f"the daemon exited with status {status}: "
                              f"{_tail(log_path) or 'it said nothing'}")
-        if status == 1 and not place.held():
+        if status == 1 and not home_lock.held() and not place.held():
             raise StartError(f"the daemon did not start: {_tail(log_path) or 'status 1'}")
         time.sleep(0.02)
     raise StartError(f"the daemon did not get ready within {timeout:g} s "
                      f"(its output is in {log_path})")
+
+
+def _find(config: Config, environ: Mapping[str, str] | None) -> Place:
+    try:
+        return Place.find(config.home, environ)
+    except PlaceError as err:
+        raise StartError(err.message) from None
 
 
 def _left_info(place: Place) -> dict[str, Any] | None:

@@ -27,7 +27,10 @@ def run(args: argparse.Namespace) -> int:
     info = place.read_info()
     client = connect(config.home, timeout=10.0) if info is not None else None
     if info is None or client is None:
-        print(f"passepartout daemon: not running (its socket would be {place.socket})")
+        if place.held():  # it runs, but says where only once it can answer
+            print(f"passepartout daemon: still starting (not ready yet; socket {place.socket})")
+        else:
+            print(f"passepartout daemon: not running (its socket would be {place.socket})")
         return NOT_RUNNING
     with client:
         status = as_dict(client.call("status"))

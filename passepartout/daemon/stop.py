@@ -20,7 +20,7 @@ import sys
 import time
 
 from passepartout.config import Config
-from passepartout.daemon.place import Place
+from passepartout.daemon.place import HomeLock, Place
 from passepartout.daemonclient import DaemonError, as_dict, connect
 
 STOP_WAIT = 40.0  # the daemon's own bound on shutdown is 20 s, plus the boot's 10 s
@@ -34,10 +34,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    home = Config.load().home
-    place = Place.find(home)
+    state = Config.load().home
+    home = HomeLock(state)
     try:
-        pidfd, pid = _daemon_pidfd(home)
+        place = Place.find(state)
+        pidfd, pid = _daemon_pidfd(state)
     except DaemonError as err:
         print(f"passepartout stop: {err.message}; nothing was signalled", file=sys.stderr)
         return 1
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         with contextlib.suppress(ProcessLookupError):  # exited meanwhile
             signal.pidfd_send_signal(pidfd, signal.SIGTERM)
         # The pidfd reads ready once the process has exited; the lock goes with it.
-        while not select.select([pidfd], [], [], 0.05)[0] or place.held():
+        while not select.select([pidfd], [], [], 0.05)[0] or place.held() or home.held():
             if time.monotonic() - started > args.timeout:
                 print(f"passepartout stop: the daemon (pid {pid}) is still stopping after "
                       f"{args.timeout:g} s", file=sys.stderr)

@@ -34,6 +34,7 @@ _POLL = 0.05
 
 _litellm: ModuleType | None = None
 _import_lock = threading.Lock()
+_warming: threading.Thread | None = None
 
 
 def load_litellm() -> ModuleType:
@@ -69,10 +70,22 @@ def _apply_optional_setup() -> None:
 def warm_up(model: str | None = None) -> threading.Thread:
     """Import litellm (and load ``model``'s tokenizer) in the background, so the first
     call does not wait for them."""
+    global _warming
     thread = threading.Thread(target=_quiet_load, args=(model,), name="litellm-import",
                               daemon=True)
     thread.start()
+    _warming = thread
     return thread
+
+
+def wait_warm(timeout: float) -> bool:
+    """Wait until the warm-up started by :func:`warm_up` is over (loaded and primed, or
+    failed: the first call then says why); True at once when none was started."""
+    thread = _warming
+    if thread is None:
+        return True
+    thread.join(timeout)
+    return not thread.is_alive()
 
 
 def _quiet_load(model: str | None) -> None:

@@ -47,6 +47,7 @@ READS = ("search", "read", "agenda")
 WRITES = {"capture": "org-capture", "schedule": "schedule", "set-todo": "org-set-todo"}
 MAX_RESULTS = 20
 MAX_TEXT = 40_000
+MEMORY_WAIT = 120.0  # a cold daemon opens memory and imports the memex's text meanwhile
 
 
 class FaceError(PassepartoutError):
@@ -128,9 +129,7 @@ class MemexFace:
 
         if not query.strip():
             raise FaceError("search needs a query")
-        store = self.agent.services.get("memory")
-        if store is None:
-            raise FaceError("memory is not available in this agent")
+        store = self._memory()
         tag = self._tag
         hits = [h for h in store.search(query, limit * 2)
                 if self._served(h.file) and not node_is_private(store, h.id, tag)][:limit]
@@ -138,6 +137,21 @@ class MemexFace:
             return "no matching notes"
         return "\n".join(f"- {h.title} (id:{h.id}, {h.file or 'no file'}, {h.method})"
                          + (f"\n  {h.snippet}" if h.snippet else "") for h in hits)
+
+    def _memory(self) -> Any:
+        """The memory store once it is open and the memex's text imported: a cold
+        daemon's first request waits for them (bounded), so that a client is never
+        told there is nothing while memory is still being filled."""
+        skill = self.agent.services.get("memory-skill")
+        imported = getattr(skill, "imported", None)
+        if imported is not None and not imported.wait(MEMORY_WAIT):
+            raise FaceError(f"memory is still importing the memex after {MEMORY_WAIT:g} s; "
+                            "try again shortly")
+        store = self.agent.services.get("memory")
+        if store is None:
+            raise FaceError("memory is not available in this agent"
+                            + (f": {skill.error}" if getattr(skill, "error", None) else ""))
+        return store
 
     def read(self, target: str) -> str:
         """``id:X`` (a memory node), ``FILE`` (its outline) or ``FILE::HEADING`` (one
@@ -172,8 +186,8 @@ class MemexFace:
     def _node(self, node_id: str) -> str:
         from passepartout.security.privacy import node_is_private
 
-        store = self.agent.services.get("memory")
-        node = store.get(node_id) if store is not None else None
+        store = self._memory()
+        node = store.get(node_id)
         if node is None or not self._served(getattr(node, "file", None)) or \
                 node_is_private(store, node_id, self._tag):
             raise FaceError(f"no node id:{node_id}")
