@@ -141,7 +141,7 @@ def one_right(expect: dict[str, Any] | None, outcome: Outcome) -> bool:
         if outcome.call is not None:
             return False
         if outcome.kind:
-            return outcome.kind == "ask" or bool(expect.get("decline"))
+            return outcome.kind in ("ask", "refuse") or bool(expect.get("decline"))
         return bool(REFUSES.search(outcome.text))
     if outcome.call is None or not outcome.valid or outcome.call[0] != expect["tool"]:
         return False
