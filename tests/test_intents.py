@@ -154,6 +154,8 @@ def test_other_requests_are_left_to_the_model(text: str) -> None:
          "<2026-11-29 Sun 20:00 +1w>", "Remind me to review"),
         ("remind me tmrw at 3pm to pay the rent", "<2026-11-24 Tue 15:00>",
          "Remind me to pay the rent"),
+        ("remind me every 2nd friday to pay the cleaner", "<2026-11-27 Fri 09:00 +2w>",
+         "Remind me to pay the cleaner"),
     ],
 )
 def test_dates_and_recurrences_people_say(text: str, stamp: str, prompt: str) -> None:
@@ -195,6 +197,8 @@ def test_a_reminder_without_a_clear_date_asks_when(text: str) -> None:
     [
         ("add to my inbox: renew the library card", "remember",
          {"title": "renew the library card"}),
+        ("note down the boiler pressure is 1.2 bar", "remember",
+         {"title": "the boiler pressure is 1.2 bar"}),
         ("capture idea: a script that tags photos by date", "remember",
          {"title": "a script that tags photos by date"}),
         ("I want you to keep in mind that my passport expires in March", "remember",

@@ -81,7 +81,7 @@ _ORD = r"(?P<{}>\d{{1,2}})(?:st|nd|rd|th)?"
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
             "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
             "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40, "forty-five": 45,
-            "other": 2}
+            "other": 2, "2nd": 2, "second": 2, "3rd": 3, "third": 3}
 _COUNT = r"(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve" \
          r"|fifteen|twenty|thirty|forty|forty-five)"
 _PARTS_OF_DAY = {"morning": (9, 0), "noon": (12, 0), "midday": (12, 0), "lunchtime": (12, 0),
@@ -98,7 +98,7 @@ _WHEN = [
     rf"\b(?:on\s+)?the\s+(?:first|second|third|fourth|last|1st|2nd|3rd|4th)\s+{_DAY}s?"
     r"\s+of\s+(?:every|each|the)\s+month\b",
     rf"\b(?:on\s+)?(?:the\s+)?{_ORD.format('md')}(?:\s+day)?\s+of\s+(?:every|each|the)\s+month\b",
-    rf"\b(?:(?:every|each)\s+(?:(?:other|\d+|{_COUNT})\s+)?"
+    rf"\b(?:(?:every|each)\s+(?:(?:other|2nd|second|3rd|third|\d+|{_COUNT})\s+)?"
     rf"(?:{_DAY}|hour|day|week|fortnight|month|year|morning|evening|night|afternoon"
     r"|weekday|weekend|work\s?day)s?|(?:on\s+)?weekdays|daily|weekly|monthly|yearly|annually"
     r"|hourly|fortnightly)\b",
@@ -216,7 +216,8 @@ def org_timestamp(text: str, now: dt.datetime) -> OrgTimestamp | None:
         return OrgTimestamp(first, time, repeater=Repeater(RepeaterKind.CUMULATE,
                                                            Interval(1, Unit.MONTH)))
     every = re.search(
-        rf"\b(?:every|each)\s+(?:(?P<n>other|\d+|{_COUNT})\s+)?(?P<what>{_DAY}|hour|day|week"
+        rf"\b(?:every|each)\s+(?:(?P<n>other|2nd|second|3rd|third|\d+|{_COUNT})\s+)?"
+        rf"(?P<what>{_DAY}|hour|day|week"
         r"|fortnight|month|year|morning|evening|night|afternoon|weekday|weekend|work\s?day)s?\b"
         r"|\b(?P<adverb>daily|weekly|monthly|yearly|annually|hourly|fortnightly)\b"
         r"|\b(?P<weekdays>(?:on\s+)?weekdays)\b", text, re.I)
@@ -352,7 +353,8 @@ _NOTE = re.compile(
     r"^(?:(?:please|can\s+you|could\s+you|ok|okay)\s+)*(?:"
     r"(?:take|make|add|jot|write|save|capture|create)\s+(?:down\s+)?(?:a\s+|this\s+)?"
     r"(?:quick\s+)?(?:note|memo)(?:\s+to\s+self)?(?:\s+(?:that|saying|of|about))?\s*[:,-]?"
-    r"|note\s+to\s+self\s*[:,-]?|note(?:\s+that|\s+down)?\s*[:,-]|note\s+that"
+    r"|note\s+to\s+self\s*[:,-]?|note(?:\s+that|\s+down)?\s*[:,-]|note\s+(?:down\s+)?that"
+    r"|note\s+down"
     r"|(?:jot|write)\s+(?:this\s+|it\s+)?down(?:\s+that)?\s*[:,-]?"
     r"|remember(?:\s+that|\s+to|\s*[:,-]|(?=\s+(?:my|the|our|i|we)\b))"
     r"|(?:i\s+want\s+you\s+to\s+|please\s+)?keep\s+in\s+mind(?:\s+that)?\s*[:,-]?"
