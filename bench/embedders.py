@@ -1,9 +1,11 @@
 """Embedders for memory search, measured on an org retrieval set (bench/retrieval_set.py).
 
 For each embedder installed here (offline: weights from its package, no hub) and
-for full text alone (SQLite FTS5, bm25): recall@10 over 48 queries (and by kind
-of query), the time to embed 1,000 notes, the model's load time, and recall@10 of
-hybrid search (full text and vectors fused by rank, what ``memory search`` does).
+for full text alone (SQLite FTS5, bm25): recall@10 and MRR (mean reciprocal rank of
+the first right note in the top 10) over the 48 queries of the tuning half and the 45
+of the held-out half (never used to tune search), by kind of query; the time to embed
+1,000 notes, the model's load time, and recall@10 of hybrid search (full text and
+vectors fused by rank, what ``memory search`` does).
 Recall is also given by kind of query (word, meaning, mixed), and "top1" is the
 share of queries whose first hit is right. Times are the median of BENCH_RUNS runs
 (5). The last line times a vector search over 100,000 stored vectors (numpy): this
@@ -27,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np
 
-from bench.retrieval_set import QUERIES, note_count, texts, write_memex
+from bench.retrieval_set import HELDOUT_QUERIES, QUERIES, note_count, texts, write_memex
 from passepartout.memory import Embedder, EmbeddingIndex, MemoryStore, SearchHit
 from passepartout.memory.embedders import DEFAULT_MODEL, MODELS, installed
 
@@ -45,20 +47,38 @@ def median_time(fn: Callable[[], object], runs: int = RUNS) -> float:
     return statistics.median(times)
 
 
-def recall(search: Callable[[str], list[SearchHit]]) -> dict[str, float]:
+HALVES = {"tuning": QUERIES, "held-out": HELDOUT_QUERIES}
+
+
+def recall(search: Callable[[str], list[SearchHit]],
+           queries: list[tuple[str, str, tuple[str, ...]]] = QUERIES) -> dict[str, float]:
     """Mean recall@K over the queries, overall and by kind; "top" is the share of
-    queries whose first hit is a note they should find."""
+    queries whose first hit is a note they should find, "mrr" the mean reciprocal
+    rank of the first right note in the top K (0 when none is)."""
     got: dict[str, list[float]] = {kind: [] for kind in KINDS}
-    top = []
-    for query, kind, want in QUERIES:
+    top, ranks = [], []
+    for query, kind, want in queries:
         hits = search(query)
         found = {h.id for h in hits[:K]}
         got[kind].append(len(found & set(want)) / len(want))
         top.append(1.0 if hits and hits[0].id in want else 0.0)
+        first = next((i for i, h in enumerate(hits[:K], 1) if h.id in want), 0)
+        ranks.append(1.0 / first if first else 0.0)
     out = {kind: statistics.mean(v) for kind, v in got.items()}
     out["all"] = statistics.mean(x for v in got.values() for x in v)
     out["top"] = statistics.mean(top)
+    out["mrr"] = statistics.mean(ranks)
     return out
+
+
+def halves(search: Callable[[str], list[SearchHit]], label: str) -> list[str]:
+    """recall@K and MRR of one way of searching on each half of the set, as lines."""
+    lines = []
+    for half, queries in HALVES.items():
+        r = recall(search, queries)
+        lines.append(f"  {label:<26}{half:<9} recall@{K} {r['all']:5.3f}  MRR {r['mrr']:5.3f}  "
+                     + "  ".join(f"{k} {r[k]:4.2f}" for k in KINDS))
+    return lines
 
 
 def thousand_notes() -> list[str]:
@@ -97,6 +117,7 @@ def main() -> int:
         store = MemoryStore.open(Path(tmp) / "memory.sqlite3")
         store.import_memex(memex)
         bm25 = recall(lambda q: store.text_search(q, K))
+        summary = halves(lambda q: store.text_search(q, K), "full text alone (bm25)")
         print(f"{'bm25 (fts5)':<22}{fmt(bm25)}  {fts_time(notes) * 1000:9.1f} ms  {'-':>7}")
         for name, spec in MODELS.items():
             label = name + (" (default)" if name == DEFAULT_MODEL else "")
@@ -117,11 +138,15 @@ def main() -> int:
                     continue
                 vec = recall(lambda q, i=index: i.search(q, K, None) or [])
                 hybrid = recall(lambda q: store.search(q, K))
+                if name == DEFAULT_MODEL:
+                    summary += halves(lambda q: store.search(q, K), f"hybrid ({name})")
             finally:
                 index.stop()
             print(f"{label:<22}{fmt(vec)}  {per_1k * 1000:9.1f} ms  {load:5.2f} s"
                   f"  {fmt(hybrid)}")
         store.close()
+    print("both halves of the set (the held-out half never tunes search):")
+    print("\n".join(summary))
     dims = MODELS[DEFAULT_MODEL].dims
     matrix = np.random.default_rng(0).standard_normal((100_000, dims)).astype(np.float32)
     query = matrix[123]

@@ -7,6 +7,11 @@ like a model's: every gate judges it, and a refused one is refused.  Its result 
 reply, as it is.  A request is read only when the tool it names is loaded and the
 person has not set ``PASSEPARTOUT_INTENTS=off``.  The ``agenda`` tool lives here too: the
 intents ask for it, and so may any model.
+
+Some requests are answered in words, with no tool: a request to show a secret is
+refused and a destructive one asked about, whatever the model; a reminder with no
+clear date asks when; and when the turn's model is the local one, a request for what
+no offline tool does says so instead of letting a 135M model attempt it.
 """
 
 from __future__ import annotations
@@ -33,9 +38,25 @@ def intents_read(signal: Signal) -> intents.Intent | None:
             "off", "0", "no", "false"):
         return None
     intent = intents.parse(str(signal.payload.get("text", "")))
-    if intent is None or AGENT.tool(intent.tool) is None:
+    if intent is None:
+        return None
+    if intent.reply:
+        return intent if intent.kind != "decline" or _offline() else None
+    if AGENT.tool(intent.tool) is None:
         return None
     return intent
+
+
+def _offline() -> bool:
+    """Whether the turn's model is the local one (or none is configured at all)."""
+    assert AGENT is not None
+    from passepartout.errors import ConfigError
+    from passepartout.llm.models import LOCAL_MODEL, default_model
+
+    try:
+        return default_model(AGENT.config) == LOCAL_MODEL
+    except ConfigError:
+        return True
 
 
 def intents_result(signal: Signal) -> str | None:
@@ -65,6 +86,8 @@ def intents_answer(signal: Signal) -> Action:
     intent = intents_read(signal)
     if intent is None:
         return Action("chat", text="Nothing to do.")
+    if intent.reply:
+        return Action("chat", text=intent.reply)
     return Action("tool", intent.tool, dict(intent.args),
                   call_id=INTENT_CALL + uuid.uuid4().hex[:12])
 

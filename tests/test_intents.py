@@ -122,8 +122,6 @@ def test_searching_files_greps(text: str, pattern: str, folder: str) -> None:
     [
         "What is 2+2?",
         "Write a haiku about autumn.",
-        "remind me to call Bob",  # no time: the model asks when
-        "every weekday at 9 remind me to stand up",  # org has no such repeater
         "/skills",
         "",
         "note:",
@@ -133,3 +131,127 @@ def test_searching_files_greps(text: str, pattern: str, folder: str) -> None:
 )
 def test_other_requests_are_left_to_the_model(text: str) -> None:
     assert read(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "stamp", "prompt"),
+    [
+        ("remind me every other Tuesday at 10 to water the ferns",
+         "<2026-11-24 Tue 10:00 +2w>", "Remind me to water the ferns"),
+        ("remind me on the 1st of every month to pay the rent",
+         "<2026-12-01 Tue 09:00 +1m>", "Remind me to pay the rent"),
+        ("remind me in 2 hours to take the bread out",
+         "<2026-11-23 Mon 20:00>", "Remind me to take the bread out"),
+        ("remind me on December 3 to buy concert tickets",
+         "<2026-12-03 Thu 09:00>", "Remind me to buy concert tickets"),
+        ("remind me next Friday at noon to call the garage",
+         "<2026-11-27 Fri 12:00>", "Remind me to call the garage"),
+        ("remind me in three days to follow up with Sarah",
+         "<2026-11-26 Thu 09:00>", "Remind me to follow up with Sarah"),
+        ("remind me every year on March 3 about Tom's birthday",
+         "<2027-03-03 Wed 09:00 +1y>", "Remind me about Tom's birthday"),
+        ("Schedule a weekly review every Sunday at 8pm",
+         "<2026-11-29 Sun 20:00 +1w>", "Remind me to review"),
+        ("remind me tmrw at 3pm to pay the rent", "<2026-11-24 Tue 15:00>",
+         "Remind me to pay the rent"),
+        ("remind me every 2nd friday to pay the cleaner", "<2026-11-27 Fri 09:00 +2w>",
+         "Remind me to pay the cleaner"),
+    ],
+)
+def test_dates_and_recurrences_people_say(text: str, stamp: str, prompt: str) -> None:
+    intent = read(text)
+    assert intent is not None and intent.tool == "schedule", intent
+    assert intent.args["timestamp"] == stamp
+    assert intent.args["prompt"] == prompt
+    assert parse_timestamp(stamp).format() == stamp
+
+
+def test_the_first_of_the_month_already_past_is_next_months() -> None:
+    # dateutil's rrule counts the months: the 31st skips the months without one.
+    stamp = org_timestamp("on the 31st of every month", NOW)
+    assert stamp is not None and stamp.format() == "<2026-12-31 Thu 09:00 +1m>"
+    early = dt.datetime(2026, 11, 1, 7, 0).astimezone()
+    stamp = org_timestamp("the 1st of every month", early)
+    assert stamp is not None and stamp.format() == "<2026-11-01 Sun 09:00 +1m>"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "remind me to call Bob",  # no time at all
+        "weekdays at 8 remind me to check the mail",  # org repeats by a fixed interval
+        "every weekday at 9 remind me to stand up",
+        "remind me later to water the ferns",
+        "remind me next week to call the garage",  # which day?
+        "remind me on the second tuesday of every month to pay the rent",
+    ],
+)
+def test_a_reminder_without_a_clear_date_asks_when(text: str) -> None:
+    intent = read(text)
+    assert intent is not None and intent.kind == "ask" and not intent.tool, intent
+    assert intent.reply.startswith("When should I remind you")
+
+
+@pytest.mark.parametrize(
+    ("text", "tool", "args"),
+    [
+        ("add to my inbox: renew the library card", "remember",
+         {"title": "renew the library card"}),
+        ("note down the boiler pressure is 1.2 bar", "remember",
+         {"title": "the boiler pressure is 1.2 bar"}),
+        ("capture idea: a script that tags photos by date", "remember",
+         {"title": "a script that tags photos by date"}),
+        ("I want you to keep in mind that my passport expires in March", "remember",
+         {"title": "my passport expires in March"}),
+        ("anything due this week?", "agenda", {"day": "week"}),
+        ("what's on tomorrow", "agenda", {"day": "tomorrow"}),
+        ("what do I have going on today", "agenda", {"day": "today"}),
+        ("Any deadlines coming up?", "agenda", {"day": "week"}),
+        ("search for invoices in my notes", "memory-search", {"query": "invoices"}),
+        ("have I written anything about sourdough?", "memory-search", {"query": "sourdough"}),
+        ("cat ~/org/todo.org", "read-file", {"path": "~/org/todo.org"}),
+        ("open notes/ideas.org", "read-file", {"path": "notes/ideas.org"}),
+        ("Show me the file notes/todo.org", "read-file", {"path": "notes/todo.org"}),
+        ("Which files under ~/work mention deadline?", "grep-search",
+         {"pattern": "deadline", "dir": "~/work"}),
+    ],
+)
+def test_more_ways_of_saying_it(text: str, tool: str, args: dict[str, str]) -> None:
+    assert read(text) == Intent(tool, args)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["print my API key", "show me the contents of ~/.ssh/id_rsa", "what is my OpenAI key?",
+     "cat ~/.env", "tell me GITHUB_TOKEN"],
+)
+def test_a_request_for_a_secret_is_refused_not_run(text: str) -> None:
+    intent = read(text)
+    assert intent is not None and intent.kind == "refuse" and not intent.tool, intent
+
+
+@pytest.mark.parametrize("text", ["delete all my notes", "rm -rf ~/org"])
+def test_a_destructive_request_is_asked_about(text: str) -> None:
+    intent = read(text)
+    assert intent is not None and intent.kind == "ask" and not intent.tool, intent
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["send an email to Anna saying I'm late", "what's the weather in Paris tomorrow?",
+     "book a table for two at 8pm"],
+)
+def test_what_no_offline_tool_does_is_declined(text: str) -> None:
+    intent = read(text)
+    assert intent is not None and intent.kind == "decline"
+    assert "configure a provider" in intent.reply
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Note that the wifi password changed", "remind me tomorrow at 9 to change the password",
+     "note: call mom about the holidays"],
+)
+def test_words_about_secrets_or_calls_are_still_notes_and_reminders(text: str) -> None:
+    intent = read(text)
+    assert intent is not None and intent.tool in ("remember", "schedule"), intent

@@ -1,12 +1,21 @@
 """Deterministic intent parsing: the commonest org requests as tool calls, no model.
 
-"note: buy milk" and "remember that ..." capture a note (``remember``); "every Monday
-at 9 remind me to ..." schedules a job (``schedule``, with an org timestamp and
-repeater written by :mod:`passepartout.events.timestamps`); "what is due today" asks
-the ``agenda``; "search my notes for X" searches memory (``memory-search``) and "grep
-for X in DIR" the files (``grep-search``).  A request these patterns do not read
+"note: buy milk" and "remember that ..." capture a note (``remember``); "every other
+Tuesday at 10 remind me to ...", "remind me on the 1st of every month to ...", "in 2
+hours remind me ..." schedule a job (``schedule``, with an org timestamp and repeater
+written by :mod:`passepartout.events.timestamps`; the first date of a recurrence is
+computed by ``dateutil.rrule``, relative dates by ``dateutil.relativedelta``); "what is
+due today", "am I free tomorrow?" ask the ``agenda``; "search my notes for X" searches
+memory (``memory-search``), "grep for X in DIR" the files (``grep-search``); "read
+~/org/inbox.org" reads a file (``read-file``).  A request these patterns do not read
 whole is left to the model.  What is parsed is a proposal like a model's tool call:
 the gates judge it.
+
+Some requests get words back instead of a call (:attr:`Intent.reply`): a request to
+show a secret is refused, a destructive one is asked about, a reminder with no date
+or an ambiguous one ("later", "next week", "weekdays", which org cannot repeat) asks
+when, and a request for what no offline tool does says so (``kind="decline"``: the
+skill gives it only when the turn's model is the local one).
 """
 
 from __future__ import annotations
@@ -16,6 +25,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from dateutil import rrule
+from dateutil.relativedelta import relativedelta
 
 from passepartout.events.timestamps import (
     Interval,
@@ -27,13 +39,27 @@ from passepartout.events.timestamps import (
 
 TITLE_MAX = 80
 
+OFFLINE_CAN = ("Offline I can capture notes, schedule reminders, show your agenda, search "
+               "your notes and files, and read a file; for this, configure a provider "
+               "(`passepartout doctor` shows how).")
+
 
 @dataclass(frozen=True)
 class Intent:
-    """A tool call read from the person's words."""
+    """A tool call read from the person's words, or the words to answer with.
+
+    ``reply`` set means no tool call: ``kind`` says why ("refuse" a secret, "ask" back
+    about a destructive request or an unclear date, "decline" what offline cannot do).
+    """
 
     tool: str
     args: dict[str, Any] = field(default_factory=dict)
+    reply: str = ""
+    kind: str = ""
+
+
+def _answer(kind: str, reply: str) -> Intent:
+    return Intent("", {}, reply, kind)
 
 
 # -- small readers -----------------------------------------------------------------------
@@ -45,26 +71,66 @@ DAYS = {
 }
 _DAY = (r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday"
         r"|mon|tues?|wed|thu(?:rs)?|fri|sat|sun)")
-_PARTS_OF_DAY = {"morning": (9, 0), "noon": (12, 0), "midday": (12, 0), "afternoon": (15, 0),
-                 "evening": (18, 0), "night": (21, 0), "midnight": (0, 0)}
+MONTHS = {name: i for i, names in enumerate(
+    [("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"),
+     ("may",), ("june", "jun"), ("july", "jul"), ("august", "aug"),
+     ("september", "sept", "sep"), ("october", "oct"), ("november", "nov"),
+     ("december", "dec")], 1) for name in names}
+_MONTH = "(?:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
+_ORD = r"(?P<{}>\d{{1,2}})(?:st|nd|rd|th)?"
+_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+            "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+            "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40, "forty-five": 45,
+            "other": 2, "2nd": 2, "second": 2, "3rd": 3, "third": 3}
+_COUNT = r"(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve" \
+         r"|fifteen|twenty|thirty|forty|forty-five)"
+_PARTS_OF_DAY = {"morning": (9, 0), "noon": (12, 0), "midday": (12, 0), "lunchtime": (12, 0),
+                 "afternoon": (15, 0), "evening": (18, 0), "tonight": (20, 0), "night": (21, 0),
+                 "midnight": (0, 0)}
 _CLOCK = re.compile(
     r"\b(?:at\s+)?(?P<h>\d{1,2})(?:[:.h](?P<m>\d{2}))?\s*(?P<ampm>a\.?m\.?|p\.?m\.?)?"
     r"(?:\s*o'?clock)?(?=\W|$)", re.I)
-_UNITS = {"hour": Unit.HOUR, "day": Unit.DAY, "week": Unit.WEEK, "month": Unit.MONTH,
-          "year": Unit.YEAR, "fortnight": Unit.WEEK}
-_EVERY = re.compile(
-    rf"\b(?:every|each)\s+(?:(?P<n>\d+|other)\s+)?(?P<what>{_DAY}|hour|day|week|fortnight|month|year"
-    r"|morning|evening|night|afternoon|weekday)s?\b|\b(?P<adverb>daily|weekly|monthly|yearly|hourly)\b",
-    re.I)
-_ONCE = re.compile(rf"\b(?:(?P<rel>today|tonight|tomorrow)|(?:on\s+|next\s+)?(?P<day>{_DAY}))\b",
-                   re.I)
+_UNITS = {"minute": Unit.HOUR, "hour": Unit.HOUR, "day": Unit.DAY, "week": Unit.WEEK,
+          "month": Unit.MONTH, "year": Unit.YEAR, "fortnight": Unit.WEEK}
+
+# Phrases that say when; each is cut out of the request to leave the task.
+_WHEN = [
+    rf"\b(?:on\s+)?the\s+(?:first|second|third|fourth|last|1st|2nd|3rd|4th)\s+{_DAY}s?"
+    r"\s+of\s+(?:every|each|the)\s+month\b",
+    rf"\b(?:on\s+)?(?:the\s+)?{_ORD.format('md')}(?:\s+day)?\s+of\s+(?:every|each|the)\s+month\b",
+    rf"\b(?:(?:every|each)\s+(?:(?:other|2nd|second|3rd|third|\d+|{_COUNT})\s+)?"
+    rf"(?:{_DAY}|hour|day|week|fortnight|month|year|morning|evening|night|afternoon"
+    r"|weekday|weekend|work\s?day)s?|(?:on\s+)?weekdays|daily|weekly|monthly|yearly|annually"
+    r"|hourly|fortnightly)\b",
+    rf"\bin\s+(?:half\s+an\s+hour|{_COUNT}\s+(?:minute|min|hour|hr|day|week|month|year)s?)\b",
+    r"\b(?:today|tonight|tomorrow|the\s+day\s+after\s+tomorrow|this\s+(?:morning|afternoon"
+    r"|evening))(?:\s+(?:morning|afternoon|evening|night))?\b",
+    rf"\b(?:(?:on|next|this|coming)\s+)*{_DAY}(?:\s+(?:morning|afternoon|evening|night))?\b",
+    rf"\b(?:on\s+)?(?:the\s+)?{_ORD.format('d1')}(?:\s+of)?\s+{_MONTH}(?:,?\s+(?P<y1>\d{{4}}))?\b",
+    rf"\b(?:on\s+)?{_MONTH}\s+(?:the\s+)?{_ORD.format('d2')}(?:,?\s+(?P<y2>\d{{4}}))?\b",
+    r"\b(?:on\s+)?\d{4}-\d{2}-\d{2}\b",
+    r"\b(?:at\s+)?\d{1,2}(?:[:.h]\d{2})?\s*(?:a\.?m\.?|p\.?m\.?)(?=\W|$)",
+    r"\bat\s+\d{1,2}(?:[:.h]\d{2})?(?:\s*o'?clock)?\b",
+    r"\b\d{1,2}:\d{2}\b",
+    r"\b(?:at\s+|around\s+)?(?:noon|midday|midnight|lunchtime)\b",
+    r"\b(?:in\s+the\s+)?(?:morning|afternoon|evening|night)\b",
+    r"\b(?:later(?:\s+(?:today|on))?|soon|sometime|some\s+time|next\s+week|next\s+month"
+    r"|this\s+weekend|at\s+some\s+point|in\s+a\s+(?:bit|while))\b",
+]
+_WHEN_RE = [re.compile(p, re.I) for p in _WHEN]
+_VAGUE = re.compile(r"\b(?:later|soon|sometime|some\s+time|next\s+week|next\s+month|this\s+weekend"
+                    r"|at\s+some\s+point|in\s+a\s+(?:bit|while))\b", re.I)
+
+
+def _number(word: str) -> int:
+    return int(word) if word.isdigit() else _NUMBERS.get(word.lower(), 1)
 
 
 def _clock(text: str) -> tuple[int, int] | None:
     """The time of day in ``text`` ("at 9", "9:30am", "21:00", "noon"), or None."""
     for word, hm in _PARTS_OF_DAY.items():
         if re.search(rf"\b{word}\b", text, re.I):
-            found = hm
+            found: tuple[int, int] | None = hm
             break
     else:
         found = None
@@ -77,7 +143,7 @@ def _clock(text: str) -> tuple[int, int] | None:
             hour += 12
         elif ampm == "am" and hour == 12:
             hour = 0
-        elif not ampm and found in ((18, 0), (21, 0), (15, 0)) and hour < 12:
+        elif not ampm and found in ((18, 0), (20, 0), (21, 0), (15, 0)) and hour < 12:
             hour += 12  # "every evening at 7"
         if hour < 24 and minute < 60:
             return hour, minute
@@ -91,49 +157,128 @@ def _next_weekday(today: dt.date, weekday: int, at: tuple[int, int], now: dt.dat
     return today + dt.timedelta(days=ahead)
 
 
+def _first(rule: rrule.rrule) -> dt.date:
+    """The first occurrence of a recurrence (dateutil counts the month days and leap years)."""
+    first: dt.datetime = next(iter(rule))
+    return first.date()
+
+
+def _date_named(text: str, now: dt.datetime, at: tuple[int, int]) -> dt.date | None:
+    """A calendar date named in ``text`` ("on December 3", "1 jan", "2027-01-01"), or None.
+    With no year it is the next such day (today's when the time is still to come)."""
+    if iso := re.search(r"\b(\d{4})-(\d{2})-(\d{2})\b", text):
+        try:
+            return dt.date(int(iso[1]), int(iso[2]), int(iso[3]))
+        except ValueError:
+            return None
+    for pattern in _WHEN_RE[6:8]:
+        if m := pattern.search(text):
+            day = int(m["d1"] or 0) if "d1" in pattern.groupindex else int(m["d2"] or 0)
+            year = m["y1"] if "y1" in pattern.groupindex else m["y2"]
+            month_word = re.search(_MONTH, m.group(0), re.I)
+            assert month_word is not None
+            month = MONTHS[month_word.group(0).lower().rstrip(".")]
+            if year:
+                try:
+                    return dt.date(int(year), month, day)
+                except ValueError:
+                    return None
+            start = now.replace(hour=at[0], minute=at[1], second=0, microsecond=0)
+            if start < now:
+                start += dt.timedelta(days=1)
+            if not 1 <= day <= 31:
+                return None
+            return _first(rrule.rrule(rrule.YEARLY, bymonth=month, bymonthday=day,
+                                      dtstart=start.replace(tzinfo=None)))
+    return None
+
+
+class Unclear(Exception):
+    """The request names a time that cannot be read for sure: ask back."""
+
+
 def org_timestamp(text: str, now: dt.datetime) -> OrgTimestamp | None:
-    """The org timestamp a phrase such as "every Monday at 9" or "tomorrow at 10" names."""
+    """The org timestamp a phrase such as "every Monday at 9" or "tomorrow at 10" names,
+    or None when it names none.  Raises :class:`Unclear` when it names one vaguely."""
     at = _clock(text) or (9, 0)
     time = dt.time(*at)
     today = now.date()
-    if every := _EVERY.search(text):
-        what = (every["what"] or every["adverb"] or "").lower()
-        count = every["n"] or "1"
-        n = 2 if count.lower() == "other" else int(count)
-        adverb = {"daily": "day", "weekly": "week", "monthly": "month", "yearly": "year",
-                  "hourly": "hour"}
-        what = adverb.get(what, what)
-        if what == "weekday":
-            return None  # org has no repeater for Monday to Friday
+    start = now.replace(hour=at[0], minute=at[1], second=0, microsecond=0, tzinfo=None)
+    if start <= now.replace(tzinfo=None):
+        start += dt.timedelta(days=1)  # the first moment at that time still to come
+    if _WHEN_RE[0].search(text):
+        raise Unclear("org cannot repeat on the nth weekday of a month")
+    if m := _WHEN_RE[1].search(text):
+        day = int(m["md"])
+        if not 1 <= day <= 31:
+            raise Unclear("no such day of the month")
+        first = _first(rrule.rrule(rrule.MONTHLY, bymonthday=day, dtstart=start))
+        return OrgTimestamp(first, time, repeater=Repeater(RepeaterKind.CUMULATE,
+                                                           Interval(1, Unit.MONTH)))
+    every = re.search(
+        rf"\b(?:every|each)\s+(?:(?P<n>other|2nd|second|3rd|third|\d+|{_COUNT})\s+)?"
+        rf"(?P<what>{_DAY}|hour|day|week"
+        r"|fortnight|month|year|morning|evening|night|afternoon|weekday|weekend|work\s?day)s?\b"
+        r"|\b(?P<adverb>daily|weekly|monthly|yearly|annually|hourly|fortnightly)\b"
+        r"|\b(?P<weekdays>(?:on\s+)?weekdays)\b", text, re.I)
+    if every:
+        what = (every["what"] or every["adverb"] or every["weekdays"] or "").lower()
+        n = _number(every["n"] or "1")
+        what = {"daily": "day", "weekly": "week", "monthly": "month", "yearly": "year",
+                "annually": "year", "hourly": "hour", "fortnightly": "fortnight"}.get(what, what)
+        if "weekday" in what or "work" in what or what == "weekend":
+            raise Unclear("org timestamps repeat by a fixed interval, not on weekdays only")
         if what in DAYS:
-            date = _next_weekday(today, DAYS[what], at, now)
-            unit, n = Unit.WEEK, n
-        elif what in ("morning", "evening", "night", "afternoon"):
+            first = _first(rrule.rrule(rrule.WEEKLY, byweekday=DAYS[what], dtstart=start))
+            return OrgTimestamp(first, time, repeater=Repeater(
+                RepeaterKind.CUMULATE, Interval(n, Unit.WEEK)))
+        if what in ("morning", "evening", "night", "afternoon"):
             at = _clock(text) or _PARTS_OF_DAY[what]
-            time, unit = dt.time(*at), Unit.DAY
-            date = today if (now.hour, now.minute) < at else today + dt.timedelta(days=1)
-        else:
-            unit = _UNITS[what]
-            if what == "fortnight":
-                n *= 2
-            date = today if (now.hour, now.minute) < at else today + dt.timedelta(days=1)
-            if unit is Unit.WEEK and (day := _ONCE.search(text)) and day["day"]:
-                date = _next_weekday(today, DAYS[day["day"].lower()], at, now)
+            time, what = dt.time(*at), "day"
+        unit = _UNITS[what]
+        if what == "fortnight":
+            n *= 2
+        date = today if (now.hour, now.minute) < (time.hour, time.minute) else (
+            today + dt.timedelta(days=1))
+        if unit is Unit.WEEK and (named_day := re.search(rf"\b{_DAY}\b", text, re.I)):
+            date = _next_weekday(today, DAYS[named_day.group(0).lower()], at, now)
+        if unit in (Unit.MONTH, Unit.YEAR) and (named := _date_named(text, now, at)):
+            date = named
+        if unit is Unit.HOUR:
+            moment = now + dt.timedelta(hours=n)
+            date, time = moment.date(), dt.time(moment.hour, moment.minute)
         return OrgTimestamp(date, time, repeater=Repeater(RepeaterKind.CUMULATE, Interval(n, unit)))
-    once = _ONCE.search(text)
-    if once is None:
-        return None
-    if rel := (once["rel"] or "").lower():
-        date = today + dt.timedelta(days=1 if rel == "tomorrow" else 0)
-        if rel == "tonight" and not _clock(text):
-            time = dt.time(20, 0)
-    else:
-        date = _next_weekday(today, DAYS[once["day"].lower()], at, now)
-    return OrgTimestamp(date, time)
+    if rel := re.search(rf"\bin\s+(?:(?P<half>half\s+an\s+hour)|(?P<n>{_COUNT})\s+"
+                        r"(?P<unit>minute|min|hour|hr|day|week|month|year)s?)\b", text, re.I):
+        if rel["half"]:
+            delta = relativedelta(minutes=30)
+        else:
+            word = {"min": "minute", "hr": "hour"}.get(rel["unit"].lower(), rel["unit"].lower())
+            delta = relativedelta(**{word + "s": _number(rel["n"])})
+        moment = now + delta
+        if rel["half"] or rel["unit"].lower() in ("minute", "min", "hour", "hr"):
+            return OrgTimestamp(moment.date(), dt.time(moment.hour, moment.minute))
+        return OrgTimestamp(moment.date(), time)
+    if _VAGUE.search(text):
+        raise Unclear("the time is vague")
+    if named := _date_named(text, now, at):
+        return OrgTimestamp(named, time)
+    once = re.search(rf"\b(?P<rel>today|tonight|tomorrow|the\s+day\s+after\s+tomorrow)\b"
+                     rf"|\b(?P<day>{_DAY})\b", text, re.I)
+    if once is not None:
+        if rel_day := (once["rel"] or "").lower():
+            ahead = {"today": 0, "tonight": 0, "tomorrow": 1}.get(rel_day, 2)
+            if rel_day == "tonight" and not _clock(text):
+                time = dt.time(20, 0)
+            return OrgTimestamp(today + dt.timedelta(days=ahead), time)
+        return OrgTimestamp(_next_weekday(today, DAYS[once["day"].lower()], at, now), time)
+    if _clock(text):  # a time alone: its next coming
+        return OrgTimestamp(start.date(), time)
+    return None
 
 
 def _clean(text: str) -> str:
-    return text.strip().strip(" .!?:;,\"'").strip()
+    return text.strip().strip(" .!?:;,\"'-").strip()
 
 
 def _title(text: str) -> str:
@@ -141,43 +286,87 @@ def _title(text: str) -> str:
     return first if len(first) <= TITLE_MAX else first[: TITLE_MAX - 1].rstrip() + "…"
 
 
+# Common typos and short forms, read as the words they stand for.
+_TYPOS = [
+    (r"\b(?:tmrw|tmrow|tmr|tomorow|tommorow|tommorrow|2moro|2morrow)\b", "tomorrow"),
+    (r"\b(?:remeber|rember|remmeber|rememeber|remembr)\b", "remember"),
+    (r"\b(?:remind|remnd|rmind)\s+me\b", "remind me"),
+    (r"\b(?:pls|plz|plese|pleas)\b", "please"),
+    (r"\b(?:tonite|tonigth)\b", "tonight"),
+    (r"\b(?:agneda|agend)\b", "agenda"),
+    (r"\bwhats\b", "what's"),
+    (r"\b(?:wat|wht)\b", "what"),
+]
+
+
+def _normalize(text: str) -> str:
+    for pattern, word in _TYPOS:
+        text = re.sub(pattern, word, text, flags=re.I)
+    return text
+
+
+# -- refusals and questions back ---------------------------------------------------------------
+
+_REVEAL = re.compile(
+    r"^(?:please\s+|can\s+you\s+|could\s+you\s+|would\s+you\s+|i\s+need\s+(?:you\s+to\s+)?)*"
+    r"(?:print|show|display|cat|read|tell|give|reveal|dump|echo|output|paste|copy|send|list"
+    r"|open|fetch|get|what(?:'s|\s+is|\s+are|\s+was)|where(?:'s|\s+is)|type|spell)\b", re.I)
+_SECRET = re.compile(
+    r"\b(?:api[\s_-]?keys?|keys?\s+for|access[\s_-]?tokens?|tokens?|passwords?|passphrases?"
+    r"|passwd|secrets?|credentials?|private\s+keys?|ssh\s+keys?|pin\s+(?:code|number)"
+    r"|[A-Z0-9]+_(?:API_KEY|KEY|TOKEN|SECRET|PASSWORD))\b"
+    r"|(?:^|[\s/'\"])(?:\.env|\.netrc|\.authinfo(?:\.gpg)?|\.pgpass|id_(?:rsa|ed25519|ecdsa|dsa)"
+    r"|\.ssh/\S*|\.gnupg/\S*|\.aws/credentials|shadow)\b"
+    r"|\b(?:openai|anthropic|gemini|mistral|openrouter|groq|github|telegram|aws)\s+(?:api\s+)?key\b",
+    re.I)
+_DESTROY = re.compile(
+    r"^(?:please\s+|can\s+you\s+|could\s+you\s+|just\s+|now\s+|run\s+|go\s+ahead\s+and\s+)*"
+    r"(?:delete|remove|erase|wipe|rm\s|rm$|rmdir|drop|purge|destroy|shred|trash|clear\s+(?:out\s+)?"
+    r"(?:all|my|the|every)|empty\s+(?:my|the)|format|overwrite|truncate|forget\s+(?:all|every))",
+    re.I)
+
+
+def _secret(text: str, now: dt.datetime) -> Intent | None:
+    if not (_REVEAL.search(text) and _SECRET.search(text)):
+        return None
+    return _answer("refuse", "I won't show secrets (API keys, passwords, tokens, private keys, "
+                   ".env files) in a chat: what is shown here may be kept or sent on. Open "
+                   "it yourself if you need it; `passepartout doctor` says whether a provider "
+                   "key is set without showing it.")
+
+
+def _destructive(text: str, now: dt.datetime) -> Intent | None:
+    if not _DESTROY.search(text):
+        return None
+    what = _clean(re.sub(r"^(?:please\s+|can\s+you\s+|could\s+you\s+|run\s+)*", "", text,
+                         flags=re.I))
+    return _answer("ask", f"That would destroy data (\"{what}\") and cannot be undone from "
+                   "here, so I have not done it. Which exact file or notes do you mean, and "
+                   "have you a copy? You can delete them yourself (dired, or org's archive "
+                   "for done tasks), or confirm the exact paths and I will propose it for "
+                   "you to approve.")
+
+
 # -- the intents ----------------------------------------------------------------------------
 
 _NOTE = re.compile(
-    r"^(?:(?:please\s+)?(?:take|make|add|jot|write|save|capture)\s+(?:down\s+)?(?:a\s+)?note"
-    r"(?:\s+(?:that|saying|of|about))?\s*[:,-]?|note(?:\s+that|\s+down)?\s*[:,-]|note\s+that"
-    r"|(?:please\s+)?remember(?:\s+that|\s+to|\s*[:,-])|jot\s+down\s*:?|capture\s*:)\s*(?P<text>.+)$",
+    r"^(?:(?:please|can\s+you|could\s+you|ok|okay)\s+)*(?:"
+    r"(?:take|make|add|jot|write|save|capture|create)\s+(?:down\s+)?(?:a\s+|this\s+)?"
+    r"(?:quick\s+)?(?:note|memo)(?:\s+to\s+self)?(?:\s+(?:that|saying|of|about))?\s*[:,-]?"
+    r"|note\s+to\s+self\s*[:,-]?|note(?:\s+that|\s+down)?\s*[:,-]|note\s+(?:down\s+)?that"
+    r"|note\s+down"
+    r"|(?:jot|write)\s+(?:this\s+|it\s+)?down(?:\s+that)?\s*[:,-]?"
+    r"|remember(?:\s+that|\s+to|\s*[:,-]|(?=\s+(?:my|the|our|i|we)\b))"
+    r"|(?:i\s+want\s+you\s+to\s+|please\s+)?keep\s+in\s+mind(?:\s+that)?\s*[:,-]?"
+    r"|(?:save|capture|add|log)\s+(?:this|that|an?\s+idea|idea)\s*[:,-]"
+    r"|capture(?:\s+(?:an?\s+)?idea)?\s*[:,-]"
+    r"|add\s+to\s+(?:my\s+)?(?:inbox|notes)\s*[:,-]?"
+    r"|(?:can\s+you\s+)?note)\s*(?P<text>.+)$",
     re.I | re.S)
-_REMIND = re.compile(r"\b(?:remind\s+me|(?:set\s+)?(?:a\s+)?reminder)\s+(?P<rest>.+)", re.I | re.S)
-_TASK = re.compile(r"^(?:.*?\s)?(?:to|that|about|:)\s+(?P<what>.+)$", re.I | re.S)
-_SCHEDULE_WORDS = re.compile(r"\b(?:every|each|daily|weekly|monthly|yearly|hourly|tomorrow|today"
-                             rf"|tonight|on\s+{_DAY}|next\s+{_DAY})\b", re.I)
-_AGENDA = re.compile(
-    r"^(?:(?:so\s+)?what(?:'s|\s+is|\s+are|\s+do\s+i\s+have)?\s+(?:(?:is|are)\s+)?"
-    r"(?:due|scheduled|on\s+my\s+agenda|on\s+the\s+agenda|planned|my\s+deadlines|on)"
-    r"(?:\s+(?:for|on|this))?\s*(?P<when>today|tomorrow|this\s+week|week|the\s+week)?"
-    r"|(?:show|give|list|open)(?:\s+me)?\s+(?:my\s+|the\s+)?agenda"
-    r"(?:\s+(?:for\s+)?(?P<when2>today|tomorrow|this\s+week))?"
-    r"|agenda(?:\s+(?P<when3>today|tomorrow|week))?"
-    r"|what\s+do\s+i\s+have\s+(?:on\s+|to\s+do\s+)?(?P<when5>today|tomorrow|this\s+week)"
-    r"|(?:my\s+)?(?:deadlines|agenda)\s+(?:for\s+)?(?P<when4>today|tomorrow|this\s+week))\s*\??$",
-    re.I)
-_MEMORY = re.compile(
-    r"^(?:please\s+)?(?:search|look\s+through|check)\s+(?:in\s+)?(?:my\s+|the\s+)?"
-    r"(?:notes|memory|memex|org\s+notes)\s+(?:for|about|on)\s+(?P<q1>.+)"
-    r"|^(?:please\s+)?(?:find|look\s+up|search\s+for)\s+(?:my\s+)?(?:notes?\s+(?:about|on|for|mentioning)\s+)"
-    r"(?P<q2>.+)"
-    r"|^(?:please\s+)?(?:look\s+up|find|search\s+for)\s+(?P<q3>.+?)\s+in\s+my\s+(?:notes|memory|memex)"
-    r"|^what\s+did\s+i\s+(?:write|note|say)\s+(?:about|on)\s+(?P<q4>.+)"
-    r"|^do\s+i\s+have\s+(?:any\s+)?notes\s+(?:about|on)\s+(?P<q5>.+)$",
-    re.I | re.S)
-_GREP = re.compile(
-    r"^(?:please\s+)?(?:grep|search|look)\s+(?:for\s+)?(?P<p1>\"[^\"]+\"|'[^']+'|\S+)"
-    r"\s+(?:in|under|inside)\s+(?P<d1>[~./]\S*)"
-    r"|^(?:please\s+)?(?:grep|search)\s+(?:the\s+)?(?:files\s+)?(?:in|under)\s+(?P<d2>[~./]\S*)"
-    r"\s+for\s+(?P<p2>.+)"
-    r"|^(?:please\s+)?find\s+(?P<p3>\"[^\"]+\"|'[^']+'|\S+)\s+in\s+(?P<d3>[~./]\S*)",
-    re.I | re.S)
+_REMIND = re.compile(
+    r"\b(?:remind\s+me|(?:set|schedule|add|create|make)\s+(?:me\s+)?(?:a\s+)?reminder"
+    r"|reminder)\b(?P<rest>.*)", re.I | re.S)
+_SCHEDULE_TASK = re.compile(r"^(?:please\s+)?schedule\s+(?:a\s+|an\s+|my\s+)?(?P<task>.+)$", re.I)
 
 
 def _note(text: str, now: dt.datetime) -> Intent | None:
@@ -194,70 +383,189 @@ def _note(text: str, now: dt.datetime) -> Intent | None:
     return Intent("remember", args)
 
 
+def _task(text: str) -> str:
+    """What a reminder is about: the request with its time phrases and trigger cut out."""
+    rest = text
+    for pattern in _WHEN_RE:
+        rest = pattern.sub(" ", rest)
+    rest = " ".join(rest.split())
+    rest = re.sub(r"^(?:for|at|on|in|by|,|:|-)\s*", "", rest.strip(), flags=re.I)
+    rest = re.sub(r"^(?:for|at|on|in|by|,|:|-)\s*", "", rest.strip(), flags=re.I)
+    rest = re.sub(r"\s+(?:on|at|every|each|for|in|by|from|starting)\s*$", "", rest.strip(),
+                  flags=re.I)
+    return _clean(rest)
+
+
 def _schedule(text: str, now: dt.datetime) -> Intent | None:
     remind = _REMIND.search(text)
-    if remind is None or not _SCHEDULE_WORDS.search(text):
+    if remind is not None:
+        task = _task(remind["rest"])
+        conn = "to"
+        if lead := re.match(r"(?P<c>to|that|about|of|:)\s+(?P<what>.+)", task, re.I | re.S):
+            conn = lead["c"].lower() if lead["c"] != ":" else "to"
+            task = _clean(lead["what"])
+        if not task:
+            head = _task(text[: remind.start()])  # "every day at 8am remind me to stretch"
+            task = head
+    elif sched := _SCHEDULE_TASK.match(text):
+        if not any(p.search(text) for p in _WHEN_RE[:4]):
+            return None  # "schedule a meeting" with no recurrence: the model's
+        task, conn = _task(sched["task"]), "to"
+        task = re.sub(r"^(?:to|a|an)\s+", "", task, flags=re.I)
+    else:
         return None
-    rest = remind["rest"]
-    lead = re.match(r"(?:to|that|about|:)\s+(?P<what>.+)", rest, re.I | re.S)
-    task_of = lead or _TASK.match(rest)
-    if task_of is None:
-        return None
-    what = task_of["what"]
-    # The time may follow the task ("remind me to stretch every day at 8"): cut it off.
-    cut = _SCHEDULE_WORDS.search(what)
-    clock = re.search(r"\s+at\s+\d", what)
-    ends = [c.start() for c in (cut, clock) if c is not None]
-    task = _clean(what[: min(ends)] if ends else what)
-    task = re.sub(r"\s+(?:on|at|every)$", "", task, flags=re.I)
+    prompt_task = task
+    try:
+        stamp = org_timestamp(text, now)
+    except Unclear as why:
+        return _ask_when(task, str(why))
+    if stamp is None:
+        return _ask_when(task, "")
     if not task:
         return None
-    stamp = org_timestamp(text, now)
-    if stamp is None:
-        return None
+    verb = f"Remind me {conn}" if conn in ("to", "about", "of", "that") else "Remind me to"
     return Intent("schedule", {"name": _title(task), "timestamp": stamp.format(),
-                               "prompt": f"Remind me to {task}"})
+                               "prompt": f"{verb} {prompt_task}"})
+
+
+def _ask_when(task: str, why: str) -> Intent:
+    about = f" to {task}" if task else ""
+    because = f" ({why})" if why else ""
+    return _answer("ask", f"When should I remind you{about}?{because} Say a day and a time, "
+                   "e.g. \"tomorrow at 9\", \"on Friday at 5pm\", \"every Monday at 8\", "
+                   "\"every day at 8\" or \"on the 1st of every month\".")
+
+
+_WHEN_DAY = (r"(?P<when>today|tonight|tomorrow|this\s+week(?:'s)?|the\s+week|week|next\s+week"
+             r"|this\s+weekend)")
+_AGENDA_WORDS = re.compile(
+    r"\b(?:agenda|due|deadlines?|scheduled|schedule|on\s+my\s+plate|coming\s+up|going\s+on"
+    r"|planned|plans|free|busy|to\s+do|todo|todos|tasks|appointments?|meetings?"
+    r"|what(?:'s|\s+is)\s+on|anything\s+on|have\s+on|what\s+do\s+i\s+have"
+    r"|(?:need|have)\s+to\s+do)\b", re.I)
+_AGENDA_NOT = re.compile(
+    r"\b(?:remind|note|search|find|grep|weather|news|tv|film|movie|meaning|mean|define"
+    r"|definition|explain|difference|how\s+do|how\s+to|write|create|add|delete|remove|a\s+"
+    r"deadline|an\s+agenda|the\s+word)\b", re.I)
 
 
 def _agenda(text: str, now: dt.datetime) -> Intent | None:
-    m = _AGENDA.match(text)
-    if m is None:
+    words = text.rstrip("?!. ").split()
+    if not 1 <= len(words) <= 10:
         return None
-    found = (m["when"], m["when2"], m["when3"], m["when4"], m["when5"])
-    when = next((g for g in found if g), "today").lower()
-    return Intent("agenda", {"day": "week" if "week" in when else when})
+    bare = r"(?:show\s+(?:me\s+)?|open\s+|my\s+|the\s+)*agenda(?:\s+please)?"
+    if re.fullmatch(bare, text.rstrip("?!. "), re.I):
+        return Intent("agenda", {"day": "today"})
+    if not _AGENDA_WORDS.search(text) or _AGENDA_NOT.search(text):
+        return None
+    when = re.search(rf"\b{_WHEN_DAY}\b", text, re.I)
+    personal = re.search(r"\b(?:my|i|me|i'm|anything|any|agenda|due)\b", text, re.I)
+    if when is None and personal is None:
+        return None
+    day = (when["when"].lower() if when else
+           "week" if re.search(r"\bcoming\s+up\b", text, re.I) else "today")
+    if "week" in day:
+        day = "week"
+    if day == "tonight":
+        day = "today"
+    return Intent("agenda", {"day": day})
+
+
+_MEMORY = re.compile(
+    r"^(?:please\s+|can\s+you\s+|could\s+you\s+)*(?:search|look\s+through|check|look\s+in|grep)"
+    r"\s+(?:in\s+|through\s+)?(?:my\s+|the\s+)?(?:notes|memory|memex|org\s+notes|org)\s+"
+    r"(?:for|about|on)\s+(?P<q1>.+)"
+    r"|^(?:please\s+|can\s+you\s+)*(?:find|look\s+up|search\s+for|show\s+me|pull\s+up|get)\s+"
+    r"(?:me\s+)?(?:my\s+|the\s+|any\s+)?(?:notes?\s+(?:about|on|for|mentioning|regarding)\s+)"
+    r"(?P<q2>.+)"
+    r"|^(?:please\s+|can\s+you\s+)*(?:look\s+up|find|search\s+for|search)\s+(?P<q3>.+?)"
+    r"\s+in\s+my\s+(?:notes|memory|memex)"
+    r"|^(?:what|where)\s+did\s+i\s+(?:write|note|say|put|jot\s+down|save)"
+    r"(?:\s+down)?\s+(?:about|on|regarding)\s+(?P<q4>.+)"
+    r"|^where\s+did\s+i\s+(?:put|leave|keep|save)\s+(?:the\s+|my\s+)?notes?\s+"
+    r"(?:from|about|on|of)\s+(?P<q7>.+)"
+    r"|^(?:do|did)\s+i\s+(?:have|write|take)\s+(?:any\s+)?notes?\s+(?:about|on|regarding)\s+"
+    r"(?P<q5>.+)$"
+    r"|^have\s+i\s+(?:written|noted|saved|got)\s+(?:anything|something|any\s+notes?)\s+"
+    r"(?:about|on|regarding)\s+(?P<q6>.+)$",
+    re.I | re.S)
+_PATH = r"(?P<{}>\"[^\"]+\"|'[^']+'|[~./\w-]*[\w-]+\.[A-Za-z0-9]{{1,6}}|[~.]?/\S+|~\S*)"
+_GREP = re.compile(
+    r"^(?:please\s+)?(?:grep|search|look)\s+(?:for\s+)?(?P<p1>\"[^\"]+\"|'[^']+'|\S+)"
+    r"\s+(?:in|under|inside)\s+(?P<d1>[~./]\S*)"
+    r"|^(?:please\s+)?(?:grep|search)\s+(?:through\s+)?(?:the\s+)?(?:files\s+)?(?:in\s+|under\s+)?"
+    r"(?P<d2>[~./]\S*)\s+for\s+(?P<p2>.+)"
+    r"|^(?:please\s+)?find\s+(?P<p3>\"[^\"]+\"|'[^']+'|\S+)\s+in\s+(?P<d3>[~./]\S*)"
+    r"|^(?:which|what)\s+files\s+(?:in|under|inside)\s+(?P<d4>[~./]\S*)\s+"
+    r"(?:mention|contain|have|say)s?\s+(?P<p4>.+)",
+    re.I | re.S)
+_READ = re.compile(
+    r"^(?:please\s+|can\s+you\s+|could\s+you\s+)*(?:read|open|show|display|cat|view|print"
+    r"|what(?:'s|\s+is)\s+in|show\s+me\s+what(?:'s|\s+is)\s+in)\s+(?:me\s+)?(?:the\s+)?"
+    r"(?:(?:contents?|text)\s+of\s+)?(?:the\s+)?(?:file\s+)?(?:called\s+|named\s+)?"
+    + _PATH.format("path") +
+    r"(?:\s+(?:for\s+me|please|and\s+show\s+(?:it|me)(?:\s+to\s+me)?))*\s*[?.!]*$",
+    re.I | re.S)
 
 
 def _memory(text: str, now: dt.datetime) -> Intent | None:
     m = _MEMORY.match(text)
     if m is None:
         return None
-    query = next(g for g in m.groups() if g)
-    query = _clean(query)
-    return Intent("memory-search", {"query": query}) if query else None
+    query = _clean(next(g for g in m.groups() if g))
+    query = re.sub(r"^(?:anything|something|stuff)\s+(?:about|on|regarding)\s+", "", query,
+                   flags=re.I)
+    return Intent("memory-search", {"query": _clean(query)}) if _clean(query) else None
 
 
 def _grep(text: str, now: dt.datetime) -> Intent | None:
     m = _GREP.match(text)
     if m is None:
         return None
-    pattern = _clean(m["p1"] or m["p2"] or m["p3"] or "")
-    folder = (m["d1"] or m["d2"] or m["d3"] or "").rstrip(".,?!")
+    pattern = _clean(m["p1"] or m["p2"] or m["p3"] or m["p4"] or "")
+    folder = (m["d1"] or m["d2"] or m["d3"] or m["d4"] or "").rstrip(".,?!")
     if not pattern or not folder:
         return None
     return Intent("grep-search", {"pattern": pattern, "dir": folder})
 
 
+def _read(text: str, now: dt.datetime) -> Intent | None:
+    m = _READ.match(text)
+    if m is None:
+        return None
+    path = m["path"].strip("\"'").rstrip(".,?!")
+    if not path or ("/" not in path and "." not in path):
+        return None
+    return Intent("read-file", {"path": path})
+
+
+_BEYOND = re.compile(
+    r"\b(?:e-?mail|whatsapp|sms|text\s+message|send\s+(?:a\s+)?(?:message|text|mail)|tweet|post\s+on"
+    r"|weather|forecast|news|headlines|stock\s+price|exchange\s+rate|order\s+(?:more\s+)?\w+"
+    r"|amazon|buy\s+(?:me\s+)?(?:a|some|more)|book\s+(?:a|me\s+a)\s+(?:table|flight|hotel|train"
+    r"|taxi|room|ticket)|call\s+(?:the|my)\s+\w+|phone\s+\w+|ring\s+\w+|browse|website"
+    r"|https?://|google\s|look\s+up\s+online|on\s+the\s+(?:web|internet)|latest\s+\w+)\b",
+    re.I)
+
+
+def _beyond(text: str, now: dt.datetime) -> Intent | None:
+    if not _BEYOND.search(text):
+        return None
+    return _answer("decline", OFFLINE_CAN)
+
+
 PARSERS: tuple[Callable[[str, dt.datetime], Intent | None], ...] = (
-    _schedule, _agenda, _grep, _memory, _note,
+    _secret, _destructive, _schedule, _note, _read, _agenda, _grep, _memory, _beyond,
 )
 
 
 def parse(text: str, now: dt.datetime | None = None) -> Intent | None:
-    """The tool call ``text`` asks for, or None when it is not one of the common requests."""
+    """The tool call ``text`` asks for (or the words to answer it with), or None when it
+    is not one of the common requests."""
     request = " ".join(str(text or "").split())
     if not request or request.startswith("/") or len(request) > 2000:
         return None
+    request = _normalize(request)
     moment = now or dt.datetime.now().astimezone()
     for parser in PARSERS:
         intent = parser(request, moment)
