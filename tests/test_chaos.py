@@ -1,0 +1,334 @@
+"""Chaos: the daemon killed with SIGKILL at random moments, again and again.
+
+Each round is one person's daemon (its own state, memex and runtime directory) killed
+many times.  Every life of the daemon starts it, attaches a face, drives one thing
+(a streaming chat turn, a due cron job, a memory write, an approval answered "always",
+or nothing: the kill lands in its start) and kills it with SIGKILL at a moment drawn
+from the round's seed.  After every kill and every restart what was acknowledged before
+the kill is checked:
+
+- a chat turn whose end the face saw is still in its session's history;
+- a note the face saw remembered is still in memory;
+- a grant the person gave ("always", and the tool then ran) still counts;
+- every cron job the person approved runs: exactly once, or, when a kill interrupted
+  it, it is recorded as interrupted and runs again; never more often than that;
+- a face attached before the kill attaches again.
+
+``PASSEPARTOUT_CHAOS_KILLS`` sets the number of kills over all rounds (52 by default);
+``PASSEPARTOUT_CHAOS_SEED`` the seed (a failure names the seed and the life).
+The model is the fake OpenAI-protocol server, answering by what each prompt asks, so
+that a reply lost with a killed daemon never shifts a script.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import random
+import re
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from daemon_proc import Daemons, scratch_daemons, wait_for
+from fakellm import FakeLLM
+from fakellm_protocol import RecordedRequest, Reply, ToolCall
+
+from passepartout.config import Config
+from passepartout.daemon.face import (
+    ApprovalAsked,
+    Disconnected,
+    Done,
+    Face,
+    ToolEvent,
+    TurnError,
+)
+from passepartout.daemonclient import DaemonError
+from passepartout.memory.store import MemoryStore
+from passepartout.security.trust_cli import book
+
+ROUNDS = 4
+KILLS = int(os.environ.get("PASSEPARTOUT_CHAOS_KILLS", "52"))
+SEED = int(os.environ.get("PASSEPARTOUT_CHAOS_SEED", "23"))
+ACTIONS = ("chat", "cron", "remember", "approve", "boot")
+WORDS = 16  # a streamed reply's words
+WORD_DELAY = 0.04
+SETTLE = 60.0  # bounded wait for what a restarted daemon must do
+
+
+class ChaosModel(FakeLLM):
+    """The fake model answering each request by what its prompt asks (a reply queue
+    would shift when a killed daemon leaves a scripted reply unused)."""
+
+    def _next_reply(self, request: RecordedRequest) -> Reply:
+        users = [m for m in request.messages if m.get("role") == "user"]
+        prompt = str(users[-1].get("content", "")) if users else ""
+        after_tool = bool(request.messages) and request.messages[-1].get("role") == "tool"
+        found = re.search(r"chaos-(chat|remember|approve|cron) (\w+)", prompt)
+        if found is None:
+            return Reply(text="ok", finish_reason="stop")
+        kind, tag = found.groups()
+        if kind == "remember" and not after_tool:
+            return Reply(tool_calls=[ToolCall("remember", {"title": f"note {tag}"})])
+        if kind == "approve" and not after_tool:
+            return Reply(tool_calls=[ToolCall("shell", {"cmd": grant_command(tag)})])
+        if kind in ("chat", "cron"):
+            text = " ".join(f"{tag}-{i}" for i in range(WORDS))
+            return Reply(text=text, chunk_delay=WORD_DELAY, finish_reason="stop")
+        return Reply(text=f"done {tag}", finish_reason="stop")
+
+
+@pytest.fixture
+def model() -> Iterator[ChaosModel]:
+    with ChaosModel() as fake:
+        yield fake
+
+
+@pytest.fixture
+def daemons(tmp_path: Path, model: ChaosModel) -> Iterator[Daemons]:
+    for running in scratch_daemons(tmp_path):
+        running.env.update(OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=model.base_url,
+                           PASSEPARTOUT_MODEL="openai/gpt-4o",
+                           PASSEPARTOUT_MODEL_COGNITION="openai/gpt-4o-mini",
+                           PASSEPARTOUT_STREAM="1")
+        yield running
+
+
+@dataclass
+class Expected:
+    """What was acknowledged before a kill, so must survive every later one."""
+
+    turns: dict[str, list[str]] = field(default_factory=dict)  # session -> prompts
+    notes: list[str] = field(default_factory=list)
+    grants: list[str] = field(default_factory=list)  # the code each grant allows
+    jobs: dict[str, str] = field(default_factory=dict)  # job id -> heading
+    interrupted_expected: int = 0
+
+
+def grant_command(tag: str) -> str:
+    """A command that asks (not on the allow-list) and writes nothing."""
+    return f"expr {tag.strip('rx')} + 1"
+
+
+def jobs_file(daemons: Daemons, job_id: str) -> Path:
+    return daemons.memex / "projects" / f"{job_id}.org"
+
+
+def job_text(job_id: str, heading: str, reflex: bool) -> str:
+    now = dt.datetime.now()
+    tier = ":TIER: reflex\n:REFLEX: log\n" if reflex else ":TIER: cognition\n"
+    return (f"* {heading}\n:PROPERTIES:\n:ID: {job_id}\n"
+            f":CRON: <{now:%Y-%m-%d %a %H:%M}>\n{tier}:END:\nchaos-cron {job_id}\n")
+
+
+def events_text(daemons: Daemons) -> str:
+    path = daemons.home / "events.org"
+    return path.read_text(encoding="utf-8") if path.exists() else ""
+
+
+def runs_of(daemons: Daemons, heading: str) -> tuple[int, int, int]:
+    """(starts, interrupted starts, finished runs) of a job in events.org."""
+    starts = interrupted = finished = 0
+    for line in events_text(daemons).splitlines():
+        if not line.startswith("* ") or heading not in line:
+            continue
+        if f"'{heading}' was interrupted" in line:
+            interrupted += 1
+            starts += 1
+        elif re.search(rf"(running |catch-up: )'{heading}'|'{heading}' was overdue", line):
+            starts += 1
+        elif re.search(rf"'{heading}': reflex log done|{heading}\b.*: done$", line):
+            finished += 1
+    return starts, interrupted, finished
+
+
+def job_settled(daemons: Daemons, job_id: str) -> bool:
+    path = daemons.home / "events" / "cron-state.json"
+    try:
+        entry = json.loads(path.read_text(encoding="utf-8")).get(job_id)
+    except (OSError, ValueError):
+        return False
+    return bool(entry) and "started" not in entry and entry.get("last_result") is not None
+
+
+def config_of(daemons: Daemons) -> Config:
+    return Config.from_mapping(daemons.env, config_dir=Path(daemons.env[
+        "PASSEPARTOUT_CONFIG_DIR"]))
+
+
+class Life:
+    """One start of the daemon: its process, a face, and a kill at a set moment."""
+
+    def __init__(self, daemons: Daemons, where: str) -> None:
+        self.daemons = daemons
+        self.where = where
+        self.proc = daemons.start()
+        self.killed = threading.Event()
+        self._timer: threading.Timer | None = None
+
+    def kill_in(self, seconds: float) -> None:
+        self._timer = threading.Timer(seconds, self.kill)
+        self._timer.start()
+
+    def kill(self) -> None:
+        if self.killed.is_set():
+            return
+        self.killed.set()
+        info = self.daemons.rundir / "daemon.json"
+        if info.exists():
+            try:
+                pid = json.loads(info.read_text())["pid"]
+            except (OSError, ValueError, KeyError):
+                pid = self.proc.pid
+            assert pid == self.proc.pid, (self.where, pid, self.proc.pid)
+        os.kill(self.proc.pid, signal.SIGKILL)
+
+    def wait_killed(self) -> None:
+        if self._timer is not None:
+            self._timer.join()
+        self.kill()
+        assert self.proc.wait(30) == -signal.SIGKILL, self.where
+
+
+def attach_when_ready(daemons: Daemons, where: str) -> Face:
+    """A face of the restarted daemon once its agent can answer (every face attached
+    before the kill lost its daemon: this is it attaching again)."""
+    def ready() -> Face | None:
+        face = Face.attach(daemons.home, environ=daemons.env)
+        if face is not None and not face.status().get("ready"):
+            face.close()
+            return None
+        return face
+
+    face = wait_for(ready, SETTLE, f"{where}: a face to attach to the restarted daemon")
+    assert isinstance(face, Face)
+    return face
+
+
+def check_after_restart(daemons: Daemons, face: Face, expected: Expected, where: str) -> None:
+    """What must hold once the daemon is back: every acknowledged turn, grant and job."""
+    for session, prompts in expected.turns.items():
+        history = face.history(session)
+        said = [str(m.get("content", "")) for m in history if m.get("role") == "user"]
+        missing = [p for p in prompts if not any(p in s for s in said)]
+        assert not missing, f"{where}: turns of {session} lost: {missing} (history {said})"
+        listed = {str(s.get("id")) for s in face.sessions()}
+        assert session in listed, f"{where}: session {session} not listed: {listed}"
+    rules = book(config_of(daemons)).grant_rules()
+    kept = [" ".join(r.command) for r in rules if r.decision == "allow"]
+    lost = [g for g in expected.grants if g not in kept]
+    assert not lost, f"{where}: grants lost: {lost} (grants now: {kept})"
+    for job_id, heading in expected.jobs.items():
+        wait_for(lambda j=job_id: job_settled(daemons, j), SETTLE,  # type: ignore[misc]
+                 f"{where}: job {job_id} to run after the restart")
+        starts, interrupted, finished = runs_of(daemons, heading)
+        assert finished >= 1, f"{where}: job {job_id} lost\n{events_text(daemons)}"
+        assert starts <= interrupted + 1, (
+            f"{where}: job {job_id} started {starts} times, {interrupted} of them after "
+            f"an interruption\n{events_text(daemons)}")
+        assert finished <= starts, f"{where}: {job_id}\n{events_text(daemons)}"
+
+
+def check_memory(daemons: Daemons, expected: Expected, where: str) -> None:
+    """With no daemon running: every acknowledged note is in the store."""
+    store = MemoryStore.open(daemons.home / "memory.sqlite3")
+    try:
+        titles = {hit.title for note in expected.notes for hit in store.search(note, k=5)}
+    finally:
+        store.close()
+    lost = [n for n in expected.notes if n not in titles]
+    assert not lost, f"{where}: notes lost: {lost}"
+
+
+def drive_turn(face: Face, life: Life, session: str, prompt: str,
+               rng: random.Random) -> tuple[bool, set[str]]:
+    """Send a prompt and follow its events until the end or the kill; answers an
+    approval "always" after a moment.  (whether Done came, the ok tool results.)"""
+    results: set[str] = set()
+    try:
+        turn = face.send(session, prompt)
+        for event in turn.events(timeout=SETTLE):
+            if isinstance(event, ApprovalAsked):
+                time.sleep(rng.uniform(0.0, 0.4))  # the person reads the question
+                face.answer(event.approval_id, True, always=True)
+            elif isinstance(event, ToolEvent) and event.event == "tool-result" and event.ok:
+                results.add(event.name)
+            elif isinstance(event, Done):
+                return not event.cancelled, results
+            elif isinstance(event, TurnError | Disconnected):
+                break
+    except DaemonError:
+        pass
+    return False, results
+
+
+def one_life(daemons: Daemons, expected: Expected, action: str, n: int,
+             rng: random.Random, where: str) -> None:
+    t0 = time.monotonic()
+    life = Life(daemons, where)
+    print("started", round(time.monotonic() - t0, 2))
+    if action == "boot":
+        life.kill_in(rng.uniform(0.0, 2.0))
+        life.wait_killed()
+        return
+    face = attach_when_ready(daemons, where)
+    print("ready", round(time.monotonic() - t0, 2))
+    with face:
+        check_after_restart(daemons, face, expected, where)
+        print("checked", round(time.monotonic() - t0, 2))
+        tag = f"r{n}x"
+        if action == "cron":
+            job_id, heading = f"chaos-{n}", f"Chaos job {n}"
+            reflex = rng.random() < 0.5
+            daemons.write_approved(jobs_file(daemons, job_id), job_text(job_id, heading, reflex))
+            expected.jobs[job_id] = heading  # approved and written: it must run
+            life.kill_in(rng.uniform(0.0, 1.5 if reflex else 2.5))
+            life.wait_killed()
+            return
+        if action == "chat":
+            session = f"chat-{rng.randrange(3)}"
+            life.kill_in(rng.uniform(0.0, WORDS * WORD_DELAY * 2))
+            prompt = f"chaos-chat {tag}"
+            done, _ = drive_turn(face, life, session, prompt, rng)
+            if done:
+                expected.turns.setdefault(session, []).append(prompt)
+        elif action == "remember":
+            life.kill_in(rng.uniform(0.0, 1.5))
+            done, results = drive_turn(face, life, "notes", f"chaos-remember {tag}", rng)
+            if "remember" in results:
+                expected.notes.append(f"note {tag}")
+        elif action == "approve":
+            life.kill_in(rng.uniform(0.0, 2.0))
+            done, results = drive_turn(face, life, "approvals", f"chaos-approve {tag}", rng)
+            if "shell" in results:
+                expected.grants.append(grant_command(tag))
+        life.wait_killed()
+    check_memory(daemons, expected, where)
+
+
+@pytest.mark.parametrize("round_no", range(ROUNDS))
+def test_the_daemon_killed_at_random_moments_loses_nothing(
+    daemons: Daemons, round_no: int
+) -> None:
+    kills = KILLS // ROUNDS + (1 if round_no < KILLS % ROUNDS else 0)
+    rng = random.Random(f"{SEED}-{round_no}")
+    expected = Expected()
+    plan = [ACTIONS[i % len(ACTIONS)] for i in range(kills)]
+    rng.shuffle(plan)
+    for n, action in enumerate(plan):
+        t0 = time.monotonic()
+        one_life(daemons, expected, action, n, rng,
+                 f"seed {SEED} round {round_no} life {n} ({action})")
+        print("LIFE", n, action, round(time.monotonic() - t0, 2))
+    # A last life, stopped cleanly: everything acknowledged is there, every job ran.
+    where = f"seed {SEED} round {round_no} after the last kill"
+    Life(daemons, where)
+    with attach_when_ready(daemons, where) as face:
+        check_after_restart(daemons, face, expected, where)
+    assert daemons.cli("stop").returncode == 0
+    check_memory(daemons, expected, where)
