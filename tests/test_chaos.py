@@ -269,6 +269,12 @@ def check_memory(daemons: Daemons, expected: Expected, where: str) -> None:
     assert not lost, f"{where}: notes lost: {lost}"
 
 
+def moment(rng: random.Random, events: int) -> int:
+    """After which event of a turn of about ``events`` events the kill comes; a third
+    of the time just after its end (what was acknowledged must then be kept)."""
+    return rng.randrange(events) if rng.random() < 2 / 3 else 1_000
+
+
 def drive_turn(face: Face, life: Life, session: str, prompt: str, rng: random.Random,
                kill_after: int, answered: list[str] | None = None) -> tuple[bool, set[str]]:
     """Send a prompt and follow its events until the end or the kill; answers an
@@ -334,18 +340,18 @@ def one_life(daemons: Daemons, expected: Expected, action: str, n: int,
         if action == "chat":
             session = f"chat-{rng.randrange(3)}"
             prompt = f"chaos-chat {tag}"
-            done, _ = drive_turn(face, life, session, prompt, rng, rng.randrange(WORDS + 2))
+            done, _ = drive_turn(face, life, session, prompt, rng, moment(rng, WORDS + 2))
             if done:
                 expected.turns.setdefault(session, []).append(prompt)
         elif action == "remember":
             done, results = drive_turn(face, life, "notes", f"chaos-remember {tag}", rng,
-                                       rng.randrange(5))
+                                       moment(rng, 5))
             if "remember" in results:
                 expected.notes.append(f"note {tag}")
         elif action == "approve":
             answered: list[str] = []
             drive_turn(face, life, "approvals", f"chaos-approve {tag}", rng,
-                       rng.randrange(6), answered)
+                       moment(rng, 6), answered)
             if answered:
                 expected.grants.append(grant_command(tag))
         life.wait_killed()
