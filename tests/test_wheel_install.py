@@ -13,6 +13,7 @@ every command runs from a scratch directory, without PYTHONPATH.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -156,3 +157,58 @@ def test_a_chat_turn_in_process_and_through_the_daemon(
     assert "Lyon, through the daemon." in through.stdout
     stopped = installed.run("stop", **model)
     assert stopped.returncode == 0, stopped.stderr
+
+
+def _tool_output(fake: FakeLLM) -> str:
+    messages = fake.last_request.body["messages"]
+    return "\n".join(str(m.get("content")) for m in messages if m.get("role") == "tool")
+
+
+@pytest.mark.emacs
+def test_a_fresh_emacs_installs_the_package_file_and_chats_through_the_executable(
+    installed: Installed, fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    """The package file the build makes, installed by ``package-install-file`` in a
+    fresh ``user-emacs-directory``; in a new Emacs the autoloads open the chat from a
+    project's file; the server is the wheel's ``passepartout`` on ``exec-path``, and
+    the turn's shell runs in that project."""
+    made = subprocess.run(["emacs", "-Q", "--batch", "-l", "elisp/scripts/package-tar.el",
+                           "-f", "passepartout-package-tar", str(tmp_path / "dist")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert made.returncode == 0, made.stderr
+    package = made.stdout.strip().splitlines()[-1]
+    project = installed.place / "person" / "garden"
+    project.mkdir(parents=True)
+    (project / "notes.txt").write_text("beds\n")
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    script = ROOT / "tests" / "emacs_package_install.el"
+    env = installed.env(OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=fake_llm.base_url,
+                        PASSEPARTOUT_MODEL="openai/gpt-4o-mini",
+                        PATH=f"{installed.venv / 'bin'}:{os.environ['PATH']}",
+                        PASSEPARTOUT_TEST_EMACS_DIR=str(tmp_path / "emacs.d"),
+                        PASSEPARTOUT_TEST_PACKAGE=package,
+                        PASSEPARTOUT_TEST_PROJECT=str(project))
+
+    def emacs(function: str) -> str:
+        result = subprocess.run(["emacs", "-Q", "--batch", "-l", str(script), "-f", function],
+                                cwd=installed.place, env=env, capture_output=True,
+                                text=True, timeout=240)
+        assert result.returncode == 0, result.stdout + result.stderr
+        return result.stdout
+
+    assert "installed: t" in emacs("passepartout-test-install")
+    fake_llm.tool_call("shell", {"cmd": "pwd; ls"})
+    fake_llm.reply("We work in the garden.")
+    out = emacs("passepartout-test-chat")
+    assert "autoload: t" in out
+    assert "ended: done" in out, out
+    assert "We work in the garden." in out
+    assert "header:  In ~/garden |" in out, out  # the header line names the workspace
+    assert "header-line-format: (:eval (passepartout-chat--header-line))" in out
+    tool = _tool_output(fake_llm)
+    assert str(project) in tool and "notes.txt" in tool, tool
+    status = installed.run("status")
+    pid = re.search(r"pid\s+(\d+)", status.stdout)
+    assert pid, status.stdout + status.stderr
+    command = Path(f"/proc/{pid.group(1)}/cmdline").read_bytes().split(b"\0")[0].decode()
+    assert Path(command).is_relative_to(installed.venv)  # the wheel's, not the checkout's
