@@ -44,6 +44,7 @@
       (princ (format "ended: %S\n" (and passepartout-test--ended
                                         (passepartout-turn-state passepartout-test--ended))))
       (princ (format "header: %s\n" (passepartout-chat--header-line)))
+      (princ (format "cli: %S\n" (passepartout--cli-command "daemon" "--detach")))
       (princ (format "header-line-format: %S\n" header-line-format))
       (princ (format "buffer:\n%s\n" (buffer-string))))))
 

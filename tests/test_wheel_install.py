@@ -201,6 +201,7 @@ def test_a_fresh_emacs_installs_the_package_file_and_chats_through_the_executabl
     fake_llm.reply("We work in the garden.")
     out = emacs("passepartout-test-chat")
     assert "autoload: t" in out
+    assert 'cli: ("passepartout" "daemon" "--detach")' in out, out  # on exec-path
     assert "ended: done" in out, out
     assert "We work in the garden." in out
     assert "header:  In ~/garden |" in out, out  # the header line names the workspace
