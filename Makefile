@@ -11,7 +11,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export HF_HUB_OFFLINE := 1
 
-.PHONY: all demo doctor install deps venv minilm test test-py test-attacks-user test-el lint lint-py compile lint-el bench pin-skills clean
+.PHONY: all demo doctor install deps venv minilm test test-py test-attacks-user test-el lint lint-py compile lint-el bench pin-skills dist wheel package-el clean
 
 all: test
 
@@ -85,6 +85,18 @@ demo: install
 	    $(VENV)/bin/passepartout chat; \
 	fi
 
+## What installs elsewhere ------------------------------------------------------
+
+# The Python package (the wheel `pipx install` and `uv tool install` build) and the Emacs
+# package file (`M-x package-install-file`), both in dist/.
+dist: wheel package-el
+
+wheel: install
+	$(PY) -m pip wheel -q --no-deps --no-build-isolation -w dist .
+
+package-el: deps
+	$(EMACS) -Q --batch -l elisp/scripts/package-tar.el -f passepartout-package-tar dist
+
 ## Tests -----------------------------------------------------------------------
 
 test: install lint test-py test-el
@@ -130,4 +142,4 @@ bench: install
 	if [ -n "$$failed" ]; then echo "benches that failed:$$failed"; exit 1; fi
 
 clean:
-	rm -rf $(VENV) elisp/*.elc .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) dist build elisp/*.elc .pytest_cache .mypy_cache .ruff_cache

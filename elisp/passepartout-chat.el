@@ -93,6 +93,10 @@ Those of the last turn, of the session and of today, from the ledger."
 (defvar-local passepartout-chat--answered nil
   "The local model's last answer here: (MODEL . SECONDS), or nil.")
 
+(defvar-local passepartout-chat-workspace nil
+  "The workspace of this chat's turns, or nil for the daemon's default.
+Set when the chat is opened, from the buffer it was opened from (see
+`passepartout-workspace-of'); shown in the header line.")
 (defvar-local passepartout-chat-dropped 0
   "How many server events this buffer dropped as stale (cancelled or old turns).")
 
@@ -188,9 +192,10 @@ Those of the last turn, of the session and of today, from the ledger."
         (setq mode-line-process '(:eval (passepartout-chat--mode-line)))
         ;; Replies are prose: long lines wrap at words, not at the window's edge.
         (visual-line-mode 1)
-        (when passepartout-chat-show-usage
-          (setq header-line-format '(:eval (passepartout-chat--header-line)))
-          (when (passepartout-live-p) (passepartout-chat-refresh-usage)))
+        ;; The workspace always; tokens and cost with `passepartout-chat-show-usage'.
+        (setq header-line-format '(:eval (passepartout-chat--header-line)))
+        (when (and passepartout-chat-show-usage (passepartout-live-p))
+          (passepartout-chat-refresh-usage))
         (passepartout-chat--remember-file)
         (add-hook 'after-save-hook #'passepartout-chat--remember-file nil t)
         (add-hook 'kill-buffer-hook #'passepartout-chat--forget nil t))
@@ -219,10 +224,13 @@ Return the buffer."
   (passepartout-start)
   (let ((buffer (if new
                     (generate-new-buffer passepartout-chat-buffer-name)
-                  (get-buffer-create passepartout-chat-buffer-name))))
+                  (get-buffer-create passepartout-chat-buffer-name)))
+        (from (current-buffer)))
     (with-current-buffer buffer
       (unless (derived-mode-p 'org-mode) (org-mode))
       (unless passepartout-chat-mode (passepartout-chat-mode 1))
+      (unless (eq from buffer)  ; the project of the buffer the chat came from
+        (setq passepartout-chat-workspace (passepartout-workspace-of from)))
       (goto-char (point-max)))
     (pop-to-buffer-same-window buffer)
     buffer))
@@ -384,18 +392,28 @@ Messages of the person and replies with text are shown; tool traffic is not."
 
 ;;;; Tokens and cost in the header line
 
+(defun passepartout-chat--workspace-text ()
+  "Return the workspace part of the header line."
+  (format " In %s |" (if passepartout-chat-workspace
+                         (abbreviate-file-name passepartout-chat-workspace)
+                       "the daemon's default workspace")))
+
 (defun passepartout-chat--header-line ()
-  "Return the header line: tokens and cost of the turn, session and today."
-  (concat
-   (if passepartout-chat--usage
-       (concat " " (passepartout-usage-text passepartout-chat--usage
-                                            passepartout-chat--turn-usage))
-     " Passepartout: no cost booked yet")
-   (if passepartout-chat--answered
-       (propertize (concat "  — answered by the"
-                           (passepartout-chat--answered-text passepartout-chat--answered))
-                   'face 'warning)
-     "")))
+  "Return the header line: the workspace, tokens and cost, and who answered.
+Tokens and cost of the turn, the session and today; the local model's
+last answer, when it was the one that answered."
+  (concat (passepartout-chat--workspace-text)
+          (cond ((not passepartout-chat-show-usage) "")
+                (passepartout-chat--usage
+                 (concat " " (passepartout-usage-text passepartout-chat--usage
+                                                      passepartout-chat--turn-usage)))
+                (t " Passepartout: no cost booked yet"))
+          (if passepartout-chat--answered
+              (propertize (concat "  — answered by the"
+                                  (passepartout-chat--answered-text
+                                   passepartout-chat--answered))
+                          'face 'warning)
+            "")))
 
 (defun passepartout-chat--minus (after before key)
   "Return KEY of the sums AFTER less those of BEFORE."
@@ -480,6 +498,7 @@ reply in place.  Its fields win over the chat buffer's own.")
   "Return the context plist sent with a prompt."
   (append (passepartout-chat--choice)
           (list :buffer (buffer-name))
+          (and passepartout-chat-workspace (list :workspace passepartout-chat-workspace))
           (apply #'append (mapcar #'funcall passepartout-chat-context-functions))))
 
 (defun passepartout-chat-send ()

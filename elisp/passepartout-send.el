@@ -122,11 +122,16 @@
 
 (cl-defun passepartout-send-turn (text context &key session on-chunk on-done)
   "Send TEXT with the CONTEXT plist as a turn outside any chat buffer.
-SESSION is the session id (by default a new one).  ON-CHUNK is called
+SESSION is the session id (by default a new one).  The turn works in the
+current buffer's workspace (`passepartout-workspace-of') unless CONTEXT
+names one.  ON-CHUNK is called
 with each piece of the reply, ON-DONE with the job when the turn ended
 \(its state done, cancelled or failed, its text and error).  Return the
 `passepartout-send-job'."
-  (let* ((session (or session (concat "send-" (passepartout--new-id 12))))
+  (let* ((workspace (and (not (plist-member context :workspace))
+                         (passepartout-workspace-of)))
+         (context (if workspace (append context (list :workspace workspace)) context))
+         (session (or session (concat "send-" (passepartout--new-id 12))))
          (job (passepartout-send-job--make :session session
                                            :turn (passepartout--new-id 12)
                                            :on-chunk on-chunk :on-done on-done)))

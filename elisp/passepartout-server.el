@@ -48,33 +48,42 @@
 (require 'passepartout-log)
 (require 'passepartout-orgedit)
 
+(declare-function project-root "project" (project))
+
 (defgroup passepartout nil
   "A personal agent that lives in Emacs and `org-mode'."
   :group 'applications
   :prefix "passepartout-")
 
-(defconst passepartout--directory
-  (file-name-directory (or load-file-name buffer-file-name default-directory))
-  "The directory this package was loaded from.")
-
-(defun passepartout--source-root ()
-  "Return the source checkout holding this package, or nil."
-  (let ((root (file-name-directory (directory-file-name passepartout--directory))))
-    (and (file-exists-p (expand-file-name "passepartout/__init__.py" root))
-         (file-exists-p (expand-file-name "pyproject.toml" root))
-         root)))
-
-(defun passepartout--default-python ()
-  "Return the project's virtualenv interpreter when it exists, else \"python3\"."
-  (let ((root (file-name-directory (directory-file-name passepartout--directory))))
-    (let ((venv (expand-file-name ".venv/bin/python" root)))
-      (if (file-executable-p venv) venv "python3"))))
-
-(defcustom passepartout-python-command (passepartout--default-python)
-  "The Python interpreter that runs the Passepartout server.
-The default is the project's .venv/bin/python when it exists beside this
-package's directory, else \"python3\"."
+(defcustom passepartout-command "passepartout"
+  "The `passepartout' executable, found on the variable `exec-path' by default.
+What `pipx install' or `uv tool install' of the Python package puts on
+the PATH.  Used unless `passepartout-python-command' is set."
   :type 'string)
+
+(defcustom passepartout-python-command nil
+  "A Python interpreter that runs the server as a module, or nil.
+nil (the default) runs `passepartout-command'.  Set it to run the server
+from a source checkout, e.g. the checkout's .venv/bin/python; then
+`passepartout-server-args' and `passepartout-cli-args' follow it."
+  :type '(choice (const :tag "The passepartout executable" nil) string))
+
+(defcustom passepartout-workspace nil
+  "The workspace of a turn sent from a buffer that is in no project.
+A turn's workspace is where its shell commands run and its relative paths
+point: the project of the buffer the chat or the send came from (see
+`project-current'), else this directory, else the daemon's default
+\=(PASSEPARTOUT_WORKSPACE, else your home directory)."
+  :type '(choice (const :tag "The daemon's default" nil) directory))
+
+(defun passepartout-workspace-of (&optional buffer)
+  "Return the workspace of a turn sent from BUFFER (default: the current one).
+The root of BUFFER's project, else `passepartout-workspace', else nil."
+  (with-current-buffer (or buffer (current-buffer))
+    (let ((project (and (require 'project nil t) (project-current nil))))
+      (cond (project (directory-file-name (expand-file-name (project-root project))))
+            (passepartout-workspace
+             (directory-file-name (expand-file-name passepartout-workspace)))))))
 
 (defcustom passepartout-server-lifetime 'persistent
   "How long the agent lives, and who starts it.
@@ -88,12 +97,14 @@ with `passepartout daemon --detach' when none runs.  `emacs': a
 
 (defcustom passepartout-server-args '("-m" "passepartout" "serve")
   "The arguments given to `passepartout-python-command' to start the server.
+Used only when `passepartout-python-command' is set.
 For the `emacs' lifetime; the daemon's commands are
 `passepartout-cli-args' followed by a subcommand."
   :type '(repeat string))
 
 (defcustom passepartout-cli-args '("-m" "passepartout")
-  "The arguments that run the `passepartout' command line.
+  "The arguments that run the `passepartout' command line from Python.
+Used only when `passepartout-python-command' is set.
 `passepartout-python-command' runs them followed by \"daemon --detach\" or
 \"stop\" for the daemon of the `persistent' lifetime."
   :type '(repeat string))
@@ -104,9 +115,9 @@ They come before `process-environment', so they take precedence."
   :type '(repeat string))
 
 (defcustom passepartout-server-directory nil
-  "The working directory of the server, or nil.
-When nil, the server runs in the source checkout holding this package
-when there is one, else in your home directory."
+  "The directory the server's processes are started in, or nil for your home.
+The server moves to its own state directory at once; a turn's workspace
+is `passepartout-workspace-of' the buffer it came from."
   :type '(choice (const :tag "Automatic" nil) directory))
 
 (defcustom passepartout-approval-timeout 120
@@ -196,18 +207,25 @@ generator seeded by the system, the time and the process id."
                                           (emacs-pid) (cl-incf passepartout--id-counter)))
              0 length))
 
+(defun passepartout--program ()
+  "Return the program of the server and of the command line."
+  (or passepartout-python-command passepartout-command))
+
 (defun passepartout--command ()
   "Return the command line of the server."
-  (cons passepartout-python-command passepartout-server-args))
+  (if passepartout-python-command
+      (cons passepartout-python-command passepartout-server-args)
+    (list passepartout-command "serve")))
 
 (defun passepartout--cli-command (&rest args)
   "Return the command line of `passepartout' with ARGS."
-  (append (list passepartout-python-command) passepartout-cli-args args))
+  (if passepartout-python-command
+      (append (list passepartout-python-command) passepartout-cli-args args)
+    (cons passepartout-command args)))
 
 (defun passepartout--directory ()
-  "Return the directory the server's processes run in."
-  (file-name-as-directory
-   (expand-file-name (or passepartout-server-directory (passepartout--source-root) "~/"))))
+  "Return the directory the server's processes are started in."
+  (file-name-as-directory (expand-file-name (or passepartout-server-directory "~/"))))
 
 (defun passepartout-persistent-p ()
   "Return non-nil when the agent is the daemon that outlives Emacs."
@@ -219,7 +237,7 @@ generator seeded by the system, the time and the process id."
           what
           (mapconcat #'shell-quote-argument
                      (or passepartout--last-command (passepartout--command)) " ")
-          (or (executable-find passepartout-python-command) passepartout-python-command)
+          (or (executable-find (passepartout--program)) (passepartout--program))
           passepartout-log-buffer-name
           (passepartout--log-tail)))
 

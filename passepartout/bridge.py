@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from passepartout import workspace
 from passepartout.channels.backlog import replay, waiting_flight_plans
 from passepartout.channels.emacs import (
     ON_DONE,
@@ -234,6 +235,8 @@ def _chat_send(bridge: Bridge, peer: Peer, session: str, turn: str, text: str,
         TurnChoice.from_meta(meta)
         if meta.get("tier") == "reflex":
             raise ProtocolError(":tier must be cognition or reasoning (a chat asks a model)")
+        if meta.get(workspace.META_KEY) is not None:  # the project the turn came from
+            meta[workspace.META_KEY] = str(workspace.checked(meta[workspace.META_KEY]))
     except ProtocolError as err:
         raise Refusal("bad-arguments", f"chat-send: {err.message}") from None
     bridge.channel.bind(session, peer, turn)

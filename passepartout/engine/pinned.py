@@ -13,12 +13,26 @@ once the person trusted its exact content.
 from __future__ import annotations
 
 import hashlib
+from importlib.resources import files
 from pathlib import Path
 
 from passepartout.engine.shipped_skills import SHIPPED
 from passepartout.fsutil import atomic_write
 
-SHIPPED_SKILLS_DIR = Path(__file__).resolve().parents[2] / "skills"
+CHECKOUT_SKILLS_DIR = Path(__file__).resolve().parents[2] / "skills"
+
+
+def _shipped_skills_dir() -> Path:
+    """Where the shipped skills are: in an installed wheel, the package data
+    ``passepartout/_skills`` (setup.py maps the repository's ``skills/`` there); in a
+    checkout (or an editable install of one), the repository's ``skills/``."""
+    packaged = Path(str(files("passepartout").joinpath("_skills")))
+    if packaged.is_dir():
+        return packaged.resolve()
+    return CHECKOUT_SKILLS_DIR
+
+
+SHIPPED_SKILLS_DIR = _shipped_skills_dir()
 MANIFEST = Path(__file__).with_name("shipped_skills.py")
 
 
@@ -52,7 +66,7 @@ def render(hashes: dict[str, str]) -> str:
 
 
 def main() -> int:
-    text = render(current())
+    text = render(current(CHECKOUT_SKILLS_DIR))
     if MANIFEST.exists() and MANIFEST.read_text(encoding="utf-8") == text:
         print(f"{MANIFEST} is up to date")
         return 0

