@@ -4,7 +4,7 @@ The directory it was launched from (a checkout, wherever Emacs or a terminal hap
 to be) says nothing about where the person works: the process moves to its state
 directory, after every configured path was made absolute against the directory it was
 given in.  The shell's workspace is chosen per turn instead
-(:mod:`passepartout.security.workspace`).
+(:mod:`passepartout.workspace`).
 """
 
 from __future__ import annotations
