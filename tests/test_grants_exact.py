@@ -197,6 +197,25 @@ def test_a_grant_does_not_lift_the_question_about_code(security: Security,
 
 
 @pytest.mark.attack
+def test_a_shell_command_writing_what_runs_later_is_asked_as_code(security: Security,
+                                                                  home: Path) -> None:
+    """Through the shell too: a command that may write an .envrc, a .pth or a job
+    drawer is asked as code, even where a grant allows the command; one the analysis
+    proved harmless (a read) is not."""
+    envrc = tool("shell", cmd="echo 'export PATH=/tmp/x' > .envrc")
+    assert decision(security, envrc) == "ask"
+    assert ".envrc: direnv runs it" in reasons(security, envrc)
+    security.book.add_grant(Rule("allow", tool="shell", command=("printf",)), "printf")
+    job = tool("shell", cmd="printf '* x\n:PROPERTIES:\n:CRON: <2026-01-01 +1d>\n' >> n.org")
+    assert decision(security, job) == "ask"
+    assert "asked as code" in reasons(security, job)
+    assert decision(security, tool("shell", cmd="printf hello")) == "allow"  # the grant
+    pth = tool("shell", cmd="cp x.txt venv/lib/python3.11/site-packages/evil.pth")
+    assert "evil.pth: Python runs its import lines" in reasons(security, pth)
+    assert decision(security, tool("shell", cmd="cat .envrc")) == "allow"
+
+
+@pytest.mark.attack
 def test_a_cron_property_is_asked_as_code_and_never_always(security: Security,
                                                           home: Path) -> None:
     org = home / "memex" / "cron.org"

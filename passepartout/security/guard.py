@@ -229,7 +229,8 @@ class Security:
     def runs_later(self, action: Action) -> str | None:
         """Why ``action`` writes something that runs later (``None``: it does not); see
         :mod:`passepartout.security.runs_later`."""
-        if action.target != "tool" or action.name not in (*WRITE_TOOLS, "org-capture"):
+        if action.target != "tool" or action.name not in (*WRITE_TOOLS, "org-capture",
+                                                            "shell"):
             return None
         # The real places, and each as spelled: a write replaces a symlink at the
         # target, so ``.envrc`` pointing elsewhere becomes an ``.envrc`` itself.
@@ -259,7 +260,10 @@ class Security:
             verdict = Verdict.allow(f"{match.reason()} (instead of asking: {built_in.reason})")
         else:
             verdict = Verdict(match.decision, match.reason())
-        if verdict.decision != "deny" and (code := self.runs_later(action)) is not None:
+        # A command the shell analysis proved harmless (it writes nothing) is no write.
+        proved = action.name == "shell" and built_in.decision == "allow"
+        if verdict.decision != "deny" and not proved and (
+                code := self.runs_later(action)) is not None:
             # Asked every time, whatever a rule or grant allows: what it writes runs later.
             also = f"; {verdict.reason}" if verdict.decision == "ask" else ""
             verdict = Verdict.ask(f"asked as code: {code}{also}")

@@ -107,9 +107,29 @@ def _org_keys(args: Mapping[str, Any]) -> Iterable[str]:
         yield from (str(k) for k in props)
 
 
+# What separates the words of a command line, for finding the files it names.
+_SHELL_SEPARATORS = re.compile(r"[\s;&|<>()'\"`=]+")
+
+
+def shell_reason(cmd: str) -> str | None:
+    """Why a command the analysis could not prove harmless may write something that runs
+    later: it names such a file, or carries such text (``None``: neither)."""
+    named = [r for word in _SHELL_SEPARATORS.split(cmd) if word
+             and (r := target_runs_later(Path(word))) is not None]
+    if named:
+        return "this command may write a file that runs later: " + "; ".join(
+            dict.fromkeys(named))
+    found = content_is_code(cmd)
+    return "this command may write text that runs later: " + "; ".join(found) if found \
+        else None
+
+
 def code_reason(tool: str, args: Mapping[str, Any], paths: Iterable[Path]) -> str | None:
     """Why the call ``tool(args)`` writes something that runs later, for the question
     (``None``: a plain write)."""
+    if tool == "shell":
+        cmd = args.get("cmd")
+        return shell_reason(cmd) if isinstance(cmd, str) else None
     if tool == "write-file" or tool.startswith("org-"):
         reasons = [r for p in paths if (r := target_runs_later(p)) is not None]
         if reasons:
