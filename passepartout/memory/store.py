@@ -478,6 +478,17 @@ class MemoryStore:
             nodes = [self._tree.node(Row(*r)) for r in rows]
             return [(content_key(n), n.text()) for n in nodes]
 
+    def count_without_vectors(self, limit: int) -> int:
+        """How many current nodes have no vector yet, counting no further than ``limit``."""
+        with self._lock:
+            self._check_open()
+            row = self._conn.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM idx WHERE ckey NOT IN"
+                " (SELECT ckey FROM embeddings) LIMIT ?)",
+                (limit,),
+            ).fetchone()
+            return int(row[0])
+
     def store_vectors(self, items: list[tuple[str, bytes]]) -> None:
         with self._txn():
             self._conn.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?)", items)
