@@ -153,10 +153,7 @@ class EmbeddingIndex:
             return False
         self.store.use_embedder(self.embedder.name)
         if backlog is None or self.store.count_without_vectors(backlog + 1) <= backlog:
-            while True:
-                todo = self.store.texts_without_vectors(BACKFILL)
-                if not todo or not self._embed_and_store(todo):
-                    break
+            self._backfill()
         self.store.set_semantic(self)
         return True
 
@@ -267,14 +264,19 @@ class EmbeddingIndex:
         self._version += 1
         return True
 
+    def _backfill(self) -> None:
+        """Embed what the store holds without vectors, in one walk over the index."""
+        after = 0
+        while True:
+            after, todo = self.store.backlog(after, BACKFILL)
+            if not todo or not self._embed_and_store(todo):
+                return
+
     def _run(self) -> None:
         try:
             if not self.embedder.load():
                 return
-            while True:  # backfill what the store holds without vectors
-                todo = self.store.texts_without_vectors(BACKFILL)
-                if not todo or not self._embed_and_store(todo):
-                    break
+            self._backfill()
             self._busy.clear()
             while True:
                 item = self._queue.get()
