@@ -88,9 +88,29 @@ def _heading(rng: random.Random, level: int, h: int) -> list[str]:
     return lines
 
 
-def make_memex(directory: Path, megabytes: float = 7.5, seed: int = 7) -> tuple[int, int]:
-    """Write files until ``megabytes`` of org text; returns (files, headings)."""
+def _long_heading(rng: random.Random, h: int) -> list[str]:
+    """A heading whose body is one long block (a table or a src block)."""
+    lines = [f"* {_sentence(rng, 3).capitalize()} reference {h}", ""]
+    size = rng.randint(60_000, 250_000)
+    if rng.random() < 0.5:
+        lines.append("| " + " | ".join(_sentence(rng, 1) for _ in range(6)) + " |")
+        while sum(len(x) for x in lines) < size:
+            lines.append("| " + " | ".join(_sentence(rng, 2) for _ in range(6)) + " |")
+    else:
+        lines.append(f"#+begin_src {rng.choice(LANGS)}")
+        while sum(len(x) for x in lines) < size:
+            lines.append("  " * rng.randint(0, 3) + f"({rng.choice(WORDS)} {_sentence(rng, 6)})")
+        lines.append("#+end_src")
+    return lines
+
+
+def make_memex(
+    directory: Path, megabytes: float = 7.5, seed: int = 7, long_every: int = 0
+) -> tuple[int, int]:
+    """Write files until ``megabytes`` of org text; returns (files, headings).
+    ``long_every``: one file in that many gets a long heading (0: none)."""
     rng = random.Random(seed)
+    long_rng = random.Random(seed + 1)  # the rest of the memex stays as without
     directory.mkdir(parents=True, exist_ok=True)
     total, headings, f = 0, 0, 0
     while total < megabytes * 1e6:
@@ -109,6 +129,9 @@ def make_memex(directory: Path, megabytes: float = 7.5, seed: int = 7) -> tuple[
             headings += 1
             lines += block
             text_len += sum(len(x) + 1 for x in block)
+        if long_every and f % long_every == long_every - 1:
+            lines += _long_heading(long_rng, headings)
+            headings += 1
         text = "\n".join(lines) + "\n"
         sub = directory / ("" if f % 3 == 0 else f"section{f % 7}")
         sub.mkdir(exist_ok=True)

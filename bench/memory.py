@@ -1,7 +1,20 @@
-"""Memory benchmark: snapshot and rollback cost as the store grows, and memex import.
+"""Memory benchmark: snapshot and rollback cost as the store grows, memex import,
+and the memory and time embeddings take.
 
     python bench/memory.py            # 1k, 10k, 100k nodes and a 50 MB memex
     python bench/memory.py --quick    # 1k, 10k nodes and a 5 MB memex
+    python bench/memory.py --embed    # embedding a 7.5 MB (worg) and a 50 MB memex
+    python bench/memory.py --embed 2  # ... a 2 MB one (any sizes, in MB)
+
+``--embed`` generates a worg-like memex (bench/memexgen.py, with worg's long
+pages) and, in a fresh process for each size and each setting (embeddings off,
+the default model), does what the daemon does at its start: import the memex,
+start the embedding index, search once at once, then wait until every node has
+its vector. It prints the peak resident memory of that process (from the
+kernel's own accounting of the child, ``wait4``), the import time, the first
+search's time and its methods, a search's time when half the memex is embedded,
+and the time to fully embed. The first
+``passepartout memory search`` from a shell after an import is timed too.
 
 (bench/memex.py times the import of a worg-like memex against the import as it
 was, and opening a large store against re-hashing it.)
@@ -154,10 +167,112 @@ def bench_import(base: Path, megabytes: float) -> None:
           f" unchanged re-import {again:.1f} s")
 
 
+EMBED_QUERY = "how do I export an org table to latex"
+
+
+def embed_child(memex: Path, db: Path, mode: str) -> None:
+    """One measured run (in its own process): ``off``, ``daemon`` or ``cli``."""
+    import json
+    import logging
+
+    from passepartout.memory.embeddings import Embedder, EmbeddingIndex
+
+    logging.disable(logging.INFO)  # no model-loading chatter between the lines
+    out: dict[str, object] = {}
+    store = MemoryStore.open(db)
+    out["import"] = timed(lambda: store.import_memex(memex))
+    store.snapshot("memex import")
+    out["nodes"] = len(store)
+    if mode == "cli":  # what `passepartout memory search` does in a fresh process
+        from passepartout.memory import cli
+
+        start = time.perf_counter()
+        cli._semantic(store)
+        hits = store.search(EMBED_QUERY, 10)
+        out["first"] = time.perf_counter() - start
+    elif mode == "daemon":  # what the memory skill does at the daemon's start
+        index = EmbeddingIndex(store, Embedder())
+        start = time.perf_counter()
+        index.start()
+        while not index.embedder.loaded and index.embedder.error is None:
+            time.sleep(0.005)  # the first search once the model is there
+        t = time.perf_counter()
+        hits = store.search(EMBED_QUERY, 10)
+        out["first"] = time.perf_counter() - t
+        while store.stats().embedded < len(store) // 2 and not index.wait_idle(0.1):
+            pass  # half of the memex has its vectors, the other half is being embedded
+        t = time.perf_counter()
+        store.search(EMBED_QUERY, 10)
+        out["halfway"] = time.perf_counter() - t
+        if not index.wait_idle(3600):
+            raise SystemExit("embedding did not finish within an hour")
+        out["embedded_in"] = time.perf_counter() - start
+        out["embedded"] = store.stats().embedded
+        index.stop()
+    else:
+        t = time.perf_counter()
+        hits = store.search(EMBED_QUERY, 10)
+        out["first"] = time.perf_counter() - t
+    out["methods"] = sorted({h.method for h in hits})
+    store.close()
+    print(json.dumps(out))
+
+
+def run_child(memex: Path, db: Path, mode: str) -> tuple[dict[str, object], float]:
+    """Run ``embed_child`` in a fresh interpreter: its result and peak RSS in MB."""
+    import json
+    import os
+    import subprocess
+
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "--child", str(memex), str(db), mode],
+        stdout=subprocess.PIPE, text=True,
+    )
+    assert proc.stdout is not None
+    output = proc.stdout.read()
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"the {mode} run failed ({proc.returncode})")
+    return json.loads(output.strip().splitlines()[-1]), usage.ru_maxrss / 1024  # KB on Linux
+
+
+def bench_embed(base: Path, sizes: list[float]) -> None:
+    from memexgen import make_memex as worg_like
+
+    for mb in sizes:
+        memex = base / f"worg{mb}"
+        files, _heads = worg_like(memex, mb, long_every=50)
+        size = sum(p.stat().st_size for p in org_files(memex)) / 1e6
+        print(f"{size:.1f} MB memex, {files} files:")
+        for mode, label in (("off", "embeddings off"), ("daemon", "embeddings on (daemon)"),
+                            ("cli", "`memory search` from a shell")):
+            db = base / f"db-{mb}-{mode}"
+            db.mkdir()
+            r, peak = run_child(memex, db, mode)
+            line = (f"  {label:<30} peak {peak:7.0f} MB | import {r['import']:6.1f} s"
+                    f" | {r['nodes']} nodes | first search {r['first']:7.3f} s"
+                    f" ({'+'.join(r['methods']) or 'no hit'})")  # type: ignore[arg-type]
+            if "embedded_in" in r:
+                line += (f" | search half-way {r['halfway']:6.3f} s"
+                         f" | fully embedded {r['embedded_in']:6.1f} s after the import")
+            print(line, flush=True)
+
+
 def main() -> None:
+    if len(sys.argv) == 5 and sys.argv[1] == "--child":
+        embed_child(Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4])
+        return
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="smaller sizes")
+    ap.add_argument("--embed", nargs="*", type=float, metavar="MB",
+                    help="embedding runs on memexes of these sizes (7.5 and 50 MB by default)")
     args = ap.parse_args()
+    if args.embed is not None:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        with tempfile.TemporaryDirectory() as tmp:
+            bench_embed(Path(tmp), args.embed or [7.5, 50])
+        return
     sizes = [1_000, 10_000] if args.quick else [1_000, 10_000, 100_000]
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)

@@ -20,6 +20,11 @@ from passepartout.memory.schema import default_path
 from passepartout.memory.search import one_line
 from passepartout.memory.store import DEFAULT_KEEP_SNAPSHOTS, MemoryStore
 
+# Nodes without a vector that ``memory search`` embeds before it answers (a fraction
+# of a second); a larger backlog (a memex just imported) is the daemon's to embed in
+# the background, and search meanwhile uses the vectors already stored.
+SEARCH_BACKLOG = 1000
+
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_arguments(subparsers.add_parser("memory", help="inspect, verify and roll back memory"))
@@ -130,18 +135,24 @@ def _search(store: MemoryStore, args: argparse.Namespace) -> int:
             print(f"{'':10}{h.snippet}")
     if semantic is None:
         print(f"(full text only: {SETTING} is off or its model is not installed)")
+    else:
+        stats = store.stats()
+        if stats.embedded < stats.nodes:
+            print(f"(meaning covers {stats.embedded} of {stats.nodes} notes so far, full text"
+                  " all of them: the daemon embeds the rest in the background)")
     return 0
 
 
 def _semantic(store: MemoryStore) -> EmbeddingIndex | None:
     """Vectors with the model that made the stored ones (the agent's choice), else
-    the one PASSEPARTOUT_EMBEDDINGS names, when it is installed; nodes without a
-    vector yet are embedded first (the default model does 1,000 notes in ~0.05 s)."""
+    the one PASSEPARTOUT_EMBEDDINGS names, when it is installed. A backlog of up to
+    SEARCH_BACKLOG nodes without a vector is embedded first (the default model does
+    1,000 notes in ~0.05 s); a larger one is left to the daemon."""
     name = store.embedder_name() or model_for_setting(os.environ.get(SETTING))
     if name is None or not model_available(name):
         return None
     index = EmbeddingIndex(store, Embedder(name))
-    return index if index.attach() else None
+    return index if index.attach(backlog=SEARCH_BACKLOG) else None
 
 
 _COMMANDS = {

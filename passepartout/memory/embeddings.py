@@ -7,7 +7,14 @@ an option. Nothing heavy is imported until the worker thread loads the model, so
 background for nodes whose text changed and kept in the store by content key (a
 rollback or an unchanged re-import costs no re-embedding); the store forgets
 them when another model is chosen. Until the model is loaded, ``search`` returns
-None and the store searches full text alone.
+None and the store searches full text alone; while the backlog is embedded (all
+of a memex after its import), search uses the vectors there are so far.
+
+Memory stays bounded whatever the notes: a model pads each batch to its longest
+text, so no batch holds more than ``MAX_BATCH`` texts and no text more than
+``CHUNK_CHARS`` characters. A longer node is embedded in pieces (at most
+``MAX_CHUNKS``; the rest of a very long node is left to full-text search) whose
+vectors are averaged, weighted by their length.
 """
 
 from __future__ import annotations
@@ -29,6 +36,28 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DEFAULT_THRESHOLD = 0.75  # the original's relevance cut for the fovea
+MAX_BATCH = 64  # texts in one call to the model
+CHUNK_CHARS = 1000  # characters in one text given to the model (about 250 tokens)
+MAX_CHUNKS = 16  # pieces of one node: the first 16,000 characters count
+BACKFILL = 256  # nodes read from the store per round of the backlog
+
+
+def pieces(text: str, size: int = CHUNK_CHARS, most: int = MAX_CHUNKS) -> list[str]:
+    """``text`` in at most ``most`` pieces of at most ``size`` characters, cut at a
+    line end or a space when there is one in the second half of the piece."""
+    out: list[str] = []
+    start = 0
+    while start < len(text) and len(out) < most:
+        end = start + size
+        if end < len(text):
+            half = start + size // 2
+            cut = max(text.rfind("\n", half, end), text.rfind(" ", half, end))
+            end = cut + 1 if cut > 0 else end
+        piece = text[start:end].strip()
+        if piece:
+            out.append(piece)
+        start = end
+    return out or [text[:size]]
 
 
 def model_available(model: str = DEFAULT_MODEL) -> bool:
@@ -91,12 +120,12 @@ class EmbeddingIndex:
         store: MemoryStore,
         embedder: Embedder | None = None,
         threshold: float = DEFAULT_THRESHOLD,
-        batch: int = 64,
+        batch: int = MAX_BATCH,
     ) -> None:
         self.store = store
         self.embedder = embedder or Embedder()
         self.threshold = threshold
-        self.batch = batch
+        self.batch = max(1, min(batch, MAX_BATCH))
         self._queue: queue.Queue[tuple[str, str] | None] = queue.Queue()
         self._busy = threading.Event()
         self._thread: threading.Thread | None = None
@@ -114,16 +143,17 @@ class EmbeddingIndex:
         self._thread.start()
         return self
 
-    def attach(self) -> bool:
+    def attach(self, backlog: int | None = None) -> bool:
         """Search from this thread without a worker (the CLI): embed what has no
-        vector yet, then serve the store's searches. False when the model cannot load."""
+        vector yet, then serve the store's searches. False when the model cannot load.
+
+        With ``backlog``, a backlog larger than that is left alone (a daemon embeds
+        it in the background) and search uses the vectors already stored."""
         if not self.embedder.load():
             return False
         self.store.use_embedder(self.embedder.name)
-        while True:
-            todo = self.store.texts_without_vectors(self.batch * 4)
-            if not todo or not self._embed_and_store(todo):
-                break
+        if backlog is None or self.store.count_without_vectors(backlog + 1) <= backlog:
+            self._backfill()
         self.store.set_semantic(self)
         return True
 
@@ -154,7 +184,7 @@ class EmbeddingIndex:
         ids, titles, matrix = self._matrix()
         if not ids:
             return []
-        scores = matrix @ self.embedder.embed([query])[0]
+        scores = matrix @ self.vectors([query])[0]
         order = np.argsort(-scores)[:k]
         return [
             SearchHit(ids[i], titles[i], float(scores[i]), "embedding")
@@ -180,25 +210,73 @@ class EmbeddingIndex:
         for item in changed:
             self._queue.put(item)
 
+    def vectors(self, texts: Sequence[str]) -> np.ndarray:
+        """One unit vector per text, the model called on at most ``self.batch``
+        pieces of at most ``CHUNK_CHARS`` characters at a time (see the module)."""
+        import numpy as np
+
+        owner: list[int] = []
+        weight: list[float] = []
+        flat: list[str] = []
+        for i, text in enumerate(texts):
+            for piece in pieces(text):
+                owner.append(i)
+                weight.append(float(len(piece) or 1))
+                flat.append(piece)
+        out: np.ndarray | None = None
+        for start in range(0, len(flat), self.batch):
+            vecs = np.asarray(self.embedder.embed(flat[start : start + self.batch]))
+            if out is None:
+                out = np.zeros((len(texts), vecs.shape[1]), dtype=np.float32)
+            rows = owner[start : start + self.batch]
+            w = np.asarray(weight[start : start + self.batch], dtype=np.float32)
+            np.add.at(out, rows, vecs * w[:, None])
+        if out is None:
+            return np.zeros((0, self.embedder.spec.dims), dtype=np.float32)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms == 0, 1, norms)
+
     def _embed_and_store(self, items: list[tuple[str, str]]) -> bool:
+        """Embed and store, one model batch at a time: each batch's vectors are
+        stored (and searched) as soon as they are ready."""
         unique = dict(items)  # equal texts share one vector
+        group: list[tuple[str, str]] = []
+        size = 0
+        for ck, text in unique.items():
+            n = len(pieces(text))
+            if group and size + n > self.batch:
+                if not self._store_group(group):
+                    return False
+                group, size = [], 0
+            group.append((ck, text))
+            size += n
+        return self._store_group(group) if group else True
+
+    def _store_group(self, group: list[tuple[str, str]]) -> bool:
         try:
-            vecs = self.embedder.embed(list(unique.values()))
+            vecs = self.vectors([text for _ck, text in group])
         except Exception:  # one bad batch must not stop the worker
-            log.exception("embedding a batch of %d texts failed", len(unique))
+            log.exception("embedding a batch of %d texts failed", len(group))
             return False
-        self.store.store_vectors([(ck, v.tobytes()) for ck, v in zip(unique, vecs, strict=True)])
+        self.store.store_vectors(
+            [(ck, v.tobytes()) for (ck, _t), v in zip(group, vecs, strict=True)]
+        )
         self._version += 1
         return True
+
+    def _backfill(self) -> None:
+        """Embed what the store holds without vectors, in one walk over the index."""
+        after = 0
+        while True:
+            after, todo = self.store.backlog(after, BACKFILL)
+            if not todo or not self._embed_and_store(todo):
+                return
 
     def _run(self) -> None:
         try:
             if not self.embedder.load():
                 return
-            while True:  # backfill what the store holds without vectors
-                todo = self.store.texts_without_vectors(self.batch * 4)
-                if not todo or not self._embed_and_store(todo):
-                    break
+            self._backfill()
             self._busy.clear()
             while True:
                 item = self._queue.get()

@@ -468,15 +468,33 @@ class MemoryStore:
             self._listeners.remove(fn)
 
     def texts_without_vectors(self, limit: int = 1000) -> list[tuple[str, str]]:
+        return self.backlog(0, limit)[1]
+
+    def backlog(self, after: int, limit: int) -> tuple[int, list[tuple[str, str]]]:
+        """Up to ``limit`` (content key, text) of nodes without a vector, in index
+        order from past row ``after``, and the row to continue after: a walk over
+        the whole backlog reads the index once."""
         with self._lock:
             self._check_open()
             rows = self._conn.execute(
-                "SELECT rowid, id, parent, pos, hash FROM idx WHERE ckey NOT IN"
-                " (SELECT ckey FROM embeddings) LIMIT ?",
-                (limit,),
+                "SELECT rowid, id, parent, pos, hash FROM idx WHERE rowid > ? AND ckey NOT IN"
+                " (SELECT ckey FROM embeddings) ORDER BY rowid LIMIT ?",
+                (after, limit),
             ).fetchall()
             nodes = [self._tree.node(Row(*r)) for r in rows]
-            return [(content_key(n), n.text()) for n in nodes]
+            last = int(rows[-1][0]) if rows else after
+            return last, [(content_key(n), n.text()) for n in nodes]
+
+    def count_without_vectors(self, limit: int) -> int:
+        """How many current nodes have no vector yet, counting no further than ``limit``."""
+        with self._lock:
+            self._check_open()
+            row = self._conn.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM idx WHERE ckey NOT IN"
+                " (SELECT ckey FROM embeddings) LIMIT ?)",
+                (limit,),
+            ).fetchone()
+            return int(row[0])
 
     def store_vectors(self, items: list[tuple[str, bytes]]) -> None:
         with self._txn():

@@ -1,0 +1,194 @@
+"""Embedding within bounds: bounded batches and texts, search at once after an import,
+vectors added in the background and used as they come.
+
+The model is a double that records what it is given and blocks until the test lets
+it go, so "before the embeddings are done" is a state the test holds, not a race.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+import zlib
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from passepartout.memory import Embedder, EmbeddingIndex, MemoryNode, MemoryStore, cli
+from passepartout.memory.embeddings import CHUNK_CHARS, MAX_BATCH, MAX_CHUNKS, pieces
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from memexgen import make_memex
+
+# The double's "meaning": words of one concept share a vector, so a query can find a
+# note by meaning with no word in common (full text cannot).
+CONCEPTS = {"tomatoes": "plant", "vegetable": "plant", "watering": "water",
+            "irrigation": "water"}
+QUERY = "vegetable irrigation"
+GARDEN = MemoryNode("garden-note", "Garden", body="Tomatoes need deep watering in summer.")
+
+
+class GatedEmbedder(Embedder):
+    """An embedder double: bag of concepts hashed into 256 dimensions. Every call
+    is recorded; a call embedding anything but a query waits for a pass (``allow``)."""
+
+    def __init__(self, queries: Sequence[str] = (QUERY,)) -> None:
+        super().__init__("wordllama")
+        self.queries = set(queries)
+        self.calls: list[list[str]] = []
+        self.passes = threading.Semaphore(0)
+        self.blocked = threading.Event()  # a call is waiting for a pass
+        self.closed = False
+
+    def load(self) -> bool:
+        self._encode = self._vectors
+        return True
+
+    def allow(self, n: int = 1) -> None:
+        for _ in range(n):
+            self.passes.release()
+
+    def open_gate(self) -> None:
+        self.closed = True
+        self.allow(10_000)
+
+    def _vectors(self, texts: Sequence[str]) -> np.ndarray:
+        texts = list(texts)
+        if not set(texts) <= self.queries:
+            self.calls.append(texts)
+            if not self.closed:
+                self.blocked.set()
+                self.passes.acquire()
+                self.blocked.clear()
+        out = np.zeros((len(texts), 256), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for word in text.lower().split():
+                word = CONCEPTS.get(word.strip(".,"), word.strip(".,"))
+                out[i, zlib.crc32(word.encode()) % 256] += 1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms == 0, 1, norms)
+
+
+@pytest.fixture
+def gated() -> Iterator[GatedEmbedder]:
+    e = GatedEmbedder()
+    yield e
+    e.open_gate()  # never leave a worker blocked
+
+
+@pytest.fixture(scope="module")
+def memex(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A generated worg-like memex, large enough that its backlog is the daemon's."""
+    d = tmp_path_factory.mktemp("memex")
+    make_memex(d, 1.0, seed=3, long_every=10)
+    return d
+
+
+def imported(tmp_path: Path, memex: Path) -> MemoryStore:
+    store = MemoryStore.open(tmp_path / "memory.sqlite3")
+    store.put(GARDEN)  # first in, so among the first embedded
+    store.import_memex(memex)
+    assert len(store) > cli.SEARCH_BACKLOG
+    return store
+
+
+def cli_search(db: Path, query: str, gated: GatedEmbedder, monkeypatch: pytest.MonkeyPatch,
+               capsys: pytest.CaptureFixture[str]) -> str:
+    """``passepartout memory search QUERY`` with the double as its model; fails when
+    it does not answer while the double holds every embedding back."""
+    monkeypatch.setattr(cli, "Embedder", lambda name: gated)
+    parser = argparse.ArgumentParser(prog="passepartout")
+    cli.add_parser(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["memory", "--db", str(db), "search", query, "-k", "5"])
+    status: list[int] = []
+    t = threading.Thread(target=lambda: status.append(cli.run(args)), daemon=True)
+    t.start()
+    t.join(60)  # not a deadline on speed: without an answer it would wait forever
+    assert not t.is_alive(), "memory search waited for the embeddings of the whole memex"
+    assert status == [0]
+    return capsys.readouterr().out
+
+
+def test_a_long_text_is_cut_in_bounded_pieces() -> None:
+    text = "word " * 10_000 + "\n" + "x" * 3000
+    got = pieces(text)
+    assert len(got) == MAX_CHUNKS and all(0 < len(p) <= CHUNK_CHARS for p in got)
+    assert all(p.split()[0] == "word" for p in got)  # cut at spaces, not inside words
+    assert pieces("short note") == ["short note"]
+    assert pieces("y" * 2500) == ["y" * 1000, "y" * 1000, "y" * 500]  # no space: cut anyway
+
+
+def test_batches_and_texts_given_to_the_model_are_bounded(tmp_path: Path, memex: Path,
+                                                          gated: GatedEmbedder) -> None:
+    gated.open_gate()
+    store = imported(tmp_path, memex)
+    longest = max(len(t) for _ck, t in store.texts_without_vectors(100_000))
+    assert longest > 50 * CHUNK_CHARS  # the memex has worg's long pages
+    # A long node whose meaning is past its first pieces is still found by it.
+    store.put(MemoryNode("long", "Reference", body="zzz " * 500 + "tomatoes watering " * 200))
+    assert EmbeddingIndex(store, gated).attach()
+    assert store.stats().embedded == len(store)
+    assert max(len(c) for c in gated.calls) <= MAX_BATCH
+    assert max(len(t) for c in gated.calls for t in c) <= CHUNK_CHARS
+    assert sum(len(c) for c in gated.calls) > len(store)  # long nodes went in pieces
+    hits = store.search(QUERY, 3)
+    assert {"garden-note", "long"} <= {h.id for h in hits if "embedding" in h.method}
+    store.close()
+
+
+def test_search_answers_from_full_text_right_after_an_import(
+    tmp_path: Path, memex: Path, gated: GatedEmbedder, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    store = imported(tmp_path, memex)
+    db = store.path
+    index = EmbeddingIndex(store, gated).start()  # the daemon: embeds in the background
+    try:
+        assert gated.blocked.wait(60)  # its first batch is held back
+        hits = store.search("latex export table", 5)
+        assert hits and {h.method for h in hits} == {"fts"}
+        assert store.stats().embedded == 0
+        # `passepartout memory search` in another process: answers too, and says so.
+        out = cli_search(db, "latex export table", gated, monkeypatch, capsys)
+        assert "[fts]" in out and "no match" not in out
+        assert f"meaning covers 0 of {len(store)} notes so far" in out
+    finally:
+        gated.open_gate()
+        index.stop()
+        store.close()
+
+
+def test_vectors_arrive_in_the_background_and_hybrid_search_uses_them(
+    tmp_path: Path, memex: Path, gated: GatedEmbedder, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    store = imported(tmp_path, memex)
+    db = store.path
+    assert store.search(QUERY, 5) == []  # no word of the query is in any note
+    index = EmbeddingIndex(store, gated).start()
+    try:
+        assert gated.blocked.wait(60)
+        gated.allow(1)  # one batch through, the rest held back
+        while store.stats().embedded == 0:
+            assert gated.blocked.wait(60)
+        embedded = store.stats().embedded
+        assert 0 < embedded <= MAX_BATCH < len(store)
+        # The garden note has its vector: found by meaning while the rest waits.
+        hits = store.search(QUERY, 5)
+        assert hits and hits[0].id == "garden-note" and hits[0].method == "embedding"
+        out = cli_search(db, QUERY, gated, monkeypatch, capsys)
+        assert "Garden  [embedding]" in out
+        assert f"meaning covers {embedded} of {len(store)} notes so far" in out
+        gated.open_gate()
+        assert index.wait_idle(120)
+        assert store.stats().embedded == len(store)
+        assert store.search(QUERY, 5)[0].id == "garden-note"
+        out = cli_search(db, QUERY, gated, monkeypatch, capsys)
+        assert "Garden  [embedding]" in out and "so far" not in out
+    finally:
+        gated.open_gate()
+        index.stop()
+        store.close()
