@@ -233,7 +233,21 @@ def test_a_request_for_a_secret_is_refused_not_run(text: str) -> None:
 @pytest.mark.parametrize("text", ["delete all my notes", "rm -rf ~/org"])
 def test_a_destructive_request_is_asked_about(text: str) -> None:
     intent = read(text)
-    assert intent is not None and intent.kind == "ask" and not intent.tool, intent
+    assert intent is not None and intent.kind == "destroy" and not intent.tool, intent
+
+
+@pytest.mark.parametrize("text", ["what is on my grocery list?", "what's on the menu",
+                                  "anything on the radio about the storm?"])
+def test_what_is_on_something_else_is_no_agenda_question(text: str) -> None:
+    found = read(text)
+    assert found is None or found.tool != "agenda", found
+
+
+@pytest.mark.parametrize("text", ["what's on today?", "what is on my plate",
+                                  "anything on tomorrow?", "what's on my agenda"])
+def test_what_is_on_a_day_or_the_agenda_is_an_agenda_question(text: str) -> None:
+    found = read(text)
+    assert found is not None and found.tool == "agenda", found
 
 
 @pytest.mark.parametrize(

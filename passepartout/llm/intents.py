@@ -49,7 +49,8 @@ class Intent:
     """A tool call read from the person's words, or the words to answer with.
 
     ``reply`` set means no tool call: ``kind`` says why ("refuse" a secret, "ask" back
-    about a destructive request or an unclear date, "decline" what offline cannot do).
+    about an unclear date, "destroy" asks back about a destructive request, "decline"
+    what offline cannot do).
     """
 
     tool: str
@@ -340,7 +341,7 @@ def _destructive(text: str, now: dt.datetime) -> Intent | None:
         return None
     what = _clean(re.sub(r"^(?:please\s+|can\s+you\s+|could\s+you\s+|run\s+)*", "", text,
                          flags=re.I))
-    return _answer("ask", f"That would destroy data (\"{what}\") and cannot be undone from "
+    return _answer("destroy", f"That would destroy data (\"{what}\") and cannot be undone from "
                    "here, so I have not done it. Which exact file or notes do you mean, and "
                    "have you a copy? You can delete them yourself (dired, or org's archive "
                    "for done tasks), or confirm the exact paths and I will propose it for "
@@ -449,6 +450,10 @@ _AGENDA_NOT = re.compile(
     r"deadline|an\s+agenda|the\s+word)\b", re.I)
 
 
+_ON_WORDS = {"what's on", "what is on", "anything on", "have on"}
+_ON_AGENDA = re.compile(r"\bon\s+(?:my\s+|the\s+)?(?:plate|agenda|calendar|schedule)\b", re.I)
+
+
 def _agenda(text: str, now: dt.datetime) -> Intent | None:
     words = text.rstrip("?!. ").split()
     if not 1 <= len(words) <= 10:
@@ -461,6 +466,11 @@ def _agenda(text: str, now: dt.datetime) -> Intent | None:
     when = re.search(rf"\b{_WHEN_DAY}\b", text, re.I)
     personal = re.search(r"\b(?:my|i|me|i'm|anything|any|agenda|due)\b", text, re.I)
     if when is None and personal is None:
+        return None
+    # "what is on my grocery list" is no agenda question: "what's on" asks about a day
+    # or about the agenda itself.
+    triggers = {m.group(0).lower() for m in _AGENDA_WORDS.finditer(text)}
+    if when is None and triggers <= _ON_WORDS and not _ON_AGENDA.search(text):
         return None
     day = (when["when"].lower() if when else
            "week" if re.search(r"\bcoming\s+up\b", text, re.I) else "today")
