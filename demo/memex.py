@@ -6,8 +6,14 @@
 The job is due at the start of a minute at least half a minute away, so that the chat
 is open when it runs; it asks the cognition tier (the local model when no provider is
 configured) for one sentence, and its result reaches every attached face as a notice.
+(Its prompt asks for a sentence, not a reminder: "remind me to ..." would be read as a
+request to schedule one, which is asked of the person like any new job.)
 Everything stays under DIR: ``make demo`` points the daemon's state, memex and runtime
 directory there, so the demo never touches the person's own memex or daemon.
+
+A job runs only once the person approved its exact content; running ``make demo`` is
+that approval for the demo's own job, sealed here as ``passepartout cron allow`` seals
+it (``passepartout cron list`` then shows it scheduled, not held).
 """
 
 from __future__ import annotations
@@ -16,6 +22,8 @@ import datetime as dt
 import sys
 import time
 from pathlib import Path
+
+from passepartout.testing.jobapproval import approve_text
 
 JOB_ID = "demo-plants"
 WAIT = 150.0  # seconds: the job is due within 90, and the local model answers in seconds
@@ -35,7 +43,7 @@ JOB = """#+title: Demo jobs
 :CRON: <{when:%Y-%m-%d %a %H:%M}>
 :TIER: cognition
 :END:
-In one short sentence, remind me to water the tomatoes this evening.
+In one short sentence, say why tomatoes are best watered in the evening.
 """
 
 
@@ -52,8 +60,10 @@ def make(base: Path) -> dt.datetime:
     now = dt.datetime.now()
     when = due_time(now)
     (memex / "projects" / "garden.org").write_text(NOTES.format(today=now), encoding="utf-8")
-    (memex / "projects" / "jobs.org").write_text(JOB.format(job_id=JOB_ID, when=when),
-                                                 encoding="utf-8")
+    jobs = memex / "projects" / "jobs.org"
+    text = JOB.format(job_id=JOB_ID, when=when)
+    approve_text(base / "home", memex, jobs, text)
+    jobs.write_text(text, encoding="utf-8")
     return when
 
 

@@ -35,6 +35,10 @@ def intents_read(signal: Signal) -> intents.Intent | None:
     """The tool call a user input asks for in so many words, or None."""
     if signal.sensor != "user-input" or AGENT is None:
         return None
+    # What a person types, not a job's prompt: a cron or hook heading is an instruction
+    # for its model ("A reminder ... in the evening" once scheduled a job of its own).
+    if str(signal.meta.get("origin") or "") in ("cron", "hook"):
+        return None
     if str(AGENT.config.extra.get("PASSEPARTOUT_INTENTS", "on")).strip().lower() in (
             "off", "0", "no", "false"):
         return None

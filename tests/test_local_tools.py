@@ -178,6 +178,22 @@ def test_an_intent_runs_its_tool_without_a_model(tmp_path: Path) -> None:
     assert ":CRON:" in schedule and "+1w>" in schedule
 
 
+def test_a_jobs_prompt_is_no_request_of_the_person(tmp_path: Path) -> None:
+    """A cron job whose heading says "A reminder" and whose prompt says "in the evening"
+    scheduled a job of its own: a job's prompt is its model's, not read as intents."""
+    from passepartout.signals import Keyword
+
+    agent, rec = make_agent(make_config(tmp_path, PASSEPARTOUT_MODEL="openai/unreachable"))
+    try:
+        agent.loop.process(user_signal(
+            "A reminder from the daemon\n\nIn one short sentence, say why tomatoes are "
+            "best watered in the evening.", session="cron:demo", origin=Keyword("cron")))
+    finally:
+        agent.shutdown()
+    assert not [c for c in rec.of("tool") if c["name"] == "schedule"]
+    assert not (tmp_path / "memex" / "system" / "schedule.org").exists()
+
+
 @pytest.mark.attack
 def test_a_request_for_a_secret_is_refused_and_runs_nothing(tmp_path: Path) -> None:
     agent, rec = make_agent(make_config(tmp_path, PASSEPARTOUT_MODEL="openai/unreachable"))

@@ -9,7 +9,7 @@ SHIPPED: dict[str, str] = {
     'flightplans.py': 'fe88d4a8509b3529754392d1c09e97bb5889530036bc167a07d19bba6f2041c5',
     'gardener.py': '4cf8720103f06d5dabebe14b5357259de27ad8343f67b6006b24ccf899b67fc9',
     'hooks.py': '7ebd102e0069c0570c2b7ff3bbe3554aa6401a7d4c59070d1d63c30d5c1e712c',
-    'intents.py': '62363e48effdefcaee25caca3d96a63ab42f4740e3cda4699555a495e8fe32b9',
+    'intents.py': 'db2b95428e25fb2a3071b78693bf0e863a30dd7dd70100967b2e431297c99183',
     'mcp.py': 'dd50671437096f66da672423bcdcd340dc02e83c230db8dfa5f6b386a4f10f13',
     'memory.py': '976c196b0d02101fc284e6bcbc6705d407cb64d92e2eba60a0c2cf7342a40a5b',
     'orgtools.py': '7cdc7537441197c654a543c7b7083a069bba08284bd1f81e1f35bb539efc6504',
