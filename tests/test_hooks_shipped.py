@@ -97,6 +97,36 @@ def test_verify_integrity_warns_of_an_edit_outside_the_agent(
         agent.shutdown()
 
 
+def test_verify_integrity_is_not_fooled_by_a_snapshot_taken_after_the_change(
+    tmp_path: Path, env: dict[str, str], model: FakeLLM
+) -> None:
+    """With snapshot and verify-integrity on one heading, the snapshot hook's new
+    snapshot of the changed heading, taken first, made the check read 'intact'."""
+    import time
+
+    from passepartout.events.hooks import HookEvent
+    from passepartout.events.scan import scan_file
+
+    agent = make_agent(tmp_path, env,
+                       {"projects/p.org": heading("verify-integrity", "Amount: 100")})
+    store = agent.services["memory"]
+    try:
+        path = Path(env["MEMEX_DIR"]) / "projects/p.org"
+        edit(path, "Amount: 100", "Amount: 900")  # not approved: no hook fires by itself
+        (node,) = scan_file(path).nodes
+        changed_at = time.time()
+        wait_until(lambda: "Amount: 900" in str(store.search("Amount 900")),
+                   what="memory's import of the edit")
+        store.snapshot("hook: Watched changed")  # as the snapshot hook would take it
+        (handler,) = agent.services["orchestrator"].hooks._handlers["verify-integrity"]
+        said = handler.fn(HookEvent("verify-integrity", "changed", node.id, node.heading,
+                                    str(path), None, node.body, "emacs", None, node,
+                                    at=changed_at))
+        assert "changed outside the agent" in said and "snapshot #1" in said, said
+    finally:
+        agent.shutdown()
+
+
 def test_verify_integrity_sees_an_edit_made_while_the_agent_was_down(
     tmp_path: Path, env: dict[str, str], model: FakeLLM
 ) -> None:

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from passepartout.events.eventlog import Entry, EventLog
@@ -37,6 +38,9 @@ class HookEvent:
     source: str  # emacs | disk | scan
     old_node: OrgNode | None = None
     new_node: OrgNode | None = None
+    # When the change reached the hooks: what a handler did after it (a snapshot of the
+    # changed heading) is no record of how things were before it.
+    at: float = field(default_factory=time.time)
 
 
 HookHandler = Callable[[HookEvent], Any]

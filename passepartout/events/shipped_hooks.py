@@ -103,7 +103,9 @@ class ShippedHooks:
         now = _memory_node(Path(node.file).read_text(encoding="utf-8"), relpath, node)
         if now is None:
             return "the heading is no longer in its file"
-        snapshots = store.snapshots()
+        # The snapshots from before the change (the snapshot hook may have just made
+        # one of the changed heading, which would read as intact).
+        snapshots = [s for s in store.snapshots() if s.created < event.at]
         if event.source == "scan":
             # Changed while the agent was down: this start's import has taken the new
             # text into memory, so the copy to compare with is the one from before.
