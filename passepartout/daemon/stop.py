@@ -36,16 +36,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     state = Config.load().home
     home = HomeLock(state)
+    started = time.monotonic()
     try:
         place = Place.find(state)
         pidfd, pid = _daemon_pidfd(state)
+        if pidfd is None and (place.held() or home.held()):
+            # Starting: it is proved (and so may be signalled) only once it answers.
+            print("passepartout stop: the daemon is starting; waiting until it answers")
+            while pidfd is None and (place.held() or home.held()):
+                if time.monotonic() - started > args.timeout:
+                    print(f"passepartout stop: the daemon did not answer within "
+                          f"{args.timeout:g} s; nothing was signalled", file=sys.stderr)
+                    return 1
+                time.sleep(0.1)
+                pidfd, pid = _daemon_pidfd(state)
     except DaemonError as err:
         print(f"passepartout stop: {err.message}; nothing was signalled", file=sys.stderr)
         return 1
     if pidfd is None:
         print("passepartout stop: no daemon runs")
         return 0
-    started = time.monotonic()
     try:
         with contextlib.suppress(ProcessLookupError):  # exited meanwhile
             signal.pidfd_send_signal(pidfd, signal.SIGTERM)
