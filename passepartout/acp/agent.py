@@ -39,7 +39,7 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
-from passepartout import __version__
+from passepartout import __version__, workspace
 from passepartout.acp.permission import NO, OPTIONS, Answer, answer_of
 from passepartout.acp.updates import (
     PromptError,
@@ -64,6 +64,7 @@ from passepartout.daemon.face import (
     TurnError,
 )
 from passepartout.daemonclient import DaemonError
+from passepartout.errors import ProtocolError
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +92,7 @@ class AcpAgent:
     context_max: int | None = None  # CONTEXT_MAX_TOKENS: the most a turn's context holds
     _held: list[Notice] = field(default_factory=list)  # notices kept for after a turn
     _issued: set[str] = field(default_factory=set)  # sessions created here
+    _cwd: dict[str, str] = field(default_factory=dict)  # each session's working directory
     _extensions: bool = False  # the client reads ``_passepartout/notice``
     _tasks: set[asyncio.Future[None]] = field(default_factory=set)
 
@@ -118,6 +120,7 @@ class AcpAgent:
     async def new_session(self, cwd: str, mcp_servers: Any = None,
                           **kwargs: Any) -> NewSessionResponse:
         session = f"acp-{uuid.uuid4().hex[:12]}"
+        self._cwd[session] = _working_directory(cwd)
         self._issued.add(session)
         self._last_session = session
         return NewSessionResponse(session_id=session)
@@ -125,6 +128,7 @@ class AcpAgent:
     async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None,
                            **kwargs: Any) -> LoadSessionResponse:
         history = await self._known_history(session_id)
+        self._cwd[session_id] = _working_directory(cwd)
         for update in history_updates(history):
             await self._update(session_id, update)
         self._last_session = session_id
@@ -134,6 +138,7 @@ class AcpAgent:
     async def resume_session(self, session_id: str, cwd: str, mcp_servers: Any = None,
                              **kwargs: Any) -> ResumeSessionResponse:
         await self._known_history(session_id)
+        self._cwd[session_id] = _working_directory(cwd)
         self._last_session = session_id
         return ResumeSessionResponse()
 
@@ -163,8 +168,11 @@ class AcpAgent:
                 {"message": f"a prompt is already running in session {session_id}"})
         self._last_session = session_id
         await self._flush_held(session_id)  # before the reply, not inside it
-        context = {"attachments": parts.attachments} if parts.attachments else None
-        turn = await self._face(self.face.send, session_id, parts.text, context=context)
+        context: dict[str, Any] = {"attachments": parts.attachments} if parts.attachments else {}
+        if session_id in self._cwd:  # the session's directory is the turn's workspace
+            context[workspace.META_KEY] = self._cwd[session_id]
+        turn = await self._face(self.face.send, session_id, parts.text,
+                                context=context or None)
         running = self._running[session_id] = _Running(turn)
         try:
             stop = await self._follow(session_id, running)
@@ -348,3 +356,12 @@ def advertises_notices(capabilities: Any) -> bool:
     meta = getattr(capabilities, "field_meta", None)
     ours = meta.get(EXTENSION) if isinstance(meta, dict) else None
     return isinstance(ours, dict) and ours.get("notice") is True
+
+
+def _working_directory(cwd: Any) -> str:
+    """A session's ``cwd`` (the spec: an absolute path) as the workspace of its turns;
+    an invalid one is refused with the reason, before any turn."""
+    try:
+        return str(workspace.checked(cwd))
+    except ProtocolError as err:
+        raise RequestError.invalid_params({"message": f"cwd: {err.message}"}) from None
