@@ -22,8 +22,8 @@ import pytest
 from daemon_proc import Daemons, scratch_daemons, wait_for
 from fakellm import FakeLLM
 
-from passepartout.daemonclient import connect
 from passepartout.testing.jobapproval import approve_jobs
+from passepartout.wire.client import connect
 
 JOB = """* Check the backups
 :PROPERTIES:

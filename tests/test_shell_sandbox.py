@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from passepartout.doctor import check_sandbox
+from passepartout.cli.doctor import check_sandbox
 from passepartout.security import sandbox_scope
 from passepartout.security.git_hardening import GIT_ENV
 from passepartout.security.sandbox import (
