@@ -34,7 +34,15 @@ from passepartout.memory.schema import (
     connect,
     default_path,
 )
-from passepartout.memory.search import POOL, SearchHit, fuse, one_line, text_hits
+from passepartout.memory.search import (
+    FTS_LAYOUT,
+    POOL,
+    SPAN,
+    SearchHit,
+    fuse,
+    one_line,
+    text_hits,
+)
 from passepartout.memory.tree import HeadTree, Pending, Row
 from passepartout.memory.verify import VerifyReport, check_tree, reachable
 
@@ -118,6 +126,9 @@ class MemoryStore:
             if store._tree.meta("head") is None:
                 store._tree.set_meta("head", store._io.save(root_object(None)))
                 store._tree.set_meta("count", "0")
+                store._tree.set_meta("fts", FTS_LAYOUT)
+            elif store._tree.meta("fts") != FTS_LAYOUT:  # indexed before passages
+                store._tree.rebuild_fts()
         if verify and clean_head is not None and clean_head == store._tree.head():
             store.load_report = VerifyReport(clean_head, store._tree.node_count(), clean=True)
             store._vouched = True
@@ -506,7 +517,7 @@ class MemoryStore:
             self._check_open()
             rows = self._conn.execute(
                 "SELECT idx.id, fts.title, embeddings.vec FROM idx JOIN embeddings USING (ckey)"
-                " JOIN fts ON fts.rowid = idx.rowid"
+                " JOIN fts ON fts.rowid = idx.rowid * ?", (SPAN,)
             ).fetchall()
             return [(r[0], r[1], bytes(r[2])) for r in rows]
 
