@@ -73,6 +73,11 @@ class StoreStats:
     bytes_on_disk: int
 
 
+# How vectors are stored: a node's bytes are one float32 vector per piece of its
+# text (embeddings.py); stores from before kept one averaged vector a node.
+VECTORS = "pieces-1"
+
+
 class SemanticSearch(Protocol):
     """What an embedding index offers the store (see ``embeddings.py``)."""
 
@@ -437,11 +442,13 @@ class MemoryStore:
 
     def use_embedder(self, name: str) -> None:
         """Record which model the stored vectors come from; a different one than
-        before drops them all (they are recomputed in the background)."""
+        before, or vectors stored before one per piece (``VECTORS``), drops them
+        all (they are recomputed in the background)."""
         with self._txn():
-            if self._tree.meta("embedder") != name:
+            if self._tree.meta("embedder") != name or self._tree.meta("vectors") != VECTORS:
                 self._conn.execute("DELETE FROM embeddings")
                 self._tree.set_meta("embedder", name)
+                self._tree.set_meta("vectors", VECTORS)
 
     def _described(self, hits: list[SearchHit]) -> list[SearchHit]:
         """Fill in each hit's file, and a snippet for hits full text did not find."""
