@@ -62,6 +62,16 @@ def pieces(text: str, size: int = CHUNK_CHARS, most: int = MAX_CHUNKS) -> list[s
     return out or [text[:size]]
 
 
+def titled_pieces(text: str) -> list[str]:
+    """A node's text (its title on the first line) in pieces, each after the title
+    (cut to a quarter of a piece) and none longer than ``CHUNK_CHARS``."""
+    title, _nl, body = text.partition("\n")
+    head = title[: CHUNK_CHARS // 4]
+    if not body.strip():
+        return [head]
+    return [f"{head}\n{p}" for p in pieces(body, CHUNK_CHARS - len(head) - 1)]
+
+
 def model_available(model: str = DEFAULT_MODEL) -> bool:
     """True when the package carrying ``model``'s weights is installed."""
     return model in MODELS and installed(model)
@@ -215,18 +225,16 @@ class EmbeddingIndex:
             self._queue.put(item)
 
     def piece_vectors(self, texts: Sequence[str]) -> list[np.ndarray]:
-        """For each text, one unit vector per piece of it (see ``pieces``), each piece
-        after the text's first line (a node's title) when it does not start with it;
-        the model called on at most ``self.batch`` pieces at a time."""
+        """For each text, one unit vector per piece of it (``titled_pieces``), the
+        model called on at most ``self.batch`` pieces at a time."""
         import numpy as np
 
         owner: list[int] = []
         flat: list[str] = []
         for i, text in enumerate(texts):
-            title = text.split("\n", 1)[0]
-            for piece in pieces(text):
+            for piece in titled_pieces(text):
                 owner.append(i)
-                flat.append(piece if piece.startswith(title) else f"{title}\n{piece}")
+                flat.append(piece)
         rows: list[list[np.ndarray]] = [[] for _ in texts]
         for start in range(0, len(flat), self.batch):
             vecs = np.asarray(self.embedder.embed(flat[start : start + self.batch]),
@@ -269,7 +277,7 @@ class EmbeddingIndex:
         group: list[tuple[str, str]] = []
         size = 0
         for ck, text in unique.items():
-            n = len(pieces(text))
+            n = len(titled_pieces(text))
             if group and size + n > self.batch:
                 if not self._store_group(group):
                     return False
