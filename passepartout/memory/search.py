@@ -129,10 +129,15 @@ def text_hits(conn: sqlite3.Connection, query: str, k: int) -> list[SearchHit]:
         node = rowid // SPAN
         if node not in best:
             best[node] = (float(score), rowid)
+    parents = _parents(conn, list(best))
     titles = _title_scores(conn, match)
     scored = []
     for node, (score, passage) in best.items():
-        scored.append((score + PATH_WEIGHT * _path_score(conn, node, titles), node, passage))
+        path, up = 0.0, parents.get(node)
+        while up is not None:
+            path += titles.get(up, 0.0)
+            up = parents.get(up)
+        scored.append((score + PATH_WEIGHT * path, node, passage))
     scored.sort(key=lambda t: (-t[0], t[1]))
     hits = []
     for score, node, passage in scored[:k]:
@@ -146,31 +151,36 @@ def text_hits(conn: sqlite3.Connection, query: str, k: int) -> list[SearchHit]:
     return hits
 
 
+def _parents(conn: sqlite3.Connection, nodes: list[int]) -> dict[int, int | None]:
+    """Index rowid -> its parent's (None at the top) for ``nodes`` and every ancestor
+    of theirs: one query per level of the outline."""
+    parents: dict[int, int | None] = {}
+    todo = list(dict.fromkeys(nodes))
+    for _ in range(64):  # deeper outlines than this are not org files
+        if not todo:
+            break
+        found: dict[int, int] = {}
+        for i in range(0, len(todo), 500):
+            part = todo[i : i + 500]
+            found.update(conn.execute(
+                "SELECT c.rowid, p.rowid FROM idx AS c JOIN idx AS p ON p.id = c.parent"
+                f" WHERE c.rowid IN ({','.join('?' * len(part))})", part).fetchall())
+        for n in todo:
+            parents[n] = found.get(n)
+        todo = [p for p in dict.fromkeys(found.values()) if p not in parents]
+    return parents
+
+
 def _title_scores(conn: sqlite3.Connection, match: str) -> dict[int, float]:
-    """Node rowid -> score of its title alone against the query, for matching titles."""
+    """Index rowid -> the score of its title alone against the query, for every node
+    whose title matches (one pass over the first passages)."""
     out: dict[int, float] = {}
     for rowid, score in conn.execute(
-        "SELECT rowid, -bm25(fts, 1.0, 0.0) FROM fts WHERE fts MATCH ?"
-        " AND rowid % ? = 0",
+        "SELECT rowid, -bm25(fts, 1.0, 0.0) FROM fts WHERE fts MATCH ? AND rowid % ? = 0",
         ("{title} : (" + match + ")", SPAN),
     ):
         out[rowid // SPAN] = float(score)
     return out
-
-
-def _path_score(conn: sqlite3.Connection, node: int, titles: dict[int, float]) -> float:
-    """The title scores of ``node``'s ancestors, summed (its outline path's match)."""
-    total = 0.0
-    for _ in range(64):  # deeper outlines than this are not org files
-        row = conn.execute(
-            "SELECT p.rowid FROM idx AS c JOIN idx AS p ON p.id = c.parent WHERE c.rowid = ?",
-            (node,),
-        ).fetchone()
-        if row is None:
-            return total
-        node = int(row[0])
-        total += titles.get(node, 0.0)
-    return total
 
 
 def fuse(text: Sequence[SearchHit], vector: Sequence[SearchHit], k: int) -> list[SearchHit]:
