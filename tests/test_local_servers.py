@@ -15,11 +15,11 @@ import pytest
 from fake_localserver import FakeLocalServer
 from fakellm import FakeLLM
 from llm_agent import make_config
+from passepartout.cli.doctor import check_local_servers, provider_keys
+from passepartout.faces.terminal.chat import run_chat
+from passepartout.server.methods import METHODS, Bridge
 
-from passepartout.bridge import METHODS, Bridge
-from passepartout.channels.terminal import run_chat
 from passepartout.config import Config
-from passepartout.doctor import check_local_servers, provider_keys
 from passepartout.llm import localserver
 from passepartout.llm.provider import Provider
 
