@@ -2,8 +2,11 @@
 
 For each embedder installed here (offline: weights from its package, no hub) and
 for full text alone (SQLite FTS5, bm25): recall@10 and MRR (mean reciprocal rank of
-the first right note in the top 10) over the 48 queries of the tuning half and the 45
-of the held-out half (never used to tune search), by kind of query; the time to embed
+the first right note in the top 10), by kind of query, over the 48 queries of the
+tuning half and the 45 written with them on the same notes ("notes-2"), and over
+Org's ORG-NEWS (bench/retrieval_orgnews.py): 25 more tuning questions on Org 9.x
+("tuning-9") and the held-out half, 45 questions on Org 8.3 and older written before
+search was tuned and never used to tune it; the time to embed
 1,000 notes, the model's load time, and recall@10 of hybrid search (full text and
 vectors fused by rank, what ``memory search`` does).
 Recall is also given by kind of query (word, meaning, mixed), and "top1" is the
@@ -29,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np
 
+from bench import retrieval_orgnews as orgnews
 from bench.retrieval_set import HELDOUT_QUERIES, QUERIES, note_count, texts, write_memex
 from passepartout.memory import Embedder, EmbeddingIndex, MemoryStore, SearchHit
 from passepartout.memory.embedders import DEFAULT_MODEL, MODELS, installed
@@ -47,7 +51,7 @@ def median_time(fn: Callable[[], object], runs: int = RUNS) -> float:
     return statistics.median(times)
 
 
-HALVES = {"tuning": QUERIES, "held-out": HELDOUT_QUERIES}
+HALVES = {"tuning": QUERIES, "notes-2": HELDOUT_QUERIES}
 
 
 def recall(search: Callable[[str], list[SearchHit]],
@@ -71,10 +75,11 @@ def recall(search: Callable[[str], list[SearchHit]],
     return out
 
 
-def halves(search: Callable[[str], list[SearchHit]], label: str) -> list[str]:
+def halves(search: Callable[[str], list[SearchHit]], label: str,
+           sets: dict[str, list[tuple[str, str, tuple[str, ...]]]] = HALVES) -> list[str]:
     """recall@K and MRR of one way of searching on each half of the set, as lines."""
     lines = []
-    for half, queries in HALVES.items():
+    for half, queries in sets.items():
         r = recall(search, queries)
         lines.append(f"  {label:<26}{half:<9} recall@{K} {r['all']:5.3f}  MRR {r['mrr']:5.3f}  "
                      + "  ".join(f"{k} {r[k]:4.2f}" for k in KINDS))
@@ -101,6 +106,28 @@ def fts_time(notes: list[str]) -> float:
 
 def fmt(r: dict[str, float]) -> str:
     return f"{r['all']:6.3f}  " + "  ".join(f"{r[k]:5.2f}" for k in (*KINDS, "top"))
+
+
+def orgnews_halves() -> list[str]:
+    """Full text alone and hybrid search over the ORG-NEWS memex, on its questions
+    on Org 9.x (tuning) and on Org 8.3 and older (held out; bench/retrieval_orgnews.py)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        memex = Path(tmp) / "memex"
+        orgnews.write_memex(memex)
+        store = MemoryStore.open(Path(tmp) / "memory.sqlite3")
+        store.import_memex(memex)
+        sets = {"tuning-9": orgnews.resolve(store, orgnews.TUNING),
+                "held-out": orgnews.resolve(store, orgnews.HELDOUT)}
+        lines = halves(lambda q: store.text_search(q, K), "full text alone (bm25)", sets)
+        if installed(DEFAULT_MODEL):
+            index = EmbeddingIndex(store, Embedder(DEFAULT_MODEL)).start()
+            try:
+                if index.wait_idle(600):
+                    lines += halves(lambda q: store.search(q, K), f"hybrid ({DEFAULT_MODEL})", sets)
+            finally:
+                index.stop()
+        store.close()
+    return lines
 
 
 def main() -> int:
@@ -145,7 +172,9 @@ def main() -> int:
             print(f"{label:<22}{fmt(vec)}  {per_1k * 1000:9.1f} ms  {load:5.2f} s"
                   f"  {fmt(hybrid)}")
         store.close()
-    print("both halves of the set (the held-out half never tunes search):")
+    summary += orgnews_halves()
+    print("both halves (the held-out half, ORG-NEWS of Org 8.3 and older, never tunes search;"
+          " notes-2 was written with the tuning half, on its notes):")
     print("\n".join(summary))
     dims = MODELS[DEFAULT_MODEL].dims
     matrix = np.random.default_rng(0).standard_normal((100_000, dims)).astype(np.float32)

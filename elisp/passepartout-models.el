@@ -74,7 +74,8 @@ text (the system addition) fill the preset's plist."
 (defun passepartout-models-candidates ()
   "Return the models the server is configured with, default first.
 Each is a string; the server lists its default, each tier's model, the
-fallbacks and the local model."
+fallbacks and the local model, then the models of an Ollama or llama.cpp
+server running on this machine (as ollama/NAME and llamafile/NAME)."
   (let ((listed (passepartout-call-sync 'models nil)))
     (or (plist-get listed :all)
         (user-error "Passepartout: the server names no model"))))

@@ -112,6 +112,46 @@ def test_another_model_drops_the_stored_vectors(tmp_path: Path, embedder: Embedd
     store.close()
 
 
+def test_a_long_node_is_found_by_its_best_piece(tmp_path: Path, embedder: Embedder) -> None:
+    # One piece of a long page of meeting minutes is about watering tomatoes; an
+    # average of all its pieces would mean "meetings" and lose to the short notes.
+    minutes = "\n\n".join(
+        f"Item {i}: the committee approved the budget, the minutes of the last"
+        " meeting were read and the treasurer reported on the accounts." * 6
+        for i in range(12))
+    watering = "Tomatoes want deep watering twice a week in July, at the roots."
+    store = MemoryStore.open(tmp_path)
+    store.put(MemoryNode("page", "Allotment society", body=minutes + "\n\n" + watering))
+    for i, (title, body) in enumerate([
+        ("Greenhouse", "The heater keeps frost off the chillies in January."),
+        ("Compost", "Turn the heap every three weeks; add cardboard."),
+        ("Lawn", "Scarify in September and overseed the bare patch."),
+        ("Seeds", "Order beans and rocket from the catalogue."),
+    ]):
+        store.put(MemoryNode(f"n{i}", title, body=body))
+    try:
+        assert EmbeddingIndex(store, embedder).attach()
+        row = store._conn.execute("SELECT length(vec) FROM embeddings JOIN idx USING (ckey)"
+                                  " WHERE idx.id = 'page'").fetchone()
+        assert row[0] > embedder.spec.dims * 4  # one vector per piece, not one a node
+        hits = EmbeddingIndex(store, embedder).search("how often to water tomato plants", 5, None)
+        assert hits is not None and hits[0].id == "page"
+    finally:
+        store.close()
+
+
+def test_vectors_stored_one_a_node_are_dropped(tmp_path: Path, embedder: Embedder) -> None:
+    store = MemoryStore.open(tmp_path)
+    store.put(MemoryNode("a", "Alpha", body="tomatoes"))
+    assert EmbeddingIndex(store, embedder).attach()
+    assert store.stats().embedded == 1
+    # A store from before pieces: the same model's vectors, but averaged per node.
+    store._conn.execute("DELETE FROM meta WHERE key = 'vectors'")
+    store.use_embedder(DEFAULT_MODEL)
+    assert store.stats().embedded == 0
+    store.close()
+
+
 def test_without_a_loaded_model_search_is_full_text(tmp_path: Path) -> None:
     store = MemoryStore.open(tmp_path)
     store.put(MemoryNode("a", "Alpha", body="tomatoes"))

@@ -256,6 +256,21 @@ def check_provider(config: Config) -> list[Check]:
     return [Check("provider key", True, f"{model}: a key is set"), probe_model(model)]
 
 
+def check_local_servers() -> list[Check]:
+    """An Ollama or llama.cpp server on this machine, whose models the picker offers."""
+    from passepartout.llm.localserver import detect, llamacpp_base, ollama_base
+
+    servers = detect()
+    if not servers:
+        return [Check("local model server", True,
+                      f"none answering (Ollama at {ollama_base()}, llama.cpp server at "
+                      f"{llamacpp_base()}); optional")]
+    return [Check("local model server", True,
+                  f"{s.line()} (offered by /model and the model picker"
+                  + (f"; or set PASSEPARTOUT_MODEL={s.models[0]})" if s.models else ")"))
+            for s in servers]
+
+
 def provider_keys(model: str) -> list[str]:
     """The variables litellm misses to call ``model`` (empty when it has what it needs)."""
     from passepartout.llm.provider import load_litellm
@@ -265,7 +280,9 @@ def provider_keys(model: str) -> list[str]:
     except Exception as err:  # an unknown provider: the request below says more
         logging.getLogger(__name__).debug("validate_environment(%s): %s", model, err)
         return []
-    return [] if found.get("keys_in_environment") else list(found.get("missing_keys") or [])
+    missing = [] if found.get("keys_in_environment") else list(found.get("missing_keys") or [])
+    # Unset, litellm calls Ollama on its default local port: not a missing key.
+    return [k for k in missing if k != "OLLAMA_API_BASE"]
 
 
 def probe_model(model: str, *, connect_timeout: float = PROBE_CONNECT_TIMEOUT,
@@ -303,6 +320,7 @@ def run_checks(config: Config,
         lambda: check_settings(origins or {}),
         lambda: check_model(config),
         lambda: check_provider(config),
+        check_local_servers,
         lambda: check_optional("local model", "passepartout.llm.local", "local_model_available"),
         check_sandbox,
         lambda: check_skills(config),

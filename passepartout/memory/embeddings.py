@@ -13,8 +13,10 @@ of a memex after its import), search uses the vectors there are so far.
 Memory stays bounded whatever the notes: a model pads each batch to its longest
 text, so no batch holds more than ``MAX_BATCH`` texts and no text more than
 ``CHUNK_CHARS`` characters. A longer node is embedded in pieces (at most
-``MAX_CHUNKS``; the rest of a very long node is left to full-text search) whose
-vectors are averaged, weighted by their length.
+``MAX_CHUNKS``; the rest of a very long node is left to full-text search), each
+after the node's title, and each piece's vector is kept: a node scores by its best
+piece, so a long node is found by the passage that means what the query means
+rather than by an average of everything it says.
 """
 
 from __future__ import annotations
@@ -58,6 +60,16 @@ def pieces(text: str, size: int = CHUNK_CHARS, most: int = MAX_CHUNKS) -> list[s
             out.append(piece)
         start = end
     return out or [text[:size]]
+
+
+def titled_pieces(text: str) -> list[str]:
+    """A node's text (its title on the first line) in pieces, each after the title
+    (cut to a quarter of a piece) and none longer than ``CHUNK_CHARS``."""
+    title, _nl, body = text.partition("\n")
+    head = title[: CHUNK_CHARS // 4]
+    if not body.strip():
+        return [head]
+    return [f"{head}\n{p}" for p in pieces(body, CHUNK_CHARS - len(head) - 1)]
 
 
 def model_available(model: str = DEFAULT_MODEL) -> bool:
@@ -129,7 +141,7 @@ class EmbeddingIndex:
         self._queue: queue.Queue[tuple[str, str] | None] = queue.Queue()
         self._busy = threading.Event()
         self._thread: threading.Thread | None = None
-        self._cache: tuple[int, list[str], list[str], Any] | None = None
+        self._cache: tuple[int, list[str], list[str], Any, Any] | None = None
         self._version = 0
 
     def start(self) -> EmbeddingIndex:
@@ -181,10 +193,11 @@ class EmbeddingIndex:
             return None
         import numpy as np
 
-        ids, titles, matrix = self._matrix()
+        ids, titles, matrix, starts = self._matrix()
         if not ids:
             return []
-        scores = matrix @ self.vectors([query])[0]
+        # Each node's best piece: its rows are contiguous, starting at ``starts``.
+        scores = np.maximum.reduceat(matrix @ self.vectors([query])[0], starts)
         order = np.argsort(-scores)[:k]
         return [
             SearchHit(ids[i], titles[i], float(scores[i]), "embedding")
@@ -192,23 +205,44 @@ class EmbeddingIndex:
             if threshold is None or scores[i] >= threshold
         ]
 
-    def _matrix(self) -> tuple[list[str], list[str], Any]:
+    def _matrix(self) -> tuple[list[str], list[str], Any, Any]:
+        """Node ids, titles, every stored piece's vector as a row (a node's rows
+        together) and the first row of each node."""
         import numpy as np
 
         key = hash((self.store.root_hash(), self._version))
         if self._cache is None or self._cache[0] != key:
             rows = self.store.head_vectors()
-            mat = (
-                np.stack([np.frombuffer(v, dtype=np.float32) for _i, _t, v in rows])
-                if rows
-                else np.zeros((0, self.embedder.spec.dims), dtype=np.float32)
-            )
-            self._cache = (key, [r[0] for r in rows], [r[1] for r in rows], mat)
-        return self._cache[1], self._cache[2], self._cache[3]
+            dims = self.embedder.spec.dims
+            blocks = [np.frombuffer(v, dtype=np.float32).reshape(-1, dims) for _i, _t, v in rows]
+            mat = np.concatenate(blocks) if blocks else np.zeros((0, dims), dtype=np.float32)
+            starts = np.cumsum([0] + [len(b) for b in blocks[:-1]]).astype(np.intp)
+            self._cache = (key, [r[0] for r in rows], [r[1] for r in rows], mat, starts)
+        return self._cache[1], self._cache[2], self._cache[3], self._cache[4]
 
     def _enqueue(self, changed: list[tuple[str, str]]) -> None:
         for item in changed:
             self._queue.put(item)
+
+    def piece_vectors(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """For each text, one unit vector per piece of it (``titled_pieces``), the
+        model called on at most ``self.batch`` pieces at a time."""
+        import numpy as np
+
+        owner: list[int] = []
+        flat: list[str] = []
+        for i, text in enumerate(texts):
+            for piece in titled_pieces(text):
+                owner.append(i)
+                flat.append(piece)
+        rows: list[list[np.ndarray]] = [[] for _ in texts]
+        for start in range(0, len(flat), self.batch):
+            vecs = np.asarray(self.embedder.embed(flat[start : start + self.batch]),
+                              dtype=np.float32)
+            for i, v in zip(owner[start : start + self.batch], vecs, strict=True):
+                rows[i].append(v)
+        dims = self.embedder.spec.dims
+        return [np.stack(r) if r else np.zeros((0, dims), dtype=np.float32) for r in rows]
 
     def vectors(self, texts: Sequence[str]) -> np.ndarray:
         """One unit vector per text, the model called on at most ``self.batch``
@@ -243,7 +277,7 @@ class EmbeddingIndex:
         group: list[tuple[str, str]] = []
         size = 0
         for ck, text in unique.items():
-            n = len(pieces(text))
+            n = len(titled_pieces(text))
             if group and size + n > self.batch:
                 if not self._store_group(group):
                     return False
@@ -254,12 +288,12 @@ class EmbeddingIndex:
 
     def _store_group(self, group: list[tuple[str, str]]) -> bool:
         try:
-            vecs = self.vectors([text for _ck, text in group])
+            vecs = self.piece_vectors([text for _ck, text in group])
         except Exception:  # one bad batch must not stop the worker
             log.exception("embedding a batch of %d texts failed", len(group))
             return False
         self.store.store_vectors(
-            [(ck, v.tobytes()) for (ck, _t), v in zip(group, vecs, strict=True)]
+            [(ck, v.tobytes()) for (ck, _t), v in zip(group, vecs, strict=True) if len(v)]
         )
         self._version += 1
         return True

@@ -34,7 +34,15 @@ from passepartout.memory.schema import (
     connect,
     default_path,
 )
-from passepartout.memory.search import POOL, SearchHit, fuse, one_line, text_hits
+from passepartout.memory.search import (
+    FTS_LAYOUT,
+    POOL,
+    SPAN,
+    SearchHit,
+    fuse,
+    one_line,
+    text_hits,
+)
 from passepartout.memory.tree import HeadTree, Pending, Row
 from passepartout.memory.verify import VerifyReport, check_tree, reachable
 
@@ -63,6 +71,11 @@ class StoreStats:
     snapshots: int
     embedded: int
     bytes_on_disk: int
+
+
+# How vectors are stored: a node's bytes are one float32 vector per piece of its
+# text (embeddings.py); stores from before kept one averaged vector a node.
+VECTORS = "pieces-1"
 
 
 class SemanticSearch(Protocol):
@@ -118,6 +131,9 @@ class MemoryStore:
             if store._tree.meta("head") is None:
                 store._tree.set_meta("head", store._io.save(root_object(None)))
                 store._tree.set_meta("count", "0")
+                store._tree.set_meta("fts", FTS_LAYOUT)
+            elif store._tree.meta("fts") != FTS_LAYOUT:  # indexed before passages
+                store._tree.rebuild_fts()
         if verify and clean_head is not None and clean_head == store._tree.head():
             store.load_report = VerifyReport(clean_head, store._tree.node_count(), clean=True)
             store._vouched = True
@@ -426,11 +442,13 @@ class MemoryStore:
 
     def use_embedder(self, name: str) -> None:
         """Record which model the stored vectors come from; a different one than
-        before drops them all (they are recomputed in the background)."""
+        before, or vectors stored before one per piece (``VECTORS``), drops them
+        all (they are recomputed in the background)."""
         with self._txn():
-            if self._tree.meta("embedder") != name:
+            if self._tree.meta("embedder") != name or self._tree.meta("vectors") != VECTORS:
                 self._conn.execute("DELETE FROM embeddings")
                 self._tree.set_meta("embedder", name)
+                self._tree.set_meta("vectors", VECTORS)
 
     def _described(self, hits: list[SearchHit]) -> list[SearchHit]:
         """Fill in each hit's file, and a snippet for hits full text did not find."""
@@ -506,7 +524,7 @@ class MemoryStore:
             self._check_open()
             rows = self._conn.execute(
                 "SELECT idx.id, fts.title, embeddings.vec FROM idx JOIN embeddings USING (ckey)"
-                " JOIN fts ON fts.rowid = idx.rowid"
+                " JOIN fts ON fts.rowid = idx.rowid * ?", (SPAN,)
             ).fetchall()
             return [(r[0], r[1], bytes(r[2])) for r in rows]
 

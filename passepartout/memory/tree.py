@@ -27,6 +27,7 @@ from passepartout.memory.merkle import (
 )
 from passepartout.memory.nodes import ROOT_ID, MemoryNode, content_fields, node_from_fields
 from passepartout.memory.schema import ObjectTable
+from passepartout.memory.search import FTS_LAYOUT, fts_delete, fts_rows, fts_write
 
 Pending = dict[str, dict[str, str | None]]
 ROW_COLUMNS = "rowid, id, parent, pos, hash"
@@ -209,12 +210,12 @@ class HeadTree:
         for rowid, (node, parent, h) in enumerate(reversed(rows), last + 1):
             ckey = content_key(node)
             idx.append((rowid, node.id, parent, node.position, h, ckey))
-            fts.append((rowid, node.title, node.body))
+            fts += fts_rows(rowid, node.title, node.body)
             changed.append((ckey, node.text()))
         self.conn.executemany(
             "INSERT INTO idx(rowid, id, parent, pos, hash, ckey) VALUES (?, ?, ?, ?, ?, ?)", idx
         )
-        self.conn.executemany("INSERT INTO fts(rowid, title, body) VALUES (?, ?, ?)", fts)
+        fts_write(self.conn, fts)
         self.count_delta += len(rows)
         pending.setdefault(pid, {})[top.id] = kids[pid][top.id]
         return True
@@ -247,10 +248,16 @@ class HeadTree:
 
     def fts_set(self, rowid: int, node: MemoryNode, new: bool = False) -> None:
         if not new:
-            self.conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
-        self.conn.execute(
-            "INSERT INTO fts(rowid, title, body) VALUES (?, ?, ?)", (rowid, node.title, node.body)
-        )
+            fts_delete(self.conn, rowid)
+        fts_write(self.conn, fts_rows(rowid, node.title, node.body))
+
+    def rebuild_fts(self) -> None:
+        """Index every node's passages again (a store from before ``FTS_LAYOUT``)."""
+        self.conn.execute("DELETE FROM fts")
+        for row in self.conn.execute(f"SELECT {ROW_COLUMNS} FROM idx").fetchall():
+            node = self.node(Row(*row))
+            fts_write(self.conn, fts_rows(row[0], node.title, node.body))
+        self.set_meta("fts", FTS_LAYOUT)
 
     def depth(self, node_id: str, cache: dict[str, int]) -> int:
         if node_id == ROOT_ID:
@@ -302,7 +309,7 @@ class HeadTree:
 
     def remove_rows(self, rows: list[Row]) -> None:
         for r in rows:
-            self.conn.execute("DELETE FROM fts WHERE rowid = ?", (r.rowid,))
+            fts_delete(self.conn, r.rowid)
             self.conn.execute("DELETE FROM idx WHERE rowid = ?", (r.rowid,))
         self.set_count(self.node_count() - len(rows))
 
@@ -319,7 +326,7 @@ class HeadTree:
         for node_id in removes:
             row = self.row(node_id)
             if row is not None:
-                self.conn.execute("DELETE FROM fts WHERE rowid = ?", (row.rowid,))
+                fts_delete(self.conn, row.rowid)
                 self.conn.execute("DELETE FROM idx WHERE rowid = ?", (row.rowid,))
                 count -= 1
         for node_id, parent, h, obj in upserts:
@@ -383,3 +390,4 @@ class HeadTree:
             n += self.index_node(obj["id"], parent, h, obj)
         self.set_count(n)
         self.set_meta("head", root)
+        self.set_meta("fts", FTS_LAYOUT)

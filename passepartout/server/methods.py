@@ -359,8 +359,10 @@ def _usage(bridge: Bridge, peer: Peer, session: str | None) -> dict[str, Any]:
 
 def _models(bridge: Bridge, peer: Peer) -> dict[str, Any]:
     """The models the configuration names, for Emacs's picker: the default, each tier's,
-    the fallbacks and the local one; ``all`` lists them once each, default first."""
+    the fallbacks and the local one, then those of an Ollama or llama.cpp server on
+    this machine (``servers``); ``all`` lists them once each, default first."""
     from passepartout.errors import ConfigError
+    from passepartout.llm.localserver import detect, offered
     from passepartout.llm.models import LOCAL_MODEL, default_model
 
     config = bridge.config
@@ -371,10 +373,12 @@ def _models(bridge: Bridge, peer: Peer) -> dict[str, Any]:
     fallbacks = list(config.fallback_models)
     tiers = {"cognition": config.model_cognition or default,
              "reasoning": config.model_reasoning or default}
-    every = [default, tiers["cognition"], tiers["reasoning"], *fallbacks, LOCAL_MODEL]
+    servers = offered(detect())
+    every = [default, tiers["cognition"], tiers["reasoning"], *fallbacks, LOCAL_MODEL, *servers]
     return {"default": default, "cognition": tiers["cognition"],
             "reasoning": tiers["reasoning"], "fallbacks": fallbacks or None,
-            "local": LOCAL_MODEL, "all": list(dict.fromkeys(m for m in every if m))}
+            "local": LOCAL_MODEL, "servers": servers or None,
+            "all": list(dict.fromkeys(m for m in every if m))}
 
 
 def _status(bridge: Bridge, peer: Peer) -> dict[str, Any]:

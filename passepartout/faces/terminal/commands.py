@@ -1,8 +1,9 @@
 """The terminal's own slash commands: ``/model``, ``/session``, ``/cost``.
 
 They are answered by the chat process itself, without a model: ``/model`` shows the
-model of each tier and ``/model NAME`` chooses one for the rest of this chat (a name
-litellm knows or one of the configured ones; ``/model default`` goes back);
+model of each tier and the models of an Ollama or llama.cpp server on this machine,
+and ``/model NAME`` chooses one for the rest of this chat (a name litellm knows, one
+of the configured ones or one such a server serves; ``/model default`` goes back);
 ``/session`` names the current session, ``/session list`` lists the kept ones and
 ``/session ID`` switches; ``/cost`` shows this session's and today's calls, tokens and
 cost from the ledger.  Other commands (``/help``, ``/skills`` ...) go to the agent's
@@ -18,7 +19,7 @@ from typing import Any
 
 from passepartout.config import Config
 from passepartout.errors import PassepartoutError
-from passepartout.llm import models
+from passepartout.llm import localserver, models
 from passepartout.security.orgtext import one_line
 from passepartout.services import Services
 
@@ -94,6 +95,7 @@ def _show_models(state: ChatState) -> str:
         lines.append(f"{tier}: {first}")
     if state.config.fallback_models:
         lines.append("fallbacks: " + ", ".join(state.config.fallback_models))
+    lines += [f"on this machine: {s.line()}" for s in localserver.detect()]
     if state.model:
         lines.append(f"this chat: {state.model} (chosen with /model; /model default undoes)")
     return "\n".join(lines)
@@ -109,6 +111,9 @@ def _known(config: Config, name: str) -> str | None:
     """Why ``name`` may be used: "configured", "known to litellm", or None."""
     if name in _configured(config):
         return "configured"
+    server = next((s for s in localserver.detect() if name in s.models), None)
+    if server is not None:
+        return f"served by the {server.label} at {server.base}"
     from passepartout.llm.tokens import price
 
     return "known to litellm" if price(name).known else None
