@@ -27,7 +27,8 @@ from passepartout.llm import intents
 from passepartout.security.privacy import private_tag
 from passepartout.signals import plist_to_dict
 
-AGENT = host()
+HOST = host()
+AGENT = HOST.agent if HOST is not None else None
 INTENT_CALL = "intent-"  # the call id of a tool call read from the person's words
 
 

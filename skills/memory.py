@@ -28,7 +28,8 @@ DEPENDS_ON = ["events"]
 
 memory_NOTES_FILE = "agent/notes.org"  # where the agent's own notes live, under MEMEX_DIR
 
-AGENT = host()
+HOST = host()
+AGENT = HOST.agent if HOST is not None else None
 log = logging.getLogger("passepartout.skills.memory")
 
 

@@ -19,26 +19,41 @@ from __future__ import annotations
 import collections
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from passepartout.api import Action, Signal, Verdict, defskill, host, make_tool
 
+if TYPE_CHECKING:
+    from passepartout.agent import Agent
+    from passepartout.security.guard import Security
+
 DEPENDS_ON = ["policy"]
 
-AGENT = host()
+HOST = host()
+AGENT = HOST.agent if HOST is not None else None
 selfimprove_KEPT_TRIALS = 16
 
 
 class selfimprove_Service:
     """The trials run so far (by content hash), the gate, and the two tools."""
 
-    def __init__(self, agent: Any) -> None:
-        from passepartout.security.install import install
-
+    def __init__(self, agent: Agent) -> None:
         self.agent = agent
-        self.sec = install(agent)
+        self._sec: Security | None = None
         self.trials: collections.OrderedDict[str, Any] = collections.OrderedDict()
         self.lock = threading.Lock()
+
+    def start(self) -> None:
+        """The engine starts the skill: the security layer is the policy skill's."""
+        from passepartout.security.install import install
+
+        self._sec = install(self.agent)
+
+    @property
+    def sec(self) -> Security:
+        if self._sec is None:
+            raise RuntimeError("the selfimprove skill is not started")
+        return self._sec
 
     def plan(self, file_name: str, content: str) -> Any:
         from passepartout.engine.loader import SHIPPED_SKILLS_DIR
@@ -158,6 +173,7 @@ if AGENT is not None:
         make_tool(propose_skill, name="propose-skill", impact="high"),
     ]
     defskill("selfimprove", priority=96, depends_on=["policy"],
-             gate=selfimprove_SERVICE.gate, tools=selfimprove_TOOLS)
+             gate=selfimprove_SERVICE.gate, tools=selfimprove_TOOLS,
+             start=selfimprove_SERVICE.start)
 else:
     defskill("selfimprove", priority=96, depends_on=["policy"])
