@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from passepartout.api import Notice, Signal, defskill, host
 from passepartout.events.approval import JobApprovals
@@ -34,6 +35,9 @@ from passepartout.events.hookreplies import HookReplies
 from passepartout.events.orchestrator import Held, Orchestrator
 from passepartout.loop.actions import Action
 from passepartout.signals import Keyword
+
+if TYPE_CHECKING:
+    from passepartout.events.jobs import OrgNode
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +121,7 @@ def _orchestrator() -> Orchestrator:
     return found
 
 
-def events_reflex(signal: Signal) -> Any:
+def events_reflex(signal: Signal) -> list[Action] | None:
     if signal.sensor == "heartbeat":
         if events_RUNNING.heartbeat is not None:
             events_RUNNING.heartbeat.tick()
@@ -141,7 +145,7 @@ def events_trigger(signal: Signal) -> bool:
     return signal.sensor in ("heartbeat", "org-edit", "job-held")
 
 
-def events_allow(action: Any, signal: Signal) -> None:
+def events_allow(action: Action, signal: Signal) -> None:
     """The actuator of ``job:allow``: the person said yes to this exact content."""
     args = action.args
     if action.name != JOB_VERB:
@@ -155,7 +159,7 @@ def events_allow(action: Any, signal: Signal) -> None:
     log.info("approved: %s", held.what)
 
 
-def _legacy(home: Path) -> Any:
+def _legacy(home: Path) -> Callable[[OrgNode], bool]:
     """A job the schedule tool made whose prompt the person approved before this
     version (its sealed record in ``model-jobs.json``)."""
     from passepartout.security.modeljobs import ModelJobs

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from passepartout.api import Notice, Signal, SkillHost, defskill, host, make_tool
+from passepartout.api import Action, Notice, Signal, SkillHost, defskill, host, make_tool
 
 if TYPE_CHECKING:
     from passepartout.agent import Agent
+    from passepartout.events.shipped_hooks import Tier
     from passepartout.memory.store import MemoryStore
 
 DEPENDS_ON = ["events"]
@@ -58,7 +59,7 @@ class hooks_Kit:
         self.replies = replies  # the ``hook`` channel, which the events skill registered
         self.echoes = Echoes()
 
-        def run_prompt(node_id: str, prompt: str, tier: Any, file: str) -> bool:
+        def run_prompt(node_id: str, prompt: str, tier: Tier, file: str) -> bool:
             return bool(orchestrator.dispatcher.run_prompt(node_id, prompt, tier, "hook", file))
 
         self.hooks = ShippedHooks(HookTools(
@@ -165,7 +166,7 @@ def hooks_trigger(signal: Signal) -> bool:
     return bool(signal.meta.get(SENSOR))
 
 
-def hooks_reflex(signal: Signal) -> Any:
+def hooks_reflex(signal: Signal) -> Action | None:
     from passepartout.events.hookact import SENSOR, TICKET_ARG
 
     if signal.sensor != SENSOR:  # the tool's output, or an error: reported already

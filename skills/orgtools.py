@@ -33,7 +33,7 @@ from passepartout.api import Action, Signal, Tool, Verdict, defskill, host, make
 
 if TYPE_CHECKING:
     from passepartout.agent import Agent
-    from passepartout.orgedit.files import OrgFiles
+    from passepartout.orgedit.files import OrgFiles, Plan
     from passepartout.security.guard import Security
 
 DEPENDS_ON = ["policy"]
@@ -93,7 +93,7 @@ class orgtools_Service:
             raise OrgEditError(reason or f"{raw}: an unusable path")
         return resolved.path
 
-    def plan(self, name: str, args: dict[str, Any]) -> Any:
+    def plan(self, name: str, args: dict[str, Any]) -> Plan:
         from passepartout.orgedit.edits import NewHeading
 
         f = self.files
@@ -164,7 +164,7 @@ class orgtools_Service:
         self.show_in_emacs(plan)
         return done
 
-    def show_in_emacs(self, plan: Any) -> None:
+    def show_in_emacs(self, plan: Plan) -> None:
         """Give the buffers visiting the edited files the same edit (undo takes it back;
         a buffer with unsaved changes keeps them): ``passepartout--on-org-edit``."""
         from passepartout.channels.emacs import ON_ORG_EDIT

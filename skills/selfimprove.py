@@ -19,13 +19,15 @@ from __future__ import annotations
 import collections
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from passepartout.api import Action, Signal, Verdict, defskill, host, make_tool
 
 if TYPE_CHECKING:
     from passepartout.agent import Agent
     from passepartout.security.guard import Security
+    from passepartout.selfimprove.proposal import Proposal
+    from passepartout.selfimprove.trial import Trial
 
 DEPENDS_ON = ["policy"]
 
@@ -40,7 +42,7 @@ class selfimprove_Service:
     def __init__(self, agent: Agent) -> None:
         self.agent = agent
         self._sec: Security | None = None
-        self.trials: collections.OrderedDict[str, Any] = collections.OrderedDict()
+        self.trials: collections.OrderedDict[str, Trial] = collections.OrderedDict()
         self.lock = threading.Lock()
 
     def start(self) -> None:
@@ -55,14 +57,14 @@ class selfimprove_Service:
             raise RuntimeError("the selfimprove skill is not started")
         return self._sec
 
-    def plan(self, file_name: str, content: str) -> Any:
+    def plan(self, file_name: str, content: str) -> Proposal:
         from passepartout.engine.loader import SHIPPED_SKILLS_DIR
         from passepartout.selfimprove.proposal import plan
 
         return plan(file_name, content, skills_dir=self.agent.config.skills_dir,
                     shipped_dir=SHIPPED_SKILLS_DIR)
 
-    def trial(self, proposal: Any) -> Any:
+    def trial(self, proposal: Proposal) -> Trial:
         from passepartout.security.sandbox_views import private_views
         from passepartout.selfimprove.trial import run_trial
 
@@ -81,7 +83,7 @@ class selfimprove_Service:
                 self.trials.popitem(last=False)
         return result
 
-    def known_trial(self, sha256: str) -> Any:
+    def known_trial(self, sha256: str) -> Trial | None:
         with self.lock:
             return self.trials.get(sha256)
 
