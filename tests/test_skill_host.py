@@ -17,6 +17,7 @@ from passepartout.engine import Registry, SkillLoader, Status
 from passepartout.engine import loader as loader_module
 from passepartout.engine.loader import SHIPPED_SKILLS_DIR
 from passepartout.engine.pinned import SHIPPED
+from passepartout.errors import PassepartoutError
 from passepartout.events.orchestrator import Orchestrator
 from passepartout.testing.skilltrust import trust_skills
 
@@ -102,8 +103,12 @@ def test_the_events_skill_gives_back_its_channels_when_it_stops(
     assert agent.loader.catalog["hooks"].status is Status.READY  # loaded again after it
     assert agent.channels["hook"] is not hook_channel  # the new orchestrator's
     assert agent.channels["hook"] is agent.services.hook_replies
+    with pytest.raises(PassepartoutError, match="the channel 'cron' belongs to the skill "
+                       "'events'"):
+        agent.register_channel("cron", agent.channels["hook"])  # a face cannot take it
     agent.loader.stop_all()
     assert "cron" not in agent.channels and "hook" not in agent.channels
+    agent.register_channel("cron", hook_channel)  # free again once the skill stopped
     assert agent.services.orchestrator is None
 
 

@@ -204,8 +204,8 @@ def for_agent(agent: Agent, skill: str, registrations: Registrations, *, shipped
                 by = f" by the skill {owner!r}" if owner else ""
                 raise SkillError(f"skill {skill!r}: the channel {source!r} is registered "
                                  f"already{by}; a channel name is one skill's", skill=skill)
-            owners[source] = skill
             agent.register_channel(source, channel)
+            owners[source] = skill
 
             def undo() -> None:
                 if agent.channels.get(source) is channel:
