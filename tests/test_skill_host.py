@@ -23,16 +23,26 @@ from passepartout.testing.skilltrust import trust_skills
 
 
 @pytest.mark.parametrize("file", sorted(SHIPPED))
-def test_loading_a_shipped_skill_file_only_declares(tmp_path: Path, file: str) -> None:
+def test_loading_a_shipped_skill_file_only_declares(
+    tmp_path: Path, file: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Running the file (before any start) opens, installs and starts nothing: no
     service, no channel, no thread, no file in the state directory."""
     agent = Agent(make_config(tmp_path))
-    before = set(threading.enumerate())
+    started: list[str] = []
+    start = threading.Thread.start
+
+    def recorded(thread: threading.Thread) -> None:
+        started.append(thread.name)
+        start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", recorded)
     loaded = agent.loader.load_module(SHIPPED_SKILLS_DIR / file, Path(file).stem)
+    monkeypatch.undo()
     assert loaded.pinned and loaded.skills
     assert list(agent.services) == []
     assert agent.channels == {}
-    assert set(threading.enumerate()) <= before
+    assert started == [f"skill-load-{Path(file).stem}"]  # the loader's own, joined
     home = agent.config.home
     assert not home.exists() or list(home.iterdir()) == []
 
