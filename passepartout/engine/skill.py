@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from passepartout.errors import SkillError
 from passepartout.loop.actions import Action, Prompt, Verdict
 from passepartout.signals import Signal
+from passepartout.tools import Tool
 
 if TYPE_CHECKING:
     from passepartout.engine.skillhost import SkillHost
@@ -34,7 +35,7 @@ class Skill:
     reflex: Reflex | None = None
     gate: Gate | None = None
     augment: Augment | None = None
-    tools: tuple[Any, ...] = ()
+    tools: tuple[Tool, ...] = ()
     start: Lifecycle | None = None
     """Run by the engine once the skill is loaded: open what it holds (a store, a
     watcher, threads).  A skill file's top level only declares."""
@@ -77,7 +78,7 @@ def defskill(
     reflex: Reflex | None = None,
     gate: Gate | None = None,
     augment: Augment | None = None,
-    tools: Iterable[Any] = (),
+    tools: Iterable[Tool] = (),
     start: Lifecycle | None = None,
     stop: Lifecycle | None = None,
     **extras: Any,
