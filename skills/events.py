@@ -60,7 +60,8 @@ def _start(orchestrator: Orchestrator) -> None:
         return
     # The hooks of nodes edited while the agent was down fire once the other skills
     # have registered their handlers.
-    if AGENT is not None and AGENT.booted.wait(BOOT_WAIT):
+    if AGENT is not None and AGENT.booted.wait(BOOT_WAIT) and (
+            events_RUNNING.orchestrator is orchestrator):  # not stopped meanwhile
         orchestrator.fire_missed()
 
 
