@@ -153,6 +153,7 @@ def pager_loader(tmp_path: Path, names: tuple[str, ...]) -> tuple[Agent, SkillLo
     return agent, loader
 
 
+@pytest.mark.attack
 def test_a_channel_name_registered_twice_is_an_error_the_loader_reports(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -172,6 +173,7 @@ def test_a_channel_name_registered_twice_is_an_error_the_loader_reports(
     assert "pager" not in agent.channels
 
 
+@pytest.mark.attack
 def test_a_persons_skill_cannot_register_a_channel(tmp_path: Path) -> None:
     agent, loader = pager_loader(tmp_path, ("mypager",))
     entry = loader.load_all()["mypager"]
@@ -181,6 +183,7 @@ def test_a_persons_skill_cannot_register_a_channel(tmp_path: Path) -> None:
     assert agent.channels == {}
 
 
+@pytest.mark.attack
 def test_a_persons_skill_does_not_get_the_agent(tmp_path: Path) -> None:
     skills = tmp_path / "myskills"
     skills.mkdir()
