@@ -25,7 +25,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Input, Static
 from textual.worker import get_current_worker
 
-from passepartout.daemon.face import (
+from passepartout.faces.face import (
     ApprovalAsked,
     Chunk,
     Disconnected,
@@ -36,9 +36,9 @@ from passepartout.daemon.face import (
     ToolEvent,
     TurnError,
 )
-from passepartout.daemonclient import DaemonError
+from passepartout.faces.tui.panel import Panel, read_panel
 from passepartout.security.termtext import terminal_safe
-from passepartout.tui.panel import Panel, read_panel
+from passepartout.wire.client import DaemonError
 
 log = logging.getLogger(__name__)
 
