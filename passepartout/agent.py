@@ -167,6 +167,11 @@ class Agent:
     # -- channels -------------------------------------------------------------------
 
     def register_channel(self, source: str, channel: Channel) -> None:
+        """Where the events of ``source``'s signals go (a face attaching again replaces
+        its own); a name a skill registered stays that skill's."""
+        owner = self.loader.channel_owners.get(source)
+        if owner is not None and self.channels.get(source) is not channel:
+            raise PassepartoutError(f"the channel {source!r} belongs to the skill {owner!r}")
         self.channels[source] = channel
 
     def _channel(self, signal: Signal) -> Channel | None:

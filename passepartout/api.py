@@ -4,9 +4,12 @@ may use (besides the standard-library modules the vetting allows, see
 
 ``defskill`` declares a skill; ``Prompt``, ``Action``, ``Verdict`` and ``Signal`` are
 what its trigger, prompt, reflex and gate take and return; ``make_tool``/``tool`` turn
-a typed function into a tool (every call of it passes the gates).  ``host()`` gives a
-person's skill a :class:`SkillHost` (status, the catalog, the tool names, hooks and
-reflexes of the memex), never the agent itself; the shipped skills get the agent.
+a typed function into a tool (every call of it passes the gates).  ``host()`` gives
+every skill, shipped or a person's, its :class:`SkillHost`: the read calls (status, the
+catalog, the tool names) and the registrations (hook handlers and reflexes of the
+memex; channels, actuators, loop hook points and services for the shipped skills, which
+alone reach the agent).  A skill file's top level only declares: what it registers
+applies when the engine starts it and is taken back when the engine stops it.
 """
 
 from passepartout.engine import defskill, host, require

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from passepartout.agent import Agent
     from passepartout.background.service import Background
     from passepartout.events.heartbeat import HeartbeatBus
+    from passepartout.events.hookreplies import HookReplies
     from passepartout.events.orchestrator import Orchestrator
     from passepartout.llm.budget import Budgets
     from passepartout.llm.ledger import Ledger
@@ -48,6 +49,7 @@ class Services(MutableMapping[str, Any]):
     vault: Vault | None = None
     orchestrator: Orchestrator | None = None  # the events skill
     heartbeat: HeartbeatBus | None = None
+    hook_replies: HookReplies | None = None  # the ``hook`` channel (the events skill)
     flightplans: FlightPlanRunner | None = None  # the flightplans skill
     model_jobs: ModelJobs | None = None
     focus: FocusHolder | None = None  # the Emacs bridge: where the person is

@@ -10,15 +10,23 @@ from passepartout.api import defskill, host
 
 DEPENDS_ON = ["events", "orgtools"]
 
-AGENT = host()
+HOST = host()
 
-if AGENT is not None:
+
+def archivist_start() -> None:
+    """Register the job's reflex and make its cron heading if it never was."""
     from passepartout.background.archivist import SPEC, Archivist
-    from passepartout.background.service import Background, reflex_for, trigger_for
+    from passepartout.background.service import Background
 
-    archivist_BACKGROUND = Background.of(AGENT)
-    archivist_JOB = archivist_BACKGROUND.add(SPEC, Archivist(archivist_BACKGROUND))
+    assert HOST is not None
+    background = Background.of(HOST.agent)
+    background.add(SPEC, Archivist(background))
+
+
+if HOST is not None:
+    from passepartout.background.service import reflex_for, trigger_for
+
     defskill("archivist", priority=60, depends_on=DEPENDS_ON, trigger=trigger_for("archivist"),
-             reflex=reflex_for(AGENT))
+             reflex=reflex_for(HOST.agent), start=archivist_start)
 else:
     defskill("archivist", priority=60, depends_on=DEPENDS_ON)

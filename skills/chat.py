@@ -15,11 +15,20 @@ from passepartout.llm import install
 from passepartout.llm.builtin_tools import builtin_tools
 from passepartout.llm.choice import TurnChoice
 from passepartout.llm.models import TIERS, classify_tier
+from passepartout.llm.think import ModelLayer
 
 DEPENDS_ON = ["policy", "dispatcher"]
 
-AGENT = host()
-LAYER = install(AGENT) if AGENT is not None else None
+HOST = host()
+AGENT = HOST.agent if HOST is not None else None
+LAYER: ModelLayer | None = None  # plugged in when the engine starts the skill
+
+
+def chat_start() -> None:
+    """Plug the model layer into the agent (litellm warms up in the background)."""
+    global LAYER
+    assert AGENT is not None
+    LAYER = install(AGENT)
 
 
 def chat_text(signal: Signal) -> str:
@@ -45,7 +54,7 @@ def chat_tier(signal: Signal, text: str) -> str:
     tier = str(signal.meta.get("tier") or "")
     if tier in TIERS and tier != "reflex":
         return tier
-    classifier = AGENT.services.get("classifier") if AGENT is not None else None
+    classifier = AGENT.services.classifier if AGENT is not None else None
     if callable(classifier):
         chosen = str(classifier(text))
         if chosen in ("cognition", "reasoning"):
@@ -84,4 +93,5 @@ defskill(
     prompt=chat_prompt,
     augment=chat_augment,
     tools=builtin_tools(AGENT) if AGENT is not None else [],
+    start=chat_start if AGENT is not None else None,
 )

@@ -10,13 +10,20 @@ grant allows exactly that; nobody answering is a no.
 from __future__ import annotations
 
 from passepartout.api import Action, Signal, Verdict, defskill, host
+from passepartout.security.guard import Security
 from passepartout.security.install import install
 
 DEPENDS_ON = ["policy"]
 
-AGENT = host()
+HOST = host()
 
-dispatcher_SECURITY = install(AGENT) if AGENT is not None else None
+dispatcher_SECURITY: Security | None = None  # installed when the engine starts the skill
+
+
+def dispatcher_start() -> None:
+    global dispatcher_SECURITY
+    assert HOST is not None
+    dispatcher_SECURITY = install(HOST.agent)
 
 
 def dispatcher_gate(action: Action, signal: Signal) -> Verdict:
@@ -25,4 +32,5 @@ def dispatcher_gate(action: Action, signal: Signal) -> Verdict:
     return dispatcher_SECURITY.dispatcher_verdict(action, signal)
 
 
-defskill("dispatcher", priority=90, depends_on=["policy"], gate=dispatcher_gate)
+defskill("dispatcher", priority=90, depends_on=["policy"], gate=dispatcher_gate,
+         start=dispatcher_start if HOST else None)

@@ -13,29 +13,36 @@ whose buffer saved it (an Emacs save), else on the attached face, else as a Flig
 Plan.  The yes seals the approval and the job runs.
 
 Hooks of nodes edited while the agent was down fire once the agent has booted.
-Other skills use ``AGENT.services["orchestrator"]`` (``jobs()``, ``register_hook``,
-``register_reflex``, ``set_classifier``) and ``AGENT.services["heartbeat"]``
-(``register(fn, name=, every=)``).  The memex is scanned in the background, so
-loading stays quick; the watcher stops when the agent shuts down.
+Other skills register hook handlers and reflexes through their host, and use
+``services.orchestrator`` (``jobs()``, ``set_classifier``) and ``services.heartbeat``
+(``register(fn, name=, every=)``).  Everything starts when the engine starts the skill:
+the memex is scanned in the background, so loading stays quick; the watcher stops
+when the skill stops (a reload, the agent's stop).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from passepartout.api import Notice, Signal, defskill, host
 from passepartout.events.approval import JobApprovals
 from passepartout.events.heartbeat import HeartbeatBus
+from passepartout.events.hookreplies import HookReplies
 from passepartout.events.orchestrator import Held, Orchestrator
 from passepartout.loop.actions import Action
 from passepartout.signals import Keyword
 
+if TYPE_CHECKING:
+    from passepartout.events.jobs import OrgNode
+
 log = logging.getLogger(__name__)
 
-AGENT = host()
+HOST = host()
+AGENT = HOST.agent if HOST is not None else None
 
 
 def _notify(level: str, text: str) -> None:
@@ -53,7 +60,8 @@ def _start(orchestrator: Orchestrator) -> None:
         return
     # The hooks of nodes edited while the agent was down fire once the other skills
     # have registered their handlers.
-    if AGENT is not None and AGENT.booted.wait(BOOT_WAIT):
+    if AGENT is not None and AGENT.booted.wait(BOOT_WAIT) and (
+            events_RUNNING.orchestrator is orchestrator):  # not stopped meanwhile
         orchestrator.fire_missed()
 
 
@@ -97,19 +105,37 @@ def events_on_held(held: Held) -> None:
               "heading": held.node.id}))
 
 
-def events_reflex(signal: Signal) -> Any:
+class events_Running:
+    """What the started skill runs: the orchestrator and the heartbeat bus."""
+
+    orchestrator: Orchestrator | None = None
+    heartbeat: HeartbeatBus | None = None
+
+
+events_RUNNING = events_Running()
+
+
+def _orchestrator() -> Orchestrator:
+    found = events_RUNNING.orchestrator
+    if found is None:
+        raise RuntimeError("the events skill is not started")
+    return found
+
+
+def events_reflex(signal: Signal) -> list[Action] | None:
     if signal.sensor == "heartbeat":
-        events_HEARTBEAT.tick()
+        if events_RUNNING.heartbeat is not None:
+            events_RUNNING.heartbeat.tick()
     elif signal.sensor == "org-edit":
         events_ASKING.held = []
         try:
-            events_ORCHESTRATOR.apply_edit(signal.payload)
+            _orchestrator().apply_edit(signal.payload)
             asked = list(events_ASKING.held)
         finally:
             events_ASKING.held = None
         return [events_allow_action(h) for h in asked] or None
     elif signal.sensor == "job-held":
-        held = next((h for h in events_ORCHESTRATOR.held()
+        held = next((h for h in _orchestrator().held()
                      if h.node.id == signal.payload.get("id")
                      and h.hash == signal.payload.get("hash") and h.why != "denied"), None)
         return [events_allow_action(held)] if held is not None else None
@@ -120,21 +146,21 @@ def events_trigger(signal: Signal) -> bool:
     return signal.sensor in ("heartbeat", "org-edit", "job-held")
 
 
-def events_allow(action: Any, signal: Signal) -> None:
+def events_allow(action: Action, signal: Signal) -> None:
     """The actuator of ``job:allow``: the person said yes to this exact content."""
     args = action.args
     if action.name != JOB_VERB:
         log.info("job action %s: not one this version runs", action.name)
         return
     try:
-        held = events_ORCHESTRATOR.allow(str(args.get("id", "")), str(args.get("hash", "")))
+        held = _orchestrator().allow(str(args.get("id", "")), str(args.get("hash", "")))
     except ValueError as err:
         log.info("job approval not applied: %s", err)
         return
     log.info("approved: %s", held.what)
 
 
-def _legacy(home: Path) -> Any:
+def _legacy(home: Path) -> Callable[[OrgNode], bool]:
     """A job the schedule tool made whose prompt the person approved before this
     version (its sealed record in ``model-jobs.json``)."""
     from passepartout.security.modeljobs import ModelJobs
@@ -144,21 +170,10 @@ def _legacy(home: Path) -> Any:
     return lambda node: node.cron is not None and record.approved(node.id, node.prompt)
 
 
-def events_register_hook(name: str, fn: Any, kind: str = "action") -> None:
-    """Run ``fn(event)`` when a node with ``:HOOK: name`` changes (kind: gate|action)."""
-    events_ORCHESTRATOR.register_hook(name, fn, kind=kind)
-
-
-def events_register_reflex(name: str, fn: Any) -> None:
-    """Let reflex-tier jobs with ``:REFLEX: name`` run ``fn(job)``."""
-    events_ORCHESTRATOR.register_reflex(name, fn)
-
-
-def _build() -> tuple[Orchestrator, HeartbeatBus]:
-    assert AGENT is not None
-    previous = AGENT.services.get("orchestrator")
-    if previous is not None:  # a reload: the old watcher must not keep running
-        previous.stop()
+def events_start() -> None:
+    """Build the orchestrator, publish it, take the ``cron`` and ``hook`` channels and the
+    ``job`` actuator, and scan the memex in the background."""
+    assert HOST is not None and AGENT is not None
     config = AGENT.config
     orchestrator = Orchestrator(
         home=config.home,
@@ -170,19 +185,33 @@ def _build() -> tuple[Orchestrator, HeartbeatBus]:
     )
     orchestrator.on_held = events_on_held
     orchestrator.legacy_approval = _legacy(Path(config.home))
-    bus = previous_bus if (previous_bus := AGENT.services.get("heartbeat")) else HeartbeatBus()
+    # The bus is shared (the Flight Plans' and memory's handlers are on it): it stays.
+    bus = AGENT.services.heartbeat or HeartbeatBus()
+    AGENT.services.heartbeat = bus
     bus.register(orchestrator.on_heartbeat, name="cron")
-    AGENT.services["orchestrator"] = orchestrator
-    AGENT.services["heartbeat"] = bus
-    AGENT.register_channel("cron", orchestrator.channel)
-    AGENT.register_channel("hook", orchestrator.channel)
-    AGENT.loop.register_actuator(JOB_TARGET, events_allow)
-    AGENT.on_shutdown(orchestrator.stop)
+    events_RUNNING.orchestrator, events_RUNNING.heartbeat = orchestrator, bus
+    HOST.provide("orchestrator", orchestrator)
+    # Hook runs go through the replies channel, which hands a shipped handler the reply
+    # of the prompt it started (and passes everything on to the orchestrator's).
+    replies = HookReplies(orchestrator.channel, orchestrator.events)
+    HOST.provide("hook-replies", replies)
+    HOST.register_channel("cron", orchestrator.channel)
+    HOST.register_channel("hook", replies)
+    HOST.register_actuator(JOB_TARGET, events_allow)
     threading.Thread(target=_start, args=(orchestrator,), name="memex-bootstrap",
                      daemon=True).start()
-    return orchestrator, bus
+
+
+def events_stop() -> None:
+    """Stop the watcher and the cron handler (the host takes back the rest)."""
+    orchestrator, bus = events_RUNNING.orchestrator, events_RUNNING.heartbeat
+    events_RUNNING.orchestrator = events_RUNNING.heartbeat = None
+    if bus is not None:
+        bus.unregister("cron")
+    if orchestrator is not None:
+        orchestrator.stop()
 
 
 if AGENT is not None:
-    events_ORCHESTRATOR, events_HEARTBEAT = _build()
-    defskill("events", priority=80, trigger=events_trigger, reflex=events_reflex)
+    defskill("events", priority=80, trigger=events_trigger, reflex=events_reflex,
+             start=events_start, stop=events_stop)

@@ -14,8 +14,14 @@ from passepartout.security.tools import file_tools
 
 DEPENDS_ON = ["policy"]
 
-AGENT = host()
+HOST = host()
 
-files_TOOLS = file_tools(install(AGENT)) if AGENT is not None else []
 
-defskill("files", priority=1, depends_on=["policy"], tools=files_TOOLS)
+def files_start() -> None:
+    """The tools need the security layer, which the policy skill's start installed."""
+    assert HOST is not None
+    files_SKILL.tools = tuple(file_tools(install(HOST.agent)))
+
+
+files_SKILL = defskill("files", priority=1, depends_on=["policy"],
+                       start=files_start if HOST else None)

@@ -16,40 +16,56 @@ events skill); without the events skill this skill owns the ``:heartbeat`` signa
 
 from __future__ import annotations
 
-from typing import Any
-
-from passepartout.api import Signal, defskill, host
+from passepartout.api import Action, Signal, defskill, host
 from passepartout.events.heartbeat import HeartbeatBus
+from passepartout.security.flightplan import FlightPlanRunner
 from passepartout.security.install import flight_plan_runner, install
 from passepartout.security.modeljobs import ModelJobs
 
 DEPENDS_ON = ["policy"]
 
-AGENT = host()
+HOST = host()
 
-flightplans_RUNNER = (
-    flight_plan_runner(AGENT, install(AGENT)) if AGENT is not None else None
-)
-# The schedule tool's record of the jobs it made (their ``:ORIGIN: model`` mark).
-flightplans_JOBS = ModelJobs(flightplans_RUNNER.book.trust) if flightplans_RUNNER else None
-if AGENT is not None and flightplans_RUNNER is not None:
-    # The events skill reuses a bus it finds, so the handler survives whichever loads first.
-    flightplans_BUS = AGENT.services.get("heartbeat") or HeartbeatBus()
-    flightplans_BUS.register(flightplans_RUNNER.run_due, name="flightplans")
-    AGENT.services["heartbeat"] = flightplans_BUS
-    AGENT.services["flightplans"] = flightplans_RUNNER
-    AGENT.services["model-jobs"] = flightplans_JOBS
+
+class flightplans_Running:
+    """The runner of the started skill."""
+
+    runner: FlightPlanRunner | None = None
+
+
+flightplans_RUNNING = flightplans_Running()
+
+
+def flightplans_start() -> None:
+    """Put the runner on the heartbeat bus and publish it with the schedule tool's record
+    of the jobs it made (their ``:ORIGIN: model`` mark)."""
+    assert HOST is not None
+    agent = HOST.agent
+    runner = flightplans_RUNNING.runner = flight_plan_runner(agent, install(agent))
+    # The bus is shared: the events skill reuses a bus it finds, and keeps it.
+    bus = agent.services.heartbeat or HeartbeatBus()
+    agent.services.heartbeat = bus
+    bus.register(runner.run_due, name="flightplans")
+    HOST.provide("flightplans", runner)
+    HOST.provide("model-jobs", ModelJobs(runner.book.trust))
+
+
+def flightplans_stop() -> None:
+    runner, flightplans_RUNNING.runner = flightplans_RUNNING.runner, None
+    bus = HOST.agent.services.heartbeat if HOST is not None else None
+    if runner is not None and bus is not None:
+        bus.unregister("flightplans")
 
 
 def flightplans_trigger(signal: Signal) -> bool:
     # Without the events skill nobody ticks the bus: then this skill owns the heartbeat.
-    return (signal.sensor == "heartbeat" and AGENT is not None
-            and AGENT.registry.get("events") is None)
+    return (signal.sensor == "heartbeat" and HOST is not None
+            and HOST.agent.registry.get("events") is None)
 
 
-def flightplans_reflex(signal: Signal) -> Any:
-    if flightplans_RUNNER is not None:
-        flightplans_RUNNER.run_due()
+def flightplans_reflex(signal: Signal) -> list[Action] | None:
+    if flightplans_RUNNING.runner is not None:
+        flightplans_RUNNING.runner.run_due()
     return None
 
 
@@ -59,4 +75,6 @@ defskill(
     depends_on=["policy"],
     trigger=flightplans_trigger,
     reflex=flightplans_reflex,
+    start=flightplans_start if HOST else None,
+    stop=flightplans_stop if HOST else None,
 )

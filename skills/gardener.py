@@ -10,15 +10,23 @@ from passepartout.api import defskill, host
 
 DEPENDS_ON = ["events", "orgtools"]
 
-AGENT = host()
+HOST = host()
 
-if AGENT is not None:
+
+def gardener_start() -> None:
+    """Register the job's reflex and make its cron heading if it never was."""
     from passepartout.background.gardener import SPEC, Gardener
-    from passepartout.background.service import Background, reflex_for, trigger_for
+    from passepartout.background.service import Background
 
-    gardener_BACKGROUND = Background.of(AGENT)
-    gardener_JOB = gardener_BACKGROUND.add(SPEC, Gardener(gardener_BACKGROUND))
+    assert HOST is not None
+    background = Background.of(HOST.agent)
+    background.add(SPEC, Gardener(background))
+
+
+if HOST is not None:
+    from passepartout.background.service import reflex_for, trigger_for
+
     defskill("gardener", priority=60, depends_on=DEPENDS_ON, trigger=trigger_for("gardener"),
-             reflex=reflex_for(AGENT))
+             reflex=reflex_for(HOST.agent), start=gardener_start)
 else:
     defskill("gardener", priority=60, depends_on=DEPENDS_ON)

@@ -14,20 +14,25 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-from passepartout.api import Notice, Signal, defskill, host, make_tool
+from passepartout.api import Action, Notice, Signal, SkillHost, defskill, host, make_tool
+
+if TYPE_CHECKING:
+    from passepartout.agent import Agent
+    from passepartout.events.shipped_hooks import Tier
+    from passepartout.memory.store import MemoryStore
 
 DEPENDS_ON = ["events"]
 
-AGENT = host()
+HOST = host()
 log = logging.getLogger("passepartout.skills.hooks")
 
 
 MEMORY_WAIT = 60.0  # seconds a hook waits for memory to open (it opens in the background)
 
 
-def memory_store(agent: Any) -> Any:
+def memory_store(agent: Agent) -> MemoryStore | None:
     """The memory store, once open: a hook fired at start waits for it."""
     ready = agent.services.memory_ready
     if ready is not None:
@@ -38,22 +43,23 @@ def memory_store(agent: Any) -> Any:
 class hooks_Kit:
     """The shipped handlers of one agent, their proposals and their tools."""
 
-    def __init__(self, agent: Any) -> None:
+    def __init__(self, agent: Agent) -> None:
         from passepartout.events.eventlog import EventLog
         from passepartout.events.hookact import Echoes, HookActions
-        from passepartout.events.hookreplies import HookReplies
         from passepartout.events.shipped_hooks import HookTools, ShippedHooks
 
         self.agent = agent
-        orchestrator = agent.services["orchestrator"]
+        orchestrator, replies = agent.services.orchestrator, agent.services.hook_replies
+        if orchestrator is None or replies is None:
+            raise RuntimeError("the events skill is not started")
         self.orchestrator = orchestrator
         # Records without a notification of their own: hook-notify tells every client.
         self.events = EventLog(orchestrator.events.path, clock=orchestrator.scheduler.clock)
         self.actions = HookActions(agent.stimuli.inject)
-        self.replies = HookReplies(orchestrator.channel, orchestrator.events)
+        self.replies = replies  # the ``hook`` channel, which the events skill registered
         self.echoes = Echoes()
 
-        def run_prompt(node_id: str, prompt: str, tier: Any, file: str) -> bool:
+        def run_prompt(node_id: str, prompt: str, tier: Tier, file: str) -> bool:
             return bool(orchestrator.dispatcher.run_prompt(node_id, prompt, tier, "hook", file))
 
         self.hooks = ShippedHooks(HookTools(
@@ -62,22 +68,15 @@ class hooks_Kit:
             memex_dir=Path(agent.config.memex_dir), echoes=self.echoes,
             private_tag=orchestrator.private_tag))
 
-    def install(self) -> None:
+    def install(self, host: SkillHost) -> None:
+        """Register the handlers (the host takes them back when the skill stops)."""
         from passepartout.events.shipped_hooks import MODEL_HOOKS
 
-        previous = self.agent.services.get("hooks")
-        if previous is not None:  # a reload: the old handlers go
-            previous.uninstall()
         for name, fn in self.hooks.handlers().items():
-            self.orchestrator.register_hook(name, fn)
+            host.register_hook(name, fn)
         # These run the heading's tier themselves: the orchestrator must not run it too.
         self.orchestrator.model_hooks.update(MODEL_HOOKS)
-        self.agent.register_channel("hook", self.replies)
-        self.agent.services["hooks"] = self
-
-    def uninstall(self) -> None:
-        for name, fn in self.hooks.handlers().items():
-            self.orchestrator.hooks.unregister(name, fn)
+        host.provide("hooks", self)
 
     # -- the tools -------------------------------------------------------------------
 
@@ -136,25 +135,47 @@ class hooks_Kit:
         return done
 
 
+class hooks_Running:
+    """The kit of the started skill."""
+
+    kit: hooks_Kit | None = None
+
+
+hooks_RUNNING = hooks_Running()
+
+
+def _kit() -> hooks_Kit:
+    if hooks_RUNNING.kit is None:
+        raise RuntimeError("the hooks skill is not started")
+    return hooks_RUNNING.kit
+
+
+def hooks_start() -> None:
+    assert HOST is not None
+    hooks_RUNNING.kit = hooks_Kit(HOST.agent)
+    hooks_RUNNING.kit.install(HOST)
+
+
+def hooks_stop() -> None:
+    hooks_RUNNING.kit = None
+
+
 def hooks_trigger(signal: Signal) -> bool:
     from passepartout.events.hookact import SENSOR
 
     return bool(signal.meta.get(SENSOR))
 
 
-def hooks_reflex(signal: Signal) -> Any:
+def hooks_reflex(signal: Signal) -> Action | None:
     from passepartout.events.hookact import SENSOR, TICKET_ARG
 
     if signal.sensor != SENSOR:  # the tool's output, or an error: reported already
         return None
-    proposal = hooks_KIT.actions.take(str(signal.payload.get(TICKET_ARG) or ""))
+    proposal = _kit().actions.take(str(signal.payload.get(TICKET_ARG) or ""))
     return None if proposal is None else proposal.action
 
 
-if AGENT is not None:
-    hooks_KIT = hooks_Kit(AGENT)
-    hooks_KIT.install()
-
+if HOST is not None:
     def hook_write(ticket: str, file: str, node: str, mode: str, text: str,
                    key: str = "") -> str:
         """Write a hook's result into a heading (runs only a hook handler's proposal).
@@ -167,7 +188,7 @@ if AGENT is not None:
             text: what to write
             key: the property name, or the child heading's title
         """
-        return hooks_KIT.write(ticket, file, node, mode, text, key)
+        return _kit().write(ticket, file, node, mode, text, key)
 
     def hook_notify(ticket: str, level: str, text: str, file: str = "") -> str:
         """Notify every attached client (runs only a hook handler's proposal).
@@ -178,7 +199,7 @@ if AGENT is not None:
             text: the notification
             file: the org file it is about
         """
-        return hooks_KIT.notify(ticket, level, text, file)
+        return _kit().notify(ticket, level, text, file)
 
     def hook_snapshot(ticket: str, label: str) -> str:
         """Take a memory snapshot (runs only a hook handler's proposal).
@@ -187,7 +208,7 @@ if AGENT is not None:
             ticket: the hook proposal's ticket
             label: the snapshot's label
         """
-        return hooks_KIT.snapshot(ticket, label)
+        return _kit().snapshot(ticket, label)
 
     hooks_TOOLS = [make_tool(hook_write, name="hook-write", offered=False),
                    make_tool(hook_notify, name="hook-notify", offered=False),
@@ -196,4 +217,5 @@ else:
     hooks_TOOLS = []
 
 defskill("hooks", priority=70, depends_on=DEPENDS_ON, trigger=hooks_trigger,
-         reflex=hooks_reflex, tools=hooks_TOOLS)
+         reflex=hooks_reflex, tools=hooks_TOOLS, start=hooks_start if HOST else None,
+         stop=hooks_stop if HOST else None)

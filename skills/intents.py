@@ -21,13 +21,14 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from passepartout.api import Action, Signal, defskill, host
+from passepartout.api import Action, Signal, Tool, defskill, host
 from passepartout.events.agenda import agenda_tool
 from passepartout.llm import intents
 from passepartout.security.privacy import private_tag
 from passepartout.signals import plist_to_dict
 
-AGENT = host()
+HOST = host()
+AGENT = HOST.agent if HOST is not None else None
 INTENT_CALL = "intent-"  # the call id of a tool call read from the person's words
 
 
@@ -97,7 +98,7 @@ def intents_answer(signal: Signal) -> Action:
                   call_id=INTENT_CALL + uuid.uuid4().hex[:12])
 
 
-def _agenda() -> Any:
+def _agenda() -> Tool:
     assert AGENT is not None
     return agenda_tool(lambda: Path(AGENT.config.memex_dir).expanduser(),
                        lambda: private_tag(AGENT.services))

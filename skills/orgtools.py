@@ -27,15 +27,21 @@ import json
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from passepartout.api import Action, Signal, Verdict, defskill, host, make_tool
+from passepartout.api import Action, Signal, Tool, Verdict, defskill, host, make_tool
+
+if TYPE_CHECKING:
+    from passepartout.agent import Agent
+    from passepartout.orgedit.files import OrgFiles, Plan
+    from passepartout.security.guard import Security
 
 DEPENDS_ON = ["policy"]
 
-AGENT = host()
+HOST = host()
+AGENT = HOST.agent if HOST is not None else None
 
-orgtools_TOOLS: list[Any] = []
+orgtools_TOOLS: list[Tool] = []
 orgtools_NAMES = ("org-add-heading", "org-set-property", "org-set-todo", "org-add-note",
                   "org-refile", "org-archive", "org-capture")
 orgtools_APPROVAL_TTL = 600.0  # seconds a private edit's ask stays good for the tool
@@ -45,20 +51,37 @@ orgtools_EMACS_MAX = 4 * 1024 * 1024  # characters sent to Emacs (a frame holds 
 class orgtools_Service:
     """The edits, the gate's verdict on privacy, and the private edits it asked."""
 
-    def __init__(self, agent: Any) -> None:
+    def __init__(self, agent: Agent) -> None:
+        self.agent = agent
+        self._sec: Security | None = None
+        self._files: OrgFiles | None = None
+        self.asked: dict[str, float] = {}
+        self.lock = threading.Lock()
+
+    def start(self) -> None:
+        """The engine starts the skill: the security layer is the policy skill's."""
         from passepartout.orgedit.files import OrgFiles
         from passepartout.security.install import install
 
-        self.agent = agent
-        self.sec = install(agent)
-        inbox = agent.config.extra.get("PASSEPARTOUT_ORG_INBOX") or "inbox.org"
+        self._sec = install(self.agent)
+        inbox = self.agent.config.extra.get("PASSEPARTOUT_ORG_INBOX") or "inbox.org"
         inbox_path = Path(inbox).expanduser()
         if not inbox_path.is_absolute():
-            inbox_path = Path(agent.config.memex_dir) / inbox_path
-        self.files = OrgFiles(resolve=self.resolve, inbox=inbox_path,
-                              private_tag=self.sec.private_tag)
-        self.asked: dict[str, float] = {}
-        self.lock = threading.Lock()
+            inbox_path = Path(self.agent.config.memex_dir) / inbox_path
+        self._files = OrgFiles(resolve=self.resolve, inbox=inbox_path,
+                               private_tag=self._sec.private_tag)
+
+    @property
+    def sec(self) -> Security:
+        if self._sec is None:
+            raise RuntimeError("the orgtools skill is not started")
+        return self._sec
+
+    @property
+    def files(self) -> OrgFiles:
+        if self._files is None:
+            raise RuntimeError("the orgtools skill is not started")
+        return self._files
 
     def resolve(self, raw: str) -> Path:
         """The real file behind a tool's path, judged as the file tools judge a write."""
@@ -70,7 +93,7 @@ class orgtools_Service:
             raise OrgEditError(reason or f"{raw}: an unusable path")
         return resolved.path
 
-    def plan(self, name: str, args: dict[str, Any]) -> Any:
+    def plan(self, name: str, args: dict[str, Any]) -> Plan:
         from passepartout.orgedit.edits import NewHeading
 
         f = self.files
@@ -141,7 +164,7 @@ class orgtools_Service:
         self.show_in_emacs(plan)
         return done
 
-    def show_in_emacs(self, plan: Any) -> None:
+    def show_in_emacs(self, plan: Plan) -> None:
         """Give the buffers visiting the edited files the same edit (undo takes it back;
         a buffer with unsaved changes keeps them): ``passepartout--on-org-edit``."""
         from passepartout.server.peer import ON_ORG_EDIT
@@ -252,6 +275,6 @@ if AGENT is not None:
     ]
 
     defskill("orgtools", priority=95, depends_on=["policy"], gate=orgtools_SERVICE.gate,
-             tools=orgtools_TOOLS)
+             tools=orgtools_TOOLS, start=orgtools_SERVICE.start)
 else:
     defskill("orgtools", priority=95, depends_on=["policy"])

@@ -15,13 +15,20 @@ or a Flight Plan for background work).
 from __future__ import annotations
 
 from passepartout.api import Action, Signal, Verdict, defskill, host
+from passepartout.security.guard import Security
 from passepartout.security.install import install
 
 DEPENDS_ON: list[str] = []
 
-AGENT = host()
+HOST = host()
 
-policy_SECURITY = install(AGENT) if AGENT is not None else None
+policy_SECURITY: Security | None = None  # installed when the engine starts the skill
+
+
+def policy_start() -> None:
+    global policy_SECURITY
+    assert HOST is not None
+    policy_SECURITY = install(HOST.agent)
 
 
 def policy_gate(action: Action, signal: Signal) -> Verdict:
@@ -30,4 +37,4 @@ def policy_gate(action: Action, signal: Signal) -> Verdict:
     return policy_SECURITY.policy_verdict(action, signal)
 
 
-defskill("policy", priority=100, gate=policy_gate)
+defskill("policy", priority=100, gate=policy_gate, start=policy_start if HOST else None)

@@ -11,15 +11,23 @@ from passepartout.api import defskill, host
 
 DEPENDS_ON = ["events", "orgtools"]
 
-AGENT = host()
+HOST = host()
 
-if AGENT is not None:
+
+def scribe_start() -> None:
+    """Register the job's reflex and make its cron heading if it never was."""
     from passepartout.background.scribe import SPEC, Scribe
-    from passepartout.background.service import Background, reflex_for, trigger_for
+    from passepartout.background.service import Background
 
-    scribe_BACKGROUND = Background.of(AGENT)
-    scribe_JOB = scribe_BACKGROUND.add(SPEC, Scribe(scribe_BACKGROUND))
+    assert HOST is not None
+    background = Background.of(HOST.agent)
+    background.add(SPEC, Scribe(background))
+
+
+if HOST is not None:
+    from passepartout.background.service import reflex_for, trigger_for
+
     defskill("scribe", priority=60, depends_on=DEPENDS_ON, trigger=trigger_for("scribe"),
-             reflex=reflex_for(AGENT))
+             reflex=reflex_for(HOST.agent), start=scribe_start)
 else:
     defskill("scribe", priority=60, depends_on=DEPENDS_ON)

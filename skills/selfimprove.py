@@ -19,35 +19,52 @@ from __future__ import annotations
 import collections
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from passepartout.api import Action, Signal, Verdict, defskill, host, make_tool
 
+if TYPE_CHECKING:
+    from passepartout.agent import Agent
+    from passepartout.security.guard import Security
+    from passepartout.selfimprove.proposal import Proposal
+    from passepartout.selfimprove.trial import Trial
+
 DEPENDS_ON = ["policy"]
 
-AGENT = host()
+HOST = host()
+AGENT = HOST.agent if HOST is not None else None
 selfimprove_KEPT_TRIALS = 16
 
 
 class selfimprove_Service:
     """The trials run so far (by content hash), the gate, and the two tools."""
 
-    def __init__(self, agent: Any) -> None:
-        from passepartout.security.install import install
-
+    def __init__(self, agent: Agent) -> None:
         self.agent = agent
-        self.sec = install(agent)
-        self.trials: collections.OrderedDict[str, Any] = collections.OrderedDict()
+        self._sec: Security | None = None
+        self.trials: collections.OrderedDict[str, Trial] = collections.OrderedDict()
         self.lock = threading.Lock()
 
-    def plan(self, file_name: str, content: str) -> Any:
+    def start(self) -> None:
+        """The engine starts the skill: the security layer is the policy skill's."""
+        from passepartout.security.install import install
+
+        self._sec = install(self.agent)
+
+    @property
+    def sec(self) -> Security:
+        if self._sec is None:
+            raise RuntimeError("the selfimprove skill is not started")
+        return self._sec
+
+    def plan(self, file_name: str, content: str) -> Proposal:
         from passepartout.engine.loader import SHIPPED_SKILLS_DIR
         from passepartout.selfimprove.proposal import plan
 
         return plan(file_name, content, skills_dir=self.agent.config.skills_dir,
                     shipped_dir=SHIPPED_SKILLS_DIR)
 
-    def trial(self, proposal: Any) -> Any:
+    def trial(self, proposal: Proposal) -> Trial:
         from passepartout.security.sandbox_views import private_views
         from passepartout.selfimprove.trial import run_trial
 
@@ -66,7 +83,7 @@ class selfimprove_Service:
                 self.trials.popitem(last=False)
         return result
 
-    def known_trial(self, sha256: str) -> Any:
+    def known_trial(self, sha256: str) -> Trial | None:
         with self.lock:
             return self.trials.get(sha256)
 
@@ -158,6 +175,7 @@ if AGENT is not None:
         make_tool(propose_skill, name="propose-skill", impact="high"),
     ]
     defskill("selfimprove", priority=96, depends_on=["policy"],
-             gate=selfimprove_SERVICE.gate, tools=selfimprove_TOOLS)
+             gate=selfimprove_SERVICE.gate, tools=selfimprove_TOOLS,
+             start=selfimprove_SERVICE.start)
 else:
     defskill("selfimprove", priority=96, depends_on=["policy"])

@@ -13,8 +13,14 @@ from passepartout.security.tools import shell_tool
 
 DEPENDS_ON = ["policy"]
 
-AGENT = host()
+HOST = host()
 
-shell_TOOLS = [shell_tool(install(AGENT))] if AGENT is not None else []
 
-defskill("shell", priority=1, depends_on=["policy"], tools=shell_TOOLS)
+def shell_start() -> None:
+    """The tool needs the security layer, which the policy skill's start installed."""
+    assert HOST is not None
+    shell_SKILL.tools = (shell_tool(install(HOST.agent)),)
+
+
+shell_SKILL = defskill("shell", priority=1, depends_on=["policy"],
+                       start=shell_start if HOST else None)

@@ -5,8 +5,10 @@ the names that start with ``<name>_``.  A shipped skill is recognised by its pin
 hash (:mod:`~passepartout.engine.pinned`) and runs as the project's own code.  Any
 other skill must pass the vetting allowlist, and runs only once the person trusted its
 exact sha256 (:mod:`~passepartout.engine.trust`); it then runs with confined builtins
-and gets a :class:`~passepartout.engine.skillhost.SkillHost`, not the agent.  Until
-then the catalog says it is waiting, and why.  Loading has a timeout; a skill's failure
+and its host (:class:`~passepartout.engine.skillhost.SkillHost`) does not give it the
+agent.  Until then the catalog says it is waiting, and why.  What a skill file
+registers through its host is applied when the engine starts it and taken back when it
+stops it.  Loading has a timeout; a skill's failure
 is recorded in the catalog and the others load.  Hot reload builds the new version
 beside the old one and swaps only when it loaded cleanly (and, changed, was trusted).
 """
@@ -23,7 +25,7 @@ import types
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import passepartout.skills as skills_package
 from passepartout.engine import discovery, literate, vetting
@@ -32,9 +34,12 @@ from passepartout.engine.confine import skill_builtins
 from passepartout.engine.pinned import SHIPPED, SHIPPED_SKILLS_DIR, is_pinned, sha256_of
 from passepartout.engine.registry import Registry
 from passepartout.engine.skill import Skill, _collector, _host
-from passepartout.engine.skillhost import for_agent
+from passepartout.engine.skillhost import Registrations, SkillHost, for_agent
 from passepartout.engine.trust import TrustStore
 from passepartout.errors import BootError, SkillError
+
+if TYPE_CHECKING:
+    from passepartout.agent import Agent
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +84,7 @@ class _Loaded:
     exports: dict[str, Any]
     sha256: str = ""
     pinned: bool = False
+    registrations: Registrations | None = None
 
 
 class SkillLoader:
@@ -91,7 +97,7 @@ class SkillLoader:
         *,
         mandatory: Iterable[str] = (),
         timeout: float = 5.0,
-        host: Any = None,
+        host: Agent | None = None,
         trust: TrustStore | None = None,
     ) -> None:
         """``trust``: the person's trusted skills (default: the host's state directory;
@@ -107,7 +113,9 @@ class SkillLoader:
         if trust is None and config is not None:
             trust = TrustStore(Path(config.home))
         self.trust = trust
-        self.skill_host = for_agent(host) if host is not None else None
+        # Which skill holds each channel name (a second registration is an error).
+        self.channel_owners: dict[str, str] = {}
+        self._registrations: dict[str, Registrations] = {}
         # Told when a skill waits for the person (the engine's asking, see asking.py).
         self.on_waiting: Callable[[CatalogEntry], None] | None = None
         self.asker: SkillAsker | None = SkillAsker(host, self) if host is not None else None
@@ -246,6 +254,8 @@ class SkillLoader:
             skill.shipped = loaded.pinned
             self.registry.add(skill)
         self.registry.set_exports(entry.name, loaded.exports)
+        if loaded.registrations is not None:
+            self._registrations[entry.name] = loaded.registrations
         entry.skills = [s.name for s in loaded.skills]
         entry.sha256, entry.pinned = loaded.sha256, loaded.pinned
         sys.modules[loaded.module.__name__] = loaded.module
@@ -261,7 +271,14 @@ class SkillLoader:
             log.error("skill %s failed: %s", entry.name, failed)
 
     def _start(self, entry: CatalogEntry) -> str | None:
-        """Run the start of each of the file's skills; why one failed, or None."""
+        """Apply what the file registered, then run the start of each of its skills; why
+        one failed, or None."""
+        registrations = self._registrations.get(entry.name)
+        if registrations is not None:
+            try:
+                registrations.start()
+            except SkillError as err:
+                return err.message
         for name in entry.skills:
             skill = self.registry.get(name)
             if skill is None or skill.start is None:
@@ -295,6 +312,9 @@ class SkillLoader:
                 skill.stop()
             except Exception:
                 log.exception("skill %s failed in its stop", name)
+        registrations = self._registrations.pop(entry.name, None)
+        if registrations is not None:
+            registrations.stop()
 
     def stop_all(self) -> None:
         """Stop every loaded skill, the last loaded first (the agent is stopping)."""
@@ -331,7 +351,9 @@ class SkillLoader:
         module.__file__ = str(path)
         if not pinned:
             module.__dict__["__builtins__"] = skill_builtins()
-        host = self.host if pinned else self.skill_host
+        registrations = Registrations(name)
+        host = None if self.host is None else for_agent(
+            self.host, name, registrations, shipped=pinned, channel_owners=self.channel_owners)
         # While it runs the module is importable by its name (dataclasses looks it up).
         previous = sys.modules.get(module.__name__)
         sys.modules[module.__name__] = module
@@ -346,10 +368,11 @@ class SkillLoader:
         prefix = f"{name}_"
         exports = {k: v for k, v in vars(module).items() if k.startswith(prefix)}
         module.__all__ = sorted(exports)  # type: ignore[attr-defined]
-        return _Loaded(module, collected, exports, digest, pinned)
+        return _Loaded(module, collected, exports, digest, pinned, registrations)
 
     def _run_with_timeout(
-        self, code: types.CodeType, module: types.ModuleType, name: str, host: Any
+        self, code: types.CodeType, module: types.ModuleType, name: str,
+        host: SkillHost | None,
     ) -> list[Skill]:
         collected: list[Skill] = []
         failure: list[BaseException] = []

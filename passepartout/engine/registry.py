@@ -10,6 +10,7 @@ from typing import Any
 
 from passepartout.engine.skill import Skill
 from passepartout.signals import Signal
+from passepartout.tools import Tool
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +91,7 @@ class Registry:
                 parts.append(text)
         return parts
 
-    def tools(self) -> list[Any]:
+    def tools(self) -> list[Tool]:
         return [tool for skill in self._by_priority for tool in skill.tools]
 
     def _report(self, skill: str, stage: str, err: BaseException) -> None:

@@ -5,11 +5,15 @@ from __future__ import annotations
 import contextvars
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from passepartout.errors import SkillError
 from passepartout.loop.actions import Action, Prompt, Verdict
 from passepartout.signals import Signal
+from passepartout.tools import Tool
+
+if TYPE_CHECKING:
+    from passepartout.engine.skillhost import SkillHost
 
 Trigger = Callable[[Signal], bool]
 PromptBuilder = Callable[[Signal], "Prompt | str"]
@@ -31,7 +35,7 @@ class Skill:
     reflex: Reflex | None = None
     gate: Gate | None = None
     augment: Augment | None = None
-    tools: tuple[Any, ...] = ()
+    tools: tuple[Tool, ...] = ()
     start: Lifecycle | None = None
     """Run by the engine once the skill is loaded: open what it holds (a store, a
     watcher, threads).  A skill file's top level only declares."""
@@ -52,12 +56,15 @@ _collector: contextvars.ContextVar[list[Skill] | None] = contextvars.ContextVar(
 )
 
 
-# The agent the skill is being loaded into (skills capture what they need at load time).
-_host: contextvars.ContextVar[Any] = contextvars.ContextVar("passepartout_skill_host", default=None)
+# The host of the skill file being loaded (skills keep it at their top level).
+_host: contextvars.ContextVar[SkillHost | None] = contextvars.ContextVar(
+    "passepartout_skill_host", default=None
+)
 
 
-def host() -> Any:
-    """The agent loading the current skill (``None`` outside a load, e.g. in a bare test)."""
+def host() -> SkillHost | None:
+    """The host of the skill file being loaded: what it may read and register
+    (``None`` outside a load, e.g. when a test imports the file by itself)."""
     return _host.get()
 
 
@@ -71,7 +78,7 @@ def defskill(
     reflex: Reflex | None = None,
     gate: Gate | None = None,
     augment: Augment | None = None,
-    tools: Iterable[Any] = (),
+    tools: Iterable[Tool] = (),
     start: Lifecycle | None = None,
     stop: Lifecycle | None = None,
     **extras: Any,

@@ -47,6 +47,12 @@ class Reflexes:
         with self._lock:
             self._fns[name.strip().lower()] = fn
 
+    def unregister(self, name: str, fn: ReflexFn) -> None:
+        """Forget ``name`` if ``fn`` is still what it runs."""
+        with self._lock:
+            if self._fns.get(name.strip().lower()) is fn:
+                del self._fns[name.strip().lower()]
+
     def get(self, name: str) -> ReflexFn | None:
         with self._lock:
             return self._fns.get(name.strip().lower())

@@ -9,14 +9,18 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from passepartout.config import read_dotenv
+
+if TYPE_CHECKING:
+    from passepartout.agent import Agent
+    from passepartout.llm.think import ModelLayer
 
 log = logging.getLogger(__name__)
 
 
-def install(agent: Any, *, warm: bool = True) -> Any:
+def install(agent: Agent, *, warm: bool = True) -> ModelLayer:
     """Plug the model layer into ``agent`` (idempotent); returns the :class:`ModelLayer`.
 
     Attaches the model at the loop's THINK hook (a think given to the Agent, a test's,
