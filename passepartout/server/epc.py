@@ -49,9 +49,9 @@ from epc.handler import EPCHandler
 from epc.server import EPCServer
 
 from passepartout.errors import PassepartoutError, ProtocolError
+from passepartout.protocol import EVENT_NAMES
 from passepartout.security.vault import mask_value
 from passepartout.server.methods import METHODS, Bridge, Method, Refusal
-from passepartout.server.peer import CALLBACKS
 from passepartout.signals import Symbol, plist_to_dict
 from passepartout.signals import dumps as encode
 from passepartout.signals import loads as decode
@@ -152,8 +152,8 @@ class Connection(EPCHandler):
 
     def call(self, method: str, args: list[Any]) -> bool:
         """Queue a callback into Emacs; its ``(return UID nil)`` is read and ignored."""
-        if method not in CALLBACKS:
-            raise ValueError(f"{method} is not an allowed Emacs callback")
+        if method not in EVENT_NAMES:
+            raise ValueError(f"{method} is not an event of the protocol")
         if self.closed or not self.authenticated:
             return False
         try:

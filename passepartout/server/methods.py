@@ -17,11 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from passepartout import workspace
+from passepartout import protocol, workspace
 from passepartout.errors import PassepartoutError, ProtocolError
 from passepartout.server.backlog import replay, waiting_flight_plans
 from passepartout.server.focus import FOCUS_BODY_MAX, Focus, FocusHolder
-from passepartout.server.peer import ON_DONE, ON_ERROR, ON_NOTIFY, ON_STATUS, EmacsChannel, Peer
+from passepartout.server.peer import EmacsChannel, Peer, emit
 from passepartout.signals import Keyword, Signal, Symbol, plist_to_dict
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ class Bridge:
             for work in waiting:  # in arrival order, before any later call runs
                 _run_safely(work, agent)
             self.ready.set()
-        self.channel.broadcast(ON_STATUS, [self.status()])
+        self.channel.broadcast(protocol.StatusChanged(self.status()))
 
     def when_ready(self, work: Callable[[Agent | None], None]) -> None:
         """Run ``work`` now if boot is over, else as soon as it is (None: boot failed)."""
@@ -122,7 +122,7 @@ class Bridge:
         approvals = _approvals_file(self.config)
         for level, text in replay(notices, dropped, waiting_flight_plans(approvals),
                                   approvals):
-            peer.call(ON_NOTIFY, [Symbol(level), text])
+            emit(peer, protocol.Notice(level, text))
 
     def hello_info(self) -> dict[str, Any]:
         status = self.status()
@@ -236,15 +236,15 @@ def _chat_send(bridge: Bridge, peer: Peer, session: str, turn: str, text: str,
 
     def submit(agent: Agent | None) -> None:
         if agent is None:
-            peer.call(ON_ERROR, [session, turn, "boot-error", bridge.boot_error or ""])
-            peer.call(ON_DONE, [session, turn, {"cancelled": False}])
+            emit(peer, protocol.TurnError(session, turn, "boot-error", bridge.boot_error or ""))
+            emit(peer, protocol.Done(session, turn))
             return
         if items:  # read and filtered here: the person's parts, never Elisp's say-so
             try:
                 parts = attachments.resolve(items, agent.services.get("security"))
             except PassepartoutError as err:
-                peer.call(ON_ERROR, [session, turn, "refused", err.message])
-                peer.call(ON_DONE, [session, turn, {"cancelled": False}])
+                emit(peer, protocol.TurnError(session, turn, "refused", err.message))
+                emit(peer, protocol.Done(session, turn))
                 return
             meta["attached"] = attachments.section_text(parts)
         agent.submit(text, session_id=session, source="emacs", turn_id=turn,
@@ -260,7 +260,7 @@ def _chat_cancel(bridge: Bridge, peer: Peer, session: str, turn: str | None) -> 
 
 
 def _approval_answer(bridge: Bridge, peer: Peer, approval_id: str, answer: Any) -> bool:
-    if not bridge.channel.answer(approval_id, answer):
+    if not bridge.channel.answer(approval_id, protocol.decode_answer(answer)):
         raise Refusal("expired", f"no approval {approval_id} is waiting "
                                  "(it was answered, timed out or withdrawn)")
     return True
