@@ -38,6 +38,16 @@ ORG_EDIT = "org-edit"  # an org tool's edit, shown in a buffer visiting the file
 # The only callbacks the daemon ever sends (Emacs refuses any other name too).
 EVENT_NAMES = frozenset({CHUNK, TOOL, DONE, ERROR, APPROVAL, NOTIFY, STATUS, ORG_EDIT})
 
+# The faces a client may say it is (``hello``'s ``:client``): a turn it sends carries
+# that name as its source.  Emacs is the face of a client that names no other.
+FACES = frozenset({"emacs", "terminal", "tui", "acp", "telegram", "signal", "mcp", "cli"})
+DEFAULT_FACE = "emacs"
+
+
+def face_name(client: Any) -> str:
+    """The face a ``hello``'s ``:client`` names: one of :data:`FACES`, else Emacs."""
+    return client if isinstance(client, str) and client in FACES else DEFAULT_FACE
+
 
 # -- events ------------------------------------------------------------------------------
 
@@ -341,9 +351,10 @@ def _plist(value: Any) -> dict[str, Any] | None:
     return as_dict(value) if isinstance(value, list) else None
 
 
-__all__ = ["APPROVAL", "CHUNK", "DONE", "ERROR", "EVENT_NAMES", "NOTIFY", "ORG_EDIT",
+__all__ = ["APPROVAL", "CHUNK", "DEFAULT_FACE", "DONE", "ERROR", "EVENT_NAMES", "FACES",
+           "NOTIFY", "ORG_EDIT",
            "STATUS", "TOOL", "Allow", "ApprovalAnswer", "ApprovalAsked", "Chunk", "Deny",
            "Disconnected", "Done", "Evaluated", "Event", "Listener", "Notice",
            "OrgEdited", "StatusChanged", "ToolCalled", "ToolDenied", "ToolEvent",
            "ToolFinished", "TurnError", "as_dict", "decode", "decode_answer", "encode",
-           "encode_answer", "turn_of"]
+           "encode_answer", "face_name", "turn_of"]

@@ -75,6 +75,7 @@ class Peer:
     """Records what the bridge calls back in Emacs."""
 
     closed = False
+    face = "emacs"
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, list[Any]]] = []

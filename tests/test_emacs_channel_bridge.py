@@ -151,6 +151,33 @@ def test_org_edit_becomes_a_signal_for_the_orchestrator(
     client.close()
 
 
+@pytest.mark.attack
+@pytest.mark.parametrize("client,face", [
+    (None, "emacs"),  # Emacs names no client
+    ("tui", "tui"),
+    ("telegram", "telegram"),
+    ("cron", "emacs"),  # a client cannot pass for a background source
+    ("flightplan", "emacs"),
+])
+def test_a_turn_carries_the_name_of_the_face_that_sent_it(
+    config: Config, skill_dir: Path, bridge: Bridge, server: BridgeServer,
+    monkeypatch: pytest.MonkeyPatch, client: str | None, face: str
+) -> None:
+    agent = make_agent(config, skill_dir)
+    seen: list[Signal] = []
+    monkeypatch.setattr(agent.stimuli, "inject", lambda signal: seen.append(signal) or True)
+    bridge.attach(agent)
+    wire = WireClient(server.port)
+    kind, _ = wire.hello(TOKEN, None if client is None else [Keyword("client"), client])
+    assert kind == "return"
+    context = [Keyword("source"), Keyword("cron")]  # reserved: the face's own word wins
+    assert wire.ok("chat-send", "s1", "t1", "hi", context) == "t1"
+    (signal,) = seen
+    assert signal.meta["source"] == Keyword(face)
+    assert agent.channels[face] is bridge.channel  # its approvals are asked on the wire
+    wire.close()
+
+
 @dataclass
 class FakeJob:
     name: str

@@ -62,7 +62,8 @@ class Bridge:
         agent.services.focus = self.focus
         agent.services.emacs = self.channel
         agent.services.emacs_eval = self.channel.evaluation  # the emacs-eval tool's door
-        agent.register_channel("emacs", self.channel)
+        for face in protocol.FACES:  # a turn's source is the face that sent it
+            agent.register_channel(face, self.channel)
         from passepartout.security.standing import standing_grants
 
         self.channel.standing = standing_grants(agent.services)  # "always" answers
@@ -247,7 +248,7 @@ def _chat_send(bridge: Bridge, peer: Peer, session: str, turn: str, text: str,
                 emit(peer, protocol.Done(session, turn))
                 return
             meta["attached"] = attachments.section_text(parts)
-        agent.submit(text, session_id=session, source="emacs", turn_id=turn,
+        agent.submit(text, session_id=session, source=peer.face, turn_id=turn,
                      origin=Keyword("chat"), **meta)
 
     bridge.when_ready(submit)
@@ -271,7 +272,7 @@ def _org_edit(bridge: Bridge, peer: Peer, fields: dict[str, Any]) -> bool:
     # The edit's questions (a new or changed job to approve) go to the client that saved.
     session = f"org-edit-{id(peer):x}"
     bridge.channel.bind(session, peer)
-    signal = Signal(payload=payload, meta={"source": Keyword("emacs"), "session-id": session})
+    signal = Signal(payload=payload, meta={"source": Keyword(peer.face), "session-id": session})
 
     def inject(agent: Agent | None) -> None:
         if agent is not None:

@@ -58,6 +58,11 @@ class Peer(Protocol):
     @property
     def approval_timeout(self) -> float | None: ...
 
+    @property
+    def face(self) -> str:
+        """Which face the client said it is (one of :data:`passepartout.protocol.FACES`)."""
+        ...
+
     def call(self, method: str, args: list[Any]) -> bool:
         """Queue a callback without waiting for Emacs; False when the peer is gone."""
         ...
