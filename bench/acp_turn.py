@@ -4,7 +4,7 @@ Emacs speaks, against one warm daemon and the fake model, in the same run.
 The daemon is started once (``passepartout daemon --detach``) in a scratch home, memex
 and runtime directory; one ACP client (the official SDK's client side, spawning
 ``passepartout acp``) and one EPC client (``chat-send``, then the callbacks up to
-``passepartout--on-done``, as Emacs does) stay connected, and their turns alternate,
+``done``, as Emacs does) stay connected, and their turns alternate,
 each in a session of its own, so that both see the same daemon, model and history
 length.  A turn is timed from sending the prompt to the end of its reply (the ACP
 ``session/prompt`` response, the EPC done callback); the fake model answers with the
@@ -35,7 +35,7 @@ from acp.stdio import spawn_agent_process  # noqa: E402
 from fakellm import FakeLLM  # noqa: E402
 from terminal_chat import cli, scratch_env, wait_ready  # noqa: E402
 
-from passepartout.server.peer import ON_DONE  # noqa: E402
+from passepartout import protocol  # noqa: E402
 from passepartout.wire.client import DaemonClient, connect  # noqa: E402
 
 TARGET_MS = 5.0
@@ -57,7 +57,7 @@ class QuietClient:
 def epc_turn(client: DaemonClient, n: int) -> float:
     start = time.perf_counter()
     client.call("chat-send", "bench-epc", f"t{n}", f"epc turn {n}", None)
-    client.wait_callback(ON_DONE, timeout=60)
+    client.wait_callback(protocol.DONE, timeout=60)
     took = time.perf_counter() - start
     client.callbacks.clear()
     return took

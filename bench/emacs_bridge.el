@@ -133,7 +133,7 @@ Return the seconds from the request to the last byte inserted."
   "Return the bytes the chunk source sends for COUNT chunks."
   (let (frames)
     (dotimes (i count)
-      (let ((body (format "(call %d passepartout--on-chunk (\"bench\" \"turn\" \"word \"))" (1+ i))))
+      (let ((body (format "(call %d chunk (\"bench\" \"turn\" \"word \"))" (1+ i))))
         (push (format "%06x%s" (length body) body) frames)))
     (apply #'concat (nreverse frames))))
 
@@ -153,7 +153,7 @@ Return the seconds from the request to the last chunk shown."
       (setf (passepartout-turn-id turn) "turn"))
     (let* ((conn (passepartout-epc-connect
                   "127.0.0.1" port
-                  :handlers (list (cons "passepartout--on-chunk" #'passepartout--on-chunk))))
+                  :handlers (list (cons "chunk" #'passepartout--on-chunk))))
            (process (passepartout-epc-connection-process conn))
            (gc gc-elapsed)
            (start (float-time)))

@@ -13,7 +13,7 @@ same run:
   printing or reading on either side);
 - ``echo`` of a 1 MB string both ways, against the raw socket echo of the same
   bytes;
-- 10,000 ``passepartout--on-chunk`` frames sent by a raw Python source into a
+- 10,000 ``chunk`` frames sent by a raw Python source into a
   real chat buffer through the transport, against the same bytes inserted by a
   bare process filter: the difference is the per-chunk overhead;
 - a whole chat turn against the fake model, which gives every prompt the same
@@ -90,7 +90,7 @@ def _echo_client(conn: socket.socket) -> None:
 def _chunk_frames(count: int, text: str) -> bytes:
     frames = []
     for uid in range(1, count + 1):
-        body = f'(call {uid} passepartout--on-chunk ("bench" "turn" "{text}"))'.encode()
+        body = f'(call {uid} chunk ("bench" "turn" "{text}"))'.encode()
         frames.append(b"%06x" % len(body) + body)
     return b"".join(frames)
 

@@ -143,10 +143,17 @@ Each function receives one argument, a string describing what happened."
   :type 'hook)
 
 (defconst passepartout--callbacks
-  '(passepartout--on-chunk passepartout--on-done passepartout--on-error
-    passepartout--on-tool passepartout--on-approval passepartout--on-notify
-    passepartout--on-status passepartout--on-org-edit)
-  "The only functions the server may call in Emacs.")
+  '(("chunk" . passepartout--on-chunk)
+    ("done" . passepartout--on-done)
+    ("error" . passepartout--on-error)
+    ("tool" . passepartout--on-tool)
+    ("approval" . passepartout--on-approval)
+    ("notify" . passepartout--on-notify)
+    ("status" . passepartout--on-status)
+    ("org-edit" . passepartout--on-org-edit))
+  "The events of the daemon's protocol, each with the function that shows it.
+The server may call nothing else in Emacs: an event of another name is
+refused (the daemon keeps the same list, in passepartout/protocol.py).")
 
 ;;;; State
 
@@ -347,8 +354,7 @@ or the handshake fails, unless the connection was given up meanwhile."
                   (passepartout-epc-connect
                    "127.0.0.1" service
                    :family family
-                   :handlers (mapcar (lambda (sym) (cons (symbol-name sym) sym))
-                                     passepartout--callbacks)
+                   :handlers passepartout--callbacks
                    :log-function (lambda (text) (passepartout--log "epc: %s" text))
                    :on-close #'passepartout--connection-closed
                    :attachments t)

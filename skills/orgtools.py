@@ -14,7 +14,7 @@ asked of the person by this skill's gate every time, whatever a grant says; the 
 refuses it when the file turned private after the gates judged it.  Text is escaped
 (no title, tag, property or note can become org structure) and files are replaced
 atomically; then each Emacs attached gets the same edit in the buffer visiting the
-file (``passepartout--on-org-edit``): one change that ``undo`` takes back, and a
+file (the protocol's ``org-edit``): one change that ``undo`` takes back, and a
 buffer with unsaved changes keeps them.
 
 Settings: ``PASSEPARTOUT_ORG_INBOX``: the capture file (default ``inbox.org`` in the
@@ -166,8 +166,8 @@ class orgtools_Service:
 
     def show_in_emacs(self, plan: Plan) -> None:
         """Give the buffers visiting the edited files the same edit (undo takes it back;
-        a buffer with unsaved changes keeps them): ``passepartout--on-org-edit``."""
-        from passepartout.server.peer import ON_ORG_EDIT
+        a buffer with unsaved changes keeps them): the protocol's ``org-edit``."""
+        from passepartout.protocol import OrgEdited
 
         channel = self.agent.channels.get("emacs") if hasattr(self.agent, "channels") else None
         broadcast = getattr(channel, "broadcast", None)
@@ -176,7 +176,7 @@ class orgtools_Service:
         for path, new in plan.writes.items():
             old = plan.before.get(path)
             if old is not None and len(old) + len(new) < orgtools_EMACS_MAX:
-                broadcast(ON_ORG_EDIT, [str(path), old, new])
+                broadcast(OrgEdited(str(path), old, new))
 
 
 if AGENT is not None:

@@ -30,7 +30,7 @@ from passepartout.faces.acp.updates import (
     resource_path,
     usage_update,
 )
-from passepartout.faces.events import ApprovalAsked, ToolEvent
+from passepartout.protocol import ApprovalAsked, ToolCalled, ToolDenied, ToolFinished
 from passepartout.server.attachments import RESOURCE_BYTES
 from passepartout.signals import Keyword
 
@@ -47,10 +47,10 @@ def test_an_asked_call_is_one_call_from_the_question_to_its_result() -> None:
     assert "make is not on the allowlist" in fields["content"][0].content.text
     approved = tools.answered(call_id, True, False)
     assert approved.status == "in_progress"
-    run = tools.on_tool(ToolEvent("s", "t", "tool", "shell", {"cmd": "make deploy"},
+    run = tools.on_tool(ToolCalled("s", "t", "shell", {"cmd": "make deploy"},
                                   call_id="c9"))
     assert isinstance(run, ToolCallProgress) and run.tool_call_id == call_id
-    done = tools.on_tool(ToolEvent("s", "t", "tool-result", "shell", ok=True, output="ok",
+    done = tools.on_tool(ToolFinished("s", "t", "shell", True, output="ok",
                                    call_id="c9"))
     assert isinstance(done, ToolCallProgress) and done.tool_call_id == call_id
     assert done.status == "completed"
@@ -60,7 +60,7 @@ def test_a_rejected_call_ends_failed_with_the_reason() -> None:
     tools = ToolTracker(prefix="t")
     call_id = tools.for_approval(ASKED)
     assert tools.answered(call_id, False, True).status == "failed"
-    refused = tools.on_tool(ToolEvent("s", "t", "denied", "shell(cmd='make deploy')",
+    refused = tools.on_tool(ToolDenied("s", "t", "shell(cmd='make deploy')",
                                       reason="the person said no"))
     assert isinstance(refused, ToolCallProgress) and refused.tool_call_id == call_id
     assert refused.status == "failed"
@@ -69,7 +69,7 @@ def test_a_rejected_call_ends_failed_with_the_reason() -> None:
 
 def test_a_refusal_no_one_was_asked_about_is_a_failed_call() -> None:
     refused = ToolTracker(prefix="t").on_tool(
-        ToolEvent("s", "t", "denied", "read-file(path='~/.ssh/id_rsa')", reason="protected"))
+        ToolDenied("s", "t", "read-file(path='~/.ssh/id_rsa')", reason="protected"))
     assert isinstance(refused, ToolCallStart) and refused.status == "failed"
     assert refused.kind == "read"
 
@@ -186,12 +186,12 @@ def test_a_replay_gives_each_call_its_own_id_and_its_final_status() -> None:
 
 def test_live_ids_are_the_agents_though_the_model_repeats_its_own() -> None:
     one, two = ToolTracker(prefix="t1"), ToolTracker(prefix="t2")
-    first = one.on_tool(ToolEvent("s", "t1", "tool", "shell", {"cmd": "ls"}, call_id="call_1"))
-    second = two.on_tool(ToolEvent("s", "t2", "tool", "shell", {"cmd": "ls"},
+    first = one.on_tool(ToolCalled("s", "t1", "shell", {"cmd": "ls"}, call_id="call_1"))
+    second = two.on_tool(ToolCalled("s", "t2", "shell", {"cmd": "ls"},
                                    call_id="call_1"))
     assert isinstance(first, ToolCallStart) and isinstance(second, ToolCallStart)
     assert first.tool_call_id != second.tool_call_id != "call_1"
-    done = two.on_tool(ToolEvent("s", "t2", "tool-result", "shell", ok=True, output="x",
+    done = two.on_tool(ToolFinished("s", "t2", "shell", True, output="x",
                                  call_id="call_1"))
     assert isinstance(done, ToolCallProgress) and done.tool_call_id == second.tool_call_id
 

@@ -11,12 +11,13 @@ from typing import Any
 import pytest
 from security_agent import Script, call, make_agent, user
 
+from passepartout import protocol
 from passepartout.events.dispatch import BackgroundChannel, Dispatcher
 from passepartout.loop import Action, ApprovalRequest
 from passepartout.loop.approvals import Approvals
 from passepartout.loop.events import Event
 from passepartout.loop.hooks import APPROVAL_ANSWERED, BACKGROUND_APPROVAL
-from passepartout.server.peer import ON_APPROVAL, ON_NOTIFY, EmacsChannel
+from passepartout.server.peer import EmacsChannel
 from passepartout.signals import Keyword, Signal
 
 
@@ -110,7 +111,7 @@ def test_the_emacs_channel_waits_no_longer_than_the_request_says() -> None:
     deadline = time.monotonic() + 2
     while len(peer.calls) < 2 and time.monotonic() < deadline:
         time.sleep(0.01)  # the channel's own wait ends at the same limit
-    assert [m for m, _ in peer.calls] == [ON_APPROVAL, ON_NOTIFY]
+    assert [m for m, _ in peer.calls] == [protocol.APPROVAL, protocol.NOTIFY]
     assert "No answer in 0.2 s" in peer.calls[-1][1][1]
 
 

@@ -40,8 +40,9 @@ from fakellm import FakeLLM
 from fakellm_protocol import RecordedRequest, Reply, ToolCall
 
 from passepartout.config import Config
-from passepartout.faces.face import ApprovalAsked, Disconnected, Done, Face, ToolEvent, TurnError
+from passepartout.faces.face import Face
 from passepartout.memory.store import MemoryStore
+from passepartout.protocol import Allow, ApprovalAsked, Disconnected, Done, ToolFinished, TurnError
 from passepartout.security.trust_cli import book
 from passepartout.wire.client import DaemonError
 
@@ -289,9 +290,9 @@ def drive_turn(face: Face, life: Life, session: str, prompt: str, rng: random.Ra
             moment()
             if isinstance(event, ApprovalAsked):
                 time.sleep(rng.uniform(0.0, 0.3))  # the person reads the question
-                if face.answer(event.approval_id, True, always=True) and answered is not None:
+                if face.answer(event.approval_id, Allow(always=True)) and answered is not None:
                     answered.append(prompt)  # the daemon took the answer: a grant now
-            elif isinstance(event, ToolEvent) and event.event == "tool-result" and event.ok:
+            elif isinstance(event, ToolFinished) and event.ok:
                 results.add(event.name)
             elif isinstance(event, Done):
                 assert life.killed.is_set() or not event.cancelled, life.where

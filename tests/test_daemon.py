@@ -184,8 +184,8 @@ def test_a_daemon_killed_with_sigkill_comes_back_and_runs_the_missed_job_once(
     assert client is not None
     with client:
         client.call("chat-send", "chat-1", "turn-1", "When did I last water the plants?", None)
-        assert client.wait_callback("passepartout--on-done")[:2] == ["chat-1", "turn-1"]
-        said = [args for name, args in client.callbacks if name == "passepartout--on-chunk"]
+        assert client.wait_callback("done")[:2] == ["chat-1", "turn-1"]
+        said = [args for name, args in client.callbacks if name == "chunk"]
         assert said == [["chat-1", "turn-1", "Noted: the plants."]], client.callbacks
     state = daemons.home / "events" / "cron-state.json"
     wait_for(lambda: state.exists() and "plants-1" in state.read_text(), 10, "the cron state")

@@ -31,7 +31,8 @@ from test_daemon_emacs import EMACS, emacs
 from test_mcp_server import call
 from wire_client import ROOT
 
-from passepartout.faces.face import Chunk, Done, Face
+from passepartout.faces.face import Face
+from passepartout.protocol import Chunk, Done
 
 SHIM = '''
 import os

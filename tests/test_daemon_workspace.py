@@ -19,7 +19,7 @@ import pytest
 from daemon_proc import Daemons, scratch_daemons
 from fakellm import FakeLLM
 
-from passepartout.server.peer import ON_APPROVAL, ON_DONE
+from passepartout import protocol
 from passepartout.wire.client import DaemonError, connect
 
 
@@ -58,11 +58,11 @@ def test_a_turn_works_in_the_workspace_its_face_named(
     assert emacs is not None
     with emacs:
         emacs.call("chat-send", "s1", "t1", "where am I?", {"workspace": str(project)})
-        emacs.wait_callback(ON_DONE, timeout=60)
+        emacs.wait_callback(protocol.DONE, timeout=60)
         out = _tool_output(fake_llm)
         assert str(project) in out and "beds.txt" in out, out
         emacs.call("chat-send", "s2", "t2", "and now?", None)
-        emacs.wait_callback(ON_DONE, timeout=60)
+        emacs.wait_callback(protocol.DONE, timeout=60)
         out = _tool_output(fake_llm)
         assert str(project) not in out
         assert Path(daemons.env["HOME"]).resolve().as_posix() in out, out
@@ -82,10 +82,10 @@ def test_a_question_about_a_command_names_its_workspace(
     with emacs:
         emacs.call("chat-send", "s1", "t1", "frobnicate", {"workspace": str(project)})
         approval_id, _session, _turn, description, _info = emacs.wait_callback(
-            ON_APPROVAL, timeout=60)
+            protocol.APPROVAL, timeout=60)
         assert f"(workspace {project})" in description, description
         emacs.call("approval-answer", approval_id, None)
-        emacs.wait_callback(ON_DONE, timeout=60)
+        emacs.wait_callback(protocol.DONE, timeout=60)
 
 
 @pytest.mark.parametrize("bad", ["relative/dir", "/no/such/directory", "/"])

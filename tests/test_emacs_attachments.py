@@ -75,6 +75,7 @@ class Peer:
     """Records what the bridge calls back in Emacs."""
 
     closed = False
+    face = "emacs"
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, list[Any]]] = []
@@ -168,7 +169,7 @@ def test_a_credential_place_is_never_attached(agent: Agent, tmp_path: Path) -> N
     key.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n")
     meta, peer = send(agent, "look", {"attachments": [[Keyword("file"), str(key)]]})
     assert "attached" not in meta
-    assert [m for m, _ in peer.calls] == ["passepartout--on-error", "passepartout--on-done"]
+    assert [m for m, _ in peer.calls] == ["error", "done"]
     assert "ssh" in str(peer.calls[0][1][3])
     with pytest.raises(AttachmentError):  # a buffer visiting it, too
         attachments.resolve([Item("id", str(key), "text")], agent.services["security"])

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from passepartout import protocol
 from passepartout.errors import PipelineError
 from passepartout.loop import Action, ApprovalRequest
 from passepartout.loop.events import (
@@ -22,16 +23,7 @@ from passepartout.loop.events import (
     ToolCall,
     ToolResult,
 )
-from passepartout.server.peer import (
-    CALLBACKS,
-    ON_APPROVAL,
-    ON_CHUNK,
-    ON_DONE,
-    ON_ERROR,
-    ON_NOTIFY,
-    ON_TOOL,
-    EmacsChannel,
-)
+from passepartout.server.peer import EmacsChannel
 from passepartout.signals import Keyword, Signal, Symbol
 
 
@@ -43,11 +35,11 @@ class RecordingPeer:
     asked: threading.Event = field(default_factory=threading.Event)
 
     def call(self, method: str, args: list[Any]) -> bool:
-        assert method in CALLBACKS
+        assert method in protocol.EVENT_NAMES
         if self.closed:
             return False
         self.calls.append((method, args))
-        if method == ON_APPROVAL:
+        if method == protocol.APPROVAL:
             self.asked.set()
         return True
 
@@ -75,8 +67,9 @@ def test_stream_then_reply_shows_the_text_once(bound: tuple[EmacsChannel, Record
         channel.send(chat(), Chunk(text))
     channel.send(chat(), Reply("Hello"))
     channel.send(chat(), Done(False))
-    assert peer.calls == [(ON_CHUNK, ["s1", "t1", "Hel"]), (ON_CHUNK, ["s1", "t1", "lo"]),
-                          (ON_DONE, ["s1", "t1", {"cancelled": False}])]
+    assert peer.calls == [(protocol.CHUNK, ["s1", "t1", "Hel"]),
+                          (protocol.CHUNK, ["s1", "t1", "lo"]),
+                          (protocol.DONE, ["s1", "t1", {"cancelled": False}])]
 
 
 def test_a_reply_longer_than_its_stream_sends_the_rest(
@@ -85,7 +78,7 @@ def test_a_reply_longer_than_its_stream_sends_the_rest(
     channel, peer = bound
     channel.send(chat(), Chunk("Hel"))
     channel.send(chat(), Reply("Hello"))
-    assert peer.calls[-1] == (ON_CHUNK, ["s1", "t1", "lo"])
+    assert peer.calls[-1] == (protocol.CHUNK, ["s1", "t1", "lo"])
 
 
 def test_an_unstreamed_reply_is_one_chunk_and_tools_start_a_new_stream(
@@ -97,7 +90,7 @@ def test_an_unstreamed_reply_is_one_chunk_and_tools_start_a_new_stream(
     channel.send(chat(), ToolResult("read-file", True, "data", "c"))
     channel.send(chat(), Reply("It says data."))
     names = [c[0] for c in peer.calls]
-    assert names == [ON_CHUNK, ON_TOOL, ON_TOOL, ON_CHUNK]
+    assert names == [protocol.CHUNK, protocol.TOOL, protocol.TOOL, protocol.CHUNK]
     assert peer.calls[1][1][2] == {"event": Symbol("tool"), "name": "read-file",
                                    "args": {"path": "/x"}, "call-id": "c"}
     assert peer.calls[2][1][2]["event"] == "tool-result" and peer.calls[2][1][2]["ok"] is True
@@ -111,10 +104,10 @@ def test_errors_denials_and_notices(bound: tuple[EmacsChannel, RecordingPeer]) -
     channel.send(chat(), ApprovalAsked("x", "y"))  # approve() asks instead
     channel.send(chat(), Notice("saved", "info"))
     assert peer.calls == [
-        (ON_ERROR, ["s1", "t1", "llm-error", "rate limited"]),
-        (ON_TOOL, ["s1", "t1", {"event": Symbol("denied"), "name": "shell(cmd='rm')",
+        (protocol.ERROR, ["s1", "t1", "llm-error", "rate limited"]),
+        (protocol.TOOL, ["s1", "t1", {"event": Symbol("denied"), "name": "shell(cmd='rm')",
                                 "reason": "no"}]),
-        (ON_NOTIFY, [Symbol("info"), "saved"]),
+        (protocol.NOTIFY, [Symbol("info"), "saved"]),
     ]
 
 
@@ -125,8 +118,8 @@ def test_events_without_a_chat_become_notices_for_every_connection() -> None:
     channel.send(chat(None, None), Reply("hook ran"))
     channel.send(chat(None, None), Error("pipeline-error", "boom"))
     for peer in (first, second):
-        assert peer.calls == [(ON_NOTIFY, [Symbol("info"), "hook ran"]),
-                              (ON_NOTIFY, [Symbol("error"), "pipeline-error: boom"])]
+        assert peer.calls == [(protocol.NOTIFY, [Symbol("info"), "hook ran"]),
+                              (protocol.NOTIFY, [Symbol("error"), "pipeline-error: boom"])]
 
 
 def test_events_of_a_session_nobody_holds_are_dropped() -> None:
@@ -144,8 +137,8 @@ def request(session: str | None = "s1", name: str = "write-file") -> ApprovalReq
 def answer_when_asked(channel: EmacsChannel, peer: RecordingPeer, value: Any) -> threading.Thread:
     def run() -> None:
         assert peer.asked.wait(5)
-        approval_id = next(a for m, a in peer.calls if m == ON_APPROVAL)[0]
-        assert channel.answer(approval_id, value)
+        approval_id = next(a for m, a in peer.calls if m == protocol.APPROVAL)[0]
+        assert channel.answer(approval_id, protocol.decode_answer(value))
 
     thread = threading.Thread(target=run)
     thread.start()
@@ -198,9 +191,9 @@ def test_no_answer_in_time_is_no_and_says_so(bound: tuple[EmacsChannel, Recordin
     channel, peer = bound
     peer.approval_timeout = 0.1
     assert channel.approve(request()) is False
-    assert peer.calls[-1][0] == ON_NOTIFY and "No answer in 0.1 s" in peer.calls[-1][1][1]
+    assert peer.calls[-1][0] == protocol.NOTIFY and "No answer in 0.1 s" in peer.calls[-1][1][1]
     approval_id = peer.calls[0][1][0]
-    assert channel.answer(approval_id, True) is False  # too late
+    assert channel.answer(approval_id, protocol.Allow()) is False  # too late
 
 
 @pytest.mark.parametrize("how", ["close", "stop"])

@@ -10,12 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from passepartout import protocol
 from passepartout.config import Config
 from passepartout.loop import Action, ApprovalRequest
 from passepartout.loop.events import Chunk
 from passepartout.server.backlog import Backlog, replay, waiting_flight_plans
 from passepartout.server.methods import Bridge
-from passepartout.server.peer import CALLBACKS, ON_APPROVAL, ON_CHUNK, ON_NOTIFY, EmacsChannel
+from passepartout.server.peer import EmacsChannel
 from passepartout.signals import Keyword, Signal, Symbol
 
 
@@ -26,14 +27,14 @@ class Peer:
     calls: list[tuple[str, list[Any]]] = field(default_factory=list)
 
     def call(self, method: str, args: list[Any]) -> bool:
-        assert method in CALLBACKS
+        assert method in protocol.EVENT_NAMES
         if self.closed:
             return False
         self.calls.append((method, args))
         return True
 
     def notices(self) -> list[str]:
-        return [str(args[1]) for method, args in self.calls if method == ON_NOTIFY]
+        return [str(args[1]) for method, args in self.calls if method == protocol.NOTIFY]
 
 
 def chat(session: str) -> Signal:
@@ -65,19 +66,19 @@ def test_two_clients_each_get_their_own_replies_and_approvals() -> None:
         channel.bind(session, peer)
     channel.send(chat("sa"), Chunk("for a"))
     channel.send(chat("sb"), Chunk("for b"))
-    assert [args[2] for m, args in a.calls if m == ON_CHUNK] == ["for a"]
-    assert [args[2] for m, args in b.calls if m == ON_CHUNK] == ["for b"]
+    assert [args[2] for m, args in a.calls if m == protocol.CHUNK] == ["for a"]
+    assert [args[2] for m, args in b.calls if m == protocol.CHUNK] == ["for b"]
 
     answers: list[bool] = []
     request = ApprovalRequest(Action("tool", name="shell", args={"command": "make"}),
                               ("high-impact",), chat("sb"))
     asking = threading.Thread(target=lambda: answers.append(channel.approve(request)))
     asking.start()
-    while not any(m == ON_APPROVAL for m, _ in b.calls):
+    while not any(m == protocol.APPROVAL for m, _ in b.calls):
         asking.join(0.01)
-    assert not any(m == ON_APPROVAL for m, _ in a.calls)  # only the session's client
-    approval_id = next(args[0] for m, args in b.calls if m == ON_APPROVAL)
-    assert channel.answer(approval_id, True)
+    assert not any(m == protocol.APPROVAL for m, _ in a.calls)  # only the session's client
+    approval_id = next(args[0] for m, args in b.calls if m == protocol.APPROVAL)
+    assert channel.answer(approval_id, protocol.Allow())
     asking.join(5)
     assert answers == [True]
 
@@ -170,9 +171,10 @@ def test_an_approval_of_no_session_goes_to_a_face_not_to_a_command_line_client()
     answers: list[bool] = []
     asking = threading.Thread(target=lambda: answers.append(channel.approve(request)))
     asking.start()
-    while not any(m == ON_APPROVAL for m, _ in emacs.calls):
+    while not any(m == protocol.APPROVAL for m, _ in emacs.calls):
         asking.join(0.01)
-    assert not any(m == ON_APPROVAL for m, _ in cli.calls)
-    channel.answer(next(args[0] for m, args in emacs.calls if m == ON_APPROVAL), False)
+    assert not any(m == protocol.APPROVAL for m, _ in cli.calls)
+    channel.answer(next(args[0] for m, args in emacs.calls if m == protocol.APPROVAL),
+                   protocol.Deny())
     asking.join(5)
     assert answers == [False]

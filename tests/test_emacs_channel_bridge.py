@@ -82,11 +82,11 @@ def test_prompts_sent_during_boot_run_in_order_after_it(
     assert client.ok("chat-send", "s", "t1", "reply: first", None) == "t1"
     assert client.ok("chat-send", "s", "t2", "reply: second", None) == "t2"
     bridge.attach(make_agent(config, skill_dir))
-    status = _plist(client.wait_callback("passepartout--on-status")[0])
+    status = _plist(client.wait_callback("status")[0])
     assert status["ready"] is True and status["health"] == "healthy"
-    assert client.wait_callback("passepartout--on-chunk", a1="t1")[2] == "first"
-    assert client.wait_callback("passepartout--on-chunk", a1="t2")[2] == "second"
-    client.wait_callback("passepartout--on-done", a1="t2")
+    assert client.wait_callback("chunk", a1="t1")[2] == "first"
+    assert client.wait_callback("chunk", a1="t2")[2] == "second"
+    client.wait_callback("done", a1="t2")
     client.close()
 
 
@@ -96,9 +96,9 @@ def test_a_failed_boot_is_said_and_the_server_stays_up(
     client = connect(server)
     client.ok("chat-send", "s", "t1", "hello", None)
     bridge.boot_failed("cannot start safely: mandatory skill 'policy' was not found")
-    _, _, kind, message = client.wait_callback("passepartout--on-error", a1="t1")
+    _, _, kind, message = client.wait_callback("error", a1="t1")
     assert kind == "boot-error" and "policy" in message
-    client.wait_callback("passepartout--on-done", a1="t1")
+    client.wait_callback("done", a1="t1")
     status = _plist(client.ok("status"))
     assert status["health"] == "unhealthy" and "policy" in status["problems"][0]
     kind, err = client.request("skills-reload", "policy")
@@ -149,6 +149,33 @@ def test_org_edit_becomes_a_signal_for_the_orchestrator(
     assert set(signal.meta) == {"source", "session-id"}
     assert str(signal.meta["session-id"]).startswith("org-edit-")
     client.close()
+
+
+@pytest.mark.attack
+@pytest.mark.parametrize("client,face", [
+    (None, "emacs"),  # Emacs names no client
+    ("tui", "tui"),
+    ("telegram", "telegram"),
+    ("cron", "emacs"),  # a client cannot pass for a background source
+    ("flightplan", "emacs"),
+])
+def test_a_turn_carries_the_name_of_the_face_that_sent_it(
+    config: Config, skill_dir: Path, bridge: Bridge, server: BridgeServer,
+    monkeypatch: pytest.MonkeyPatch, client: str | None, face: str
+) -> None:
+    agent = make_agent(config, skill_dir)
+    seen: list[Signal] = []
+    monkeypatch.setattr(agent.stimuli, "inject", lambda signal: seen.append(signal) or True)
+    bridge.attach(agent)
+    wire = WireClient(server.port)
+    kind, _ = wire.hello(TOKEN, None if client is None else [Keyword("client"), client])
+    assert kind == "return"
+    context = [Keyword("source"), Keyword("cron")]  # reserved: the face's own word wins
+    assert wire.ok("chat-send", "s1", "t1", "hi", context) == "t1"
+    (signal,) = seen
+    assert signal.meta["source"] == Keyword(face)
+    assert agent.channels[face] is bridge.channel  # its approvals are asked on the wire
+    wire.close()
 
 
 @dataclass

@@ -16,7 +16,8 @@ from fakellm import FakeLLM
 from mcp_peers import pin_peer
 from test_mcp_client import live_members, silent_pids
 
-from passepartout.faces.face import ApprovalAsked, Chunk, Done, Face, ToolEvent
+from passepartout.faces.face import Face
+from passepartout.protocol import Allow, ApprovalAsked, Chunk, Done, ToolFinished
 
 PEER = str(Path(__file__).with_name("mcp_peers.py"))
 
@@ -51,8 +52,8 @@ def test_an_mcp_tool_runs_in_the_daemon_once_the_attached_face_says_yes(
             seen.append(event)
             if isinstance(event, ApprovalAsked):
                 assert event.tool == "mcp__peer__add"
-                assert face.answer(event.approval_id, True)
-    results = [e for e in seen if isinstance(e, ToolEvent) and e.event == "tool-result"]
+                assert face.answer(event.approval_id, Allow())
+    results = [e for e in seen if isinstance(e, ToolFinished)]
     assert [(r.name, r.ok, r.output) for r in results] == [("mcp__peer__add", True, "42")]
     assert "".join(e.text for e in seen if isinstance(e, Chunk)) == "It is 42."
     assert isinstance(seen[-1], Done)

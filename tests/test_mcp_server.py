@@ -250,7 +250,7 @@ def test_status_has_a_line_for_each_mcp_server(daemons: Daemons) -> None:
 def test_a_write_is_asked_of_an_attached_face_and_applied_on_yes(daemons: Daemons) -> None:
     import threading
 
-    from passepartout.server.peer import ON_APPROVAL
+    from passepartout import protocol
     from passepartout.wire.client import DaemonClient
     from passepartout.wire.place import Place
 
@@ -264,7 +264,7 @@ def test_a_write_is_asked_of_an_attached_face_and_applied_on_yes(daemons: Daemon
         asking = threading.Thread(target=lambda: replies.append(call(
             daemons, ("capture", {"title": "Ask me first"}), name="face-test")))
         asking.start()
-        approval_id, _session, _turn, shown, *_ = face.wait_callback(ON_APPROVAL, 60)
+        approval_id, _session, _turn, shown, *_ = face.wait_callback(protocol.APPROVAL, 60)
         applied_before = inbox.exists() and "Ask me first" in inbox.read_text()
         face.call("approval-answer", approval_id, True)
         asking.join(60)

@@ -16,7 +16,6 @@ from fake_telegram import TOKEN, FakeTelegram
 
 from passepartout.config import Config
 from passepartout.errors import ConfigError
-from passepartout.faces.events import Chunk, ToolEvent, TurnError
 from passepartout.faces.messaging.boundary import outbound, pieces
 from passepartout.faces.messaging.checks import messaging_checks
 from passepartout.faces.messaging.relay import TYPED_ANSWER, Relay, _Reply, session_id
@@ -31,6 +30,7 @@ from passepartout.faces.messaging.settings import (
 from passepartout.faces.messaging.signal_cli import SignalRPC, SignalTransport, _sse, parse_event
 from passepartout.faces.messaging.telegram import BotAPI, TelegramTransport, parse_update
 from passepartout.faces.messaging.transport import Answer, Message, TransportError
+from passepartout.protocol import Chunk, ToolCalled, ToolDenied, ToolFinished, TurnError
 from passepartout.security import privateindex
 from passepartout.security.vault import Vault, get_vault, set_vault
 
@@ -169,9 +169,9 @@ def test_a_typed_answer_is_recognised() -> None:
 def test_a_reply_summarises_tool_calls_and_never_their_output() -> None:
     reply = _Reply()
     for event in (Chunk("s", "t", "Let me "), Chunk("s", "t", "look."),
-                  ToolEvent("s", "t", "tool", "shell", {"cmd": "cat " + "x" * 100}),
-                  ToolEvent("s", "t", "tool-result", "shell", ok=True, output="SECRET DATA"),
-                  ToolEvent("s", "t", "denied", "write-file", reason="refused by policy"),
+                  ToolCalled("s", "t", "shell", {"cmd": "cat " + "x" * 100}),
+                  ToolFinished("s", "t", "shell", True, output="SECRET DATA"),
+                  ToolDenied("s", "t", "write-file", reason="refused by policy"),
                   Chunk("s", "t", "Done."), TurnError("s", "t", "llm-error", "too slow")):
         reply.add(event)
     lines = reply.text().splitlines()

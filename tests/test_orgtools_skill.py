@@ -16,6 +16,7 @@ from passepartout.agent import Agent
 from passepartout.config import Config
 from passepartout.engine.loader import SHIPPED_SKILLS_DIR
 from passepartout.errors import PipelineError
+from passepartout.protocol import OrgEdited
 from passepartout.testing.skilltrust import trust_skills
 
 TASKS = """\
@@ -179,12 +180,12 @@ def test_an_org_file_in_a_protected_place_is_refused_without_asking(tmp_path: Pa
 
 
 class Recorder(Channel):
-    """An Emacs channel that records the callbacks broadcast to its peers."""
+    """An Emacs channel that records the events broadcast to its peers."""
 
-    calls: list[tuple[str, list[object]]]
+    calls: list[OrgEdited]
 
-    def broadcast(self, method: str, args: list[object]) -> None:
-        self.calls.append((method, args))
+    def broadcast(self, event: OrgEdited) -> None:
+        self.calls.append(event)
 
 
 def test_each_edit_is_sent_to_emacs_with_the_text_before_and_after(tmp_path: Path,
@@ -198,6 +199,6 @@ def test_each_edit_is_sent_to_emacs_with_the_text_before_and_after(tmp_path: Pat
     tool.fn(file=str(org), heading="Projects/Alpha")
     archive = tmp_path / "memex" / "tasks.org_archive"
     # the new archive file has no buffer yet; the source file is sent
-    assert recorder.calls == [("passepartout--on-org-edit", [str(org), TASKS, org.read_text()])]
+    assert recorder.calls == [OrgEdited(str(org), TASKS, org.read_text())]
     tool.fn(file=str(org), heading="Projects")
-    assert [args[0] for _m, args in recorder.calls[1:]] == [str(archive), str(org)]
+    assert [edit.file for edit in recorder.calls[1:]] == [str(archive), str(org)]

@@ -21,11 +21,10 @@ from daemon_proc import Daemons, scratch_daemons, wait_for
 from fakellm import FakeLLM
 from wire_client import PYTHON, ROOT
 
-from passepartout.faces.events import parse_event
-from passepartout.faces.face import ApprovalAsked, Chunk, Done, Face, Notice, ToolEvent, TurnError
-from passepartout.server.peer import ON_APPROVAL, ON_CHUNK, ON_DONE, ON_TOOL
-from passepartout.signals import Keyword, Symbol
-from passepartout.wire.client import DaemonError, as_dict, connect
+from passepartout import protocol
+from passepartout.faces.face import Face
+from passepartout.protocol import Chunk, Notice
+from passepartout.wire.client import DaemonError, connect
 
 ABORT = 134  # "terminate called without an active exception"
 
@@ -62,7 +61,7 @@ def test_chat_and_an_emacs_client_each_get_their_own_replies_and_approvals(
     assert emacs is not None
     with emacs:
         emacs.call("chat-send", "emacs-s", "t1", "compute one and one", None)
-        approval_id, session, turn, description, _info = emacs.wait_callback(ON_APPROVAL)
+        approval_id, session, turn, description, _info = emacs.wait_callback(protocol.APPROVAL)
         assert (session, turn) == ("emacs-s", "t1") and "1+1" in description
         result = chat(daemons, "--session", "term", "--answers-from-stdin",
                       stdin="compute two and two\ny\n")
@@ -71,9 +70,9 @@ def test_chat_and_an_emacs_client_each_get_their_own_replies_and_approvals(
         assert "[ok] 4" in result.stdout and "Four." in result.stdout
         assert "1+1" not in result.stdout and "Not computed" not in result.stdout
         assert emacs.call("approval-answer", approval_id, None) is True  # Emacs says no
-        assert emacs.wait_callback(ON_CHUNK)[2] == "Not computed, as you wish."
-        assert emacs.wait_callback(ON_DONE)[:2] == ["emacs-s", "t1"]
-        seen = [args for name, args in emacs.callbacks if name in (ON_CHUNK, ON_TOOL)]
+        assert emacs.wait_callback(protocol.CHUNK)[2] == "Not computed, as you wish."
+        assert emacs.wait_callback(protocol.DONE)[:2] == ["emacs-s", "t1"]
+        seen = [args for name, args in emacs.callbacks if name in (protocol.CHUNK, protocol.TOOL)]
         assert all(args[0] == "emacs-s" for args in seen)  # none of the chat's events
     listed = daemons.cli("sessions")
     assert listed.returncode == 0
@@ -110,18 +109,18 @@ def test_two_clients_on_one_session_each_get_their_own_turns(
     assert first is not None and second is not None
     with first, second:
         first.call("chat-send", "shared", "f1", "compute three and three", None)
-        approval_id, session, turn, _description, _info = first.wait_callback(ON_APPROVAL)
+        approval_id, session, turn, _description, _info = first.wait_callback(protocol.APPROVAL)
         assert (session, turn) == ("shared", "f1")
         second.call("chat-send", "shared", "s1", "and you?", None)
         assert first.call("approval-answer", approval_id, None) is True
-        assert first.wait_callback(ON_DONE)[:2] == ["shared", "f1"]
-        assert second.wait_callback(ON_DONE)[:2] == ["shared", "s1"]
+        assert first.wait_callback(protocol.DONE)[:2] == ["shared", "f1"]
+        assert second.wait_callback(protocol.DONE)[:2] == ["shared", "s1"]
         for client, own in ((first, "f1"), (second, "s1")):
             turns = {args[1] for name, args in client.callbacks
-                     if name in (ON_CHUNK, ON_TOOL, ON_DONE, ON_APPROVAL)}
+                     if name in (protocol.CHUNK, protocol.TOOL, protocol.DONE, protocol.APPROVAL)}
             assert turns == {own}
         texts = {turn: "".join(args[2] for name, args in client.callbacks
-                               if name == ON_CHUNK)
+                               if name == protocol.CHUNK)
                  for client, turn in ((first, "f1"), (second, "s1"))}
         assert texts == {"f1": "Not computed.", "s1": "Hello, second."}
 
@@ -229,27 +228,6 @@ def test_standalone_still_runs_the_agent_in_process_and_never_aborts(
     assert result.returncode == 0, (result.returncode, result.stderr[-2000:])
     assert "From this process." in result.stdout
     assert daemons.cli("status").returncode == 3  # no daemon was started
-
-
-def test_the_face_types_every_callback_and_drops_malformed_ones() -> None:
-    assert parse_event(ON_CHUNK, ["s", "t", "hi"]) == Chunk("s", "t", "hi")
-    tool = parse_event(ON_TOOL, ["s", "t", [Keyword("event"), Symbol("tool-result"),
-                                            Keyword("name"), "shell", Keyword("ok"), True,
-                                            Keyword("output"), "done"]])
-    assert tool == ToolEvent("s", "t", "tool-result", "shell", ok=True, output="done")
-    asked = parse_event(ON_APPROVAL, ["id1", "s", "t", "shell(cmd='ls')",
-                                      [Keyword("tool"), "shell",
-                                       Keyword("args"), [Keyword("cmd"), "ls"]]])
-    assert isinstance(asked, ApprovalAsked)
-    assert asked.tool == "shell" and asked.info["args"] == {"cmd": "ls"}
-    assert parse_event("passepartout--on-error", ["s", "t", "boom", "it broke"]) == \
-        TurnError("s", "t", "boom", "it broke")
-    assert parse_event(ON_DONE, ["s", "t", [Keyword("cancelled"), True]]) == Done("s", "t", True)
-    assert parse_event("passepartout--on-notify", [Symbol("warning"), "careful"]) == \
-        Notice("warning", "careful")
-    assert parse_event(ON_TOOL, ["s", "t", [Keyword("odd")]]) is None  # a broken plist
-    assert parse_event("passepartout--unknown", []) is None
-    assert as_dict(None) == {}
 
 
 def test_the_chat_reattaches_to_a_daemon_that_is_back_and_says_so(

@@ -17,9 +17,9 @@ from passepartout.signals import Keyword, Symbol
 from passepartout.testing.skilltrust import trust_skills
 
 HERE = Path(__file__).parent
-CHUNK, DONE = "passepartout--on-chunk", "passepartout--on-done"
-ERROR, TOOL = "passepartout--on-error", "passepartout--on-tool"
-APPROVAL, NOTIFY = "passepartout--on-approval", "passepartout--on-notify"
+CHUNK, DONE = "chunk", "done"
+ERROR, TOOL = "error", "tool"
+APPROVAL, NOTIFY = "approval", "notify"
 
 
 @pytest.fixture(scope="module")

@@ -191,7 +191,7 @@ def test_stopping_with_an_approval_pending_denies_it_and_exits(tmp_path: Path) -
                           SKILLS_DIR=str(HERE / "wire_skills"))
     client = server.client()
     client.ok("chat-send", "s", "t-stop", "tool", None)
-    client.wait_callback("passepartout--on-approval", a2="t-stop")
+    client.wait_callback("approval", a2="t-stop")
     server.proc.terminate()
     assert server.proc.wait(20) == 0  # well before the 60 s approval timeout
     log = server.log()

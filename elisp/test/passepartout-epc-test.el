@@ -170,6 +170,23 @@ A closed connection releases the collector too."
     (should (equal got '("s" "t" "(delete-file \"x\")")))
     (should (equal (passepartout-epc-test--sent conn) '((return 5 nil))))))
 
+(ert-deftest passepartout-epc-test-protocol-names-reach-their-callbacks ()
+  "The daemon's events arrive by protocol name; the callbacks' own names are refused."
+  (require 'passepartout-server)
+  (let* ((got nil)
+         (conn (apply #'passepartout-epc-test--conn passepartout--callbacks)))
+    (cl-letf (((symbol-function 'passepartout--on-notify)
+               (lambda (&rest args) (push args got))))
+      (passepartout-epc--dispatch conn '(call 1 notify (info "hi")))
+      (passepartout-epc--dispatch conn '(call 2 passepartout--on-notify (info "forged"))))
+    (should (equal got '((info "hi"))))
+    (let ((sent (passepartout-epc-test--sent conn)))
+      (should (equal (car sent) '(return 1 nil)))
+      (should (eq (car (cadr sent)) 'epc-error)))
+    (should (equal (mapcar #'car passepartout--callbacks)
+                   '("chunk" "done" "error" "tool" "approval" "notify" "status"
+                     "org-edit")))))
+
 (ert-deftest passepartout-epc-test-method-as-string ()
   "A method name sent as a string is matched against the allow-list too."
   (let* ((got nil)

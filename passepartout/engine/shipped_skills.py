@@ -12,7 +12,7 @@ SHIPPED: dict[str, str] = {
     'intents.py': 'a0b8c0fe66b7cd72479b2ff327c2742334b287c60f49613ac99c93d2b409c36e',
     'mcp.py': 'ffa8f847ba70dcaacf81de2ce0d5fc1301054abdf3e99417a86a9800c24c68ad',
     'memory.py': '43a92f052b44e408677ab04a44ba07f802a4110c36ef332beb6b1740f7fa3d61',
-    'orgtools.py': 'ae810caf633e66d06f7dc51f7f1e47dbafc0dc6ac80b13aebeb8f2056aa64be3',
+    'orgtools.py': '4a2f9e30c5cac8ba1e9bf25adb4813bb9fdf0aab7dd4d5ab9cc7babc87fe0db3',
     'policy.py': 'd931edae8bf6eff05c7c21270548b39924586c680f2e093f4188f6a9aa218d75',
     'reflexes.org': '2d430a8b325d949bb236cfcc8ac4c4c1dcd998dadad90cbae383ee93f5a2863c',
     'scribe.py': 'b32e28cfe0933c1ba2386265c515ec3b831e09c20d334aed43ee3c0db0eed917',

@@ -3,8 +3,8 @@
 :class:`Face` holds one connection to the running daemon (the EPC wire of
 :mod:`passepartout.wire.client`, the same ``hello`` and method table as Emacs) and one
 reader thread.  The reader answers every callback the daemon sends, turns it into an
-:data:`Event` (a small frozen dataclass per callback of the wire contract, in
-:mod:`passepartout.faces.events`) and routes it: the events of a turn go to that
+:data:`~passepartout.protocol.Event` (the daemon's contract,
+:mod:`passepartout.protocol`) and routes it: the events of a turn go to that
 turn's :class:`Turn` (iterate it in the caller's thread: an approval is asked there,
 never on the reader), everything else (notifications, status, events of turns this
 face did not start) to the listeners given to :meth:`Face.listen`.  Calls may be made
@@ -27,27 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from passepartout.faces.events import (
-    ApprovalAsked,
-    Chunk,
-    Disconnected,
-    Done,
-    Event,
-    Listener,
-    Notice,
-    OrgEdited,
-    StatusChanged,
-    ToolEvent,
-    TurnError,
-    parse_event,
-)
+from passepartout import protocol
+from passepartout.protocol import ApprovalAnswer, Disconnected, Done, Event, Listener
 from passepartout.signals import Symbol
 from passepartout.wire.client import DaemonClient, DaemonError, as_dict, connect, frame
 
 log = logging.getLogger(__name__)
-
-__all__ = ["ApprovalAsked", "Chunk", "Disconnected", "Done", "Event", "Face", "Listener",
-           "Notice", "OrgEdited", "StatusChanged", "ToolEvent", "Turn", "TurnError"]
 
 CALL_TIMEOUT = 30.0
 
@@ -198,14 +183,13 @@ class Face:
             raise
         return handle
 
-    def answer(self, approval_id: str, yes: bool, *, always: bool = False) -> bool:
+    def answer(self, approval_id: str, answer: ApprovalAnswer) -> bool:
         """Answer an approval; False when it is no longer waiting (timed out).  With
         ``always`` the daemon also keeps the answer as a standing grant scoped to the
         action (see :mod:`passepartout.security.standing`)."""
-        answer: Any = {"allow": True if yes else None, "always": True} if always else (
-            True if yes else None)
         try:
-            return bool(self.call("approval-answer", approval_id, answer))
+            return bool(self.call("approval-answer", approval_id,
+                                  protocol.encode_answer(answer)))
         except DaemonError as err:
             if err.kind == "expired":
                 return False
@@ -265,7 +249,7 @@ class Face:
             with self._send_lock, contextlib.suppress(OSError):  # acknowledged first
                     self.client.sock.sendall(frame([Symbol("return"), message[1], None]))
             method = str(message[2]) if len(message) > 2 else ""
-            event = parse_event(method, (message[3] if len(message) > 3 else None) or [])
+            event = protocol.decode(method, (message[3] if len(message) > 3 else None) or [])
             if event is not None:
                 self._route(event)
             return
@@ -279,7 +263,7 @@ class Face:
         pending.done.set()
 
     def _route(self, event: Event) -> None:
-        key = _turn_key(event)
+        key = protocol.turn_of(event)
         with self._lock:
             handle = self._turns.get(key) if key is not None else None
             listeners = list(self._listeners)
@@ -317,12 +301,4 @@ class Face:
                 listener(gone)
             except Exception:
                 log.exception("a face listener failed on Disconnected")
-
-
-def _turn_key(event: Event) -> tuple[str, str] | None:
-    if isinstance(event, Chunk | ToolEvent | TurnError | Done):
-        return (event.session, event.turn)
-    if isinstance(event, ApprovalAsked) and event.session and event.turn:
-        return (event.session, event.turn)
-    return None
 

@@ -49,9 +49,9 @@ from epc.handler import EPCHandler
 from epc.server import EPCServer
 
 from passepartout.errors import PassepartoutError, ProtocolError
+from passepartout.protocol import DEFAULT_FACE, EVENT_NAMES, face_name
 from passepartout.security.vault import mask_value
 from passepartout.server.methods import METHODS, Bridge, Method, Refusal
-from passepartout.server.peer import CALLBACKS
 from passepartout.signals import Symbol, plist_to_dict
 from passepartout.signals import dumps as encode
 from passepartout.signals import loads as decode
@@ -124,6 +124,7 @@ class Connection(EPCHandler):
         self.authenticated = False
         self.attachments = False  # may our frames carry attachments? (hello says)
         self._approval_timeout: float | None = None
+        self._face = DEFAULT_FACE
         self._closed = threading.Event()
         self._write_lock = threading.Lock()
         self._uids = itertools.count(1)
@@ -150,10 +151,14 @@ class Connection(EPCHandler):
     def approval_timeout(self) -> float | None:
         return self._approval_timeout
 
+    @property
+    def face(self) -> str:
+        return self._face
+
     def call(self, method: str, args: list[Any]) -> bool:
         """Queue a callback into Emacs; its ``(return UID nil)`` is read and ignored."""
-        if method not in CALLBACKS:
-            raise ValueError(f"{method} is not an allowed Emacs callback")
+        if method not in EVENT_NAMES:
+            raise ValueError(f"{method} is not an event of the protocol")
         if self.closed or not self.authenticated:
             return False
         try:
@@ -316,6 +321,7 @@ class Connection(EPCHandler):
         except ProtocolError:
             client = {}
         self.attachments = client.get("attachments") is True
+        self._face = face_name(client.get("client"))
         timeout = client.get("approval-timeout")
         if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
             self._approval_timeout = float(timeout)

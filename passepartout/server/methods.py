@@ -17,11 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from passepartout import workspace
+from passepartout import protocol, workspace
 from passepartout.errors import PassepartoutError, ProtocolError
 from passepartout.server.backlog import replay, waiting_flight_plans
 from passepartout.server.focus import FOCUS_BODY_MAX, Focus, FocusHolder
-from passepartout.server.peer import ON_DONE, ON_ERROR, ON_NOTIFY, ON_STATUS, EmacsChannel, Peer
+from passepartout.server.peer import EmacsChannel, Peer, emit
 from passepartout.signals import Keyword, Signal, Symbol, plist_to_dict
 
 if TYPE_CHECKING:
@@ -62,7 +62,8 @@ class Bridge:
         agent.services.focus = self.focus
         agent.services.emacs = self.channel
         agent.services.emacs_eval = self.channel.evaluation  # the emacs-eval tool's door
-        agent.register_channel("emacs", self.channel)
+        for face in protocol.FACES:  # a turn's source is the face that sent it
+            agent.register_channel(face, self.channel)
         from passepartout.security.standing import standing_grants
 
         self.channel.standing = standing_grants(agent.services)  # "always" answers
@@ -78,7 +79,7 @@ class Bridge:
             for work in waiting:  # in arrival order, before any later call runs
                 _run_safely(work, agent)
             self.ready.set()
-        self.channel.broadcast(ON_STATUS, [self.status()])
+        self.channel.broadcast(protocol.StatusChanged(self.status()))
 
     def when_ready(self, work: Callable[[Agent | None], None]) -> None:
         """Run ``work`` now if boot is over, else as soon as it is (None: boot failed)."""
@@ -122,7 +123,7 @@ class Bridge:
         approvals = _approvals_file(self.config)
         for level, text in replay(notices, dropped, waiting_flight_plans(approvals),
                                   approvals):
-            peer.call(ON_NOTIFY, [Symbol(level), text])
+            emit(peer, protocol.Notice(level, text))
 
     def hello_info(self) -> dict[str, Any]:
         status = self.status()
@@ -236,18 +237,18 @@ def _chat_send(bridge: Bridge, peer: Peer, session: str, turn: str, text: str,
 
     def submit(agent: Agent | None) -> None:
         if agent is None:
-            peer.call(ON_ERROR, [session, turn, "boot-error", bridge.boot_error or ""])
-            peer.call(ON_DONE, [session, turn, {"cancelled": False}])
+            emit(peer, protocol.TurnError(session, turn, "boot-error", bridge.boot_error or ""))
+            emit(peer, protocol.Done(session, turn))
             return
         if items:  # read and filtered here: the person's parts, never Elisp's say-so
             try:
                 parts = attachments.resolve(items, agent.services.get("security"))
             except PassepartoutError as err:
-                peer.call(ON_ERROR, [session, turn, "refused", err.message])
-                peer.call(ON_DONE, [session, turn, {"cancelled": False}])
+                emit(peer, protocol.TurnError(session, turn, "refused", err.message))
+                emit(peer, protocol.Done(session, turn))
                 return
             meta["attached"] = attachments.section_text(parts)
-        agent.submit(text, session_id=session, source="emacs", turn_id=turn,
+        agent.submit(text, session_id=session, source=peer.face, turn_id=turn,
                      origin=Keyword("chat"), **meta)
 
     bridge.when_ready(submit)
@@ -260,7 +261,7 @@ def _chat_cancel(bridge: Bridge, peer: Peer, session: str, turn: str | None) -> 
 
 
 def _approval_answer(bridge: Bridge, peer: Peer, approval_id: str, answer: Any) -> bool:
-    if not bridge.channel.answer(approval_id, answer):
+    if not bridge.channel.answer(approval_id, protocol.decode_answer(answer)):
         raise Refusal("expired", f"no approval {approval_id} is waiting "
                                  "(it was answered, timed out or withdrawn)")
     return True
@@ -271,7 +272,7 @@ def _org_edit(bridge: Bridge, peer: Peer, fields: dict[str, Any]) -> bool:
     # The edit's questions (a new or changed job to approve) go to the client that saved.
     session = f"org-edit-{id(peer):x}"
     bridge.channel.bind(session, peer)
-    signal = Signal(payload=payload, meta={"source": Keyword("emacs"), "session-id": session})
+    signal = Signal(payload=payload, meta={"source": Keyword(peer.face), "session-id": session})
 
     def inject(agent: Agent | None) -> None:
         if agent is not None:

@@ -1,4 +1,5 @@
-"""The Emacs channel: loop events become calls of a fixed list of Elisp callbacks.
+"""The peer channel: loop events become the events of :mod:`passepartout.protocol`,
+sent to the client that asked for them.
 
 Each chat session is bound to the Emacs connection (a :class:`Peer`) that sent its last
 prompt, so that several clients attached to one daemon each get their own replies and
@@ -20,7 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, assert_never
 
-from passepartout.errors import PipelineError, ProtocolError
+from passepartout import protocol
+from passepartout.errors import PipelineError
 from passepartout.loop import Action, ApprovalRequest
 from passepartout.loop.approvals import DEFAULT_TIMEOUT
 from passepartout.loop.events import (
@@ -35,24 +37,13 @@ from passepartout.loop.events import (
     ToolCall,
     ToolResult,
 )
+from passepartout.protocol import Allow, Deny, Evaluated
 from passepartout.server.backlog import Backlog
 from passepartout.server.backlog import Notice as Missed
-from passepartout.signals import Signal, Symbol, plist_to_dict
+from passepartout.signals import Signal, Symbol
 
 log = logging.getLogger(__name__)
 
-ON_CHUNK = "passepartout--on-chunk"
-ON_DONE = "passepartout--on-done"
-ON_ERROR = "passepartout--on-error"
-ON_TOOL = "passepartout--on-tool"
-ON_APPROVAL = "passepartout--on-approval"
-ON_NOTIFY = "passepartout--on-notify"
-ON_STATUS = "passepartout--on-status"
-ON_ORG_EDIT = "passepartout--on-org-edit"  # an org tool's edit, shown in a visiting buffer
-
-# The only Elisp functions the server ever calls (Emacs keeps the same allow-list).
-CALLBACKS = frozenset({ON_CHUNK, ON_DONE, ON_ERROR, ON_TOOL, ON_APPROVAL, ON_NOTIFY, ON_STATUS,
-                       ON_ORG_EDIT})
 
 _KEPT_RESULTS = 32
 _KEPT_TURNS = 256  # turns in flight remembered with their sender
@@ -67,9 +58,19 @@ class Peer(Protocol):
     @property
     def approval_timeout(self) -> float | None: ...
 
+    @property
+    def face(self) -> str:
+        """Which face the client said it is (one of :data:`passepartout.protocol.FACES`)."""
+        ...
+
     def call(self, method: str, args: list[Any]) -> bool:
         """Queue a callback without waiting for Emacs; False when the peer is gone."""
         ...
+
+
+def emit(peer: Peer, event: protocol.Event) -> bool:
+    """Send ``event`` to ``peer`` by its protocol name; False when the peer is gone."""
+    return peer.call(*protocol.encode(event))
 
 
 @dataclass
@@ -148,9 +149,9 @@ class EmacsChannel:
         with self._lock:
             return list(self._sessions)
 
-    def broadcast(self, method: str, args: list[Any]) -> None:
+    def broadcast(self, event: protocol.Event) -> None:
         for peer in self.peers():
-            peer.call(method, args)
+            emit(peer, event)
 
     def face_attached(self, peer: Peer) -> tuple[list[Missed], int]:
         """``peer`` shows notices to a person: what no face saw meanwhile is handed
@@ -170,7 +171,7 @@ class EmacsChannel:
         with self._lock:
             if not any(not face.closed for face in self._faces):
                 self.backlog.record(level, text)
-        self.broadcast(ON_NOTIFY, [Symbol(level), text])
+        self.broadcast(protocol.Notice(level, text))
 
     def stop(self) -> None:
         """The server is stopping: deny every pending approval and every new one."""
@@ -196,36 +197,37 @@ class EmacsChannel:
         if peer is None:
             log.debug("no Emacs connection for session %s: %s dropped", session, event.kind)
             return
-        call = self._callback(session, str(turn), event, signal.meta)
-        if call is not None:
-            peer.call(*call)
+        sent = self._protocol_event(session, str(turn), event, signal.meta)
+        if sent is not None:
+            emit(peer, sent)
 
-    def _callback(self, session: str, turn: str, event: Event,
-                  meta: dict[str, Any] | None = None) -> tuple[str, list[Any]] | None:
+    def _protocol_event(self, session: str, turn: str, event: Event,
+                        meta: dict[str, Any] | None = None) -> protocol.Event | None:
         key = (session, turn)
         meta = meta or {}
         match event:
             case Chunk(text=text):
                 with self._lock:
                     self._streamed[key] = self._streamed.get(key, "") + text
-                return (ON_CHUNK, [session, turn, text]) if text else None
+                return protocol.Chunk(session, turn, text) if text else None
             case Reply(text=text):
                 text = self._unstreamed(key, text)
-                return (ON_CHUNK, [session, turn, text]) if text else None
+                return protocol.Chunk(session, turn, text) if text else None
             case ToolCall() | ToolResult() | Denied():
                 with self._lock:
                     self._streamed.pop(key, None)  # the next model step streams a new text
-                return ON_TOOL, [session, turn, _tool_info(event)]
+                return _tool_event(session, turn, event)
             case Error(code=code, message=message):
-                return ON_ERROR, [session, turn, code, message]
+                return protocol.TurnError(session, turn, code, message)
             case Done(cancelled=cancelled):
                 with self._lock:
                     self._streamed.pop(key, None)
-                return ON_DONE, [session, turn, {"cancelled": cancelled, **answered_by(meta)}]
+                model, local = answered_by(meta)
+                return protocol.Done(session, turn, cancelled, model, local)
             case ApprovalAsked():
                 return None  # approve() itself asks, with the id the answer must carry
             case Notice(text=text, level=level):
-                return ON_NOTIFY, [Symbol(level), text]
+                return protocol.Notice(level, text)
         assert_never(event)
 
     def _unstreamed(self, key: tuple[str, str], reply: str) -> str:
@@ -276,8 +278,9 @@ class EmacsChannel:
                       if t)
         sent = False
         try:
-            sent = peer.call(ON_APPROVAL, [approval_id, session, str(turn) if turn else None,
-                                           request.describe(), _approval_info(request)])
+            sent = emit(peer, protocol.ApprovalAsked(
+                approval_id, session, str(turn) if turn else None, request.describe(),
+                _approval_info(request)))
             if sent:
                 pending.done.wait(timeout)
         finally:
@@ -286,30 +289,30 @@ class EmacsChannel:
                 granted = pending.granted
         if sent and not pending.done.is_set() and not peer.closed:
             what = request.action.describe()
-            peer.call(ON_NOTIFY, [Symbol("warning"), f"No answer in {timeout:g} s: denied {what}"])
+            emit(peer, protocol.Notice("warning", f"No answer in {timeout:g} s: denied {what}"))
         return granted
 
-    def answer(self, approval_id: str, answer: Any) -> bool:
+    def answer(self, approval_id: str, answer: protocol.ApprovalAnswer) -> bool:
         """Record the person's answer; False when no approval with that id is waiting.
 
-        ``t`` is yes; a plist holding ``:ok`` is yes and is kept as the result of an
-        evaluation Emacs did on approval (``emacs-eval``); ``(:allow t)`` is yes, and with
-        ``:always t`` the yes (or the no of ``(:allow nil :always t)``) also becomes a
-        standing grant for this kind of action; anything else is no.
+        :class:`~passepartout.protocol.Allow` is yes; an
+        :class:`~passepartout.protocol.Evaluated` is yes and is kept as the result of an
+        evaluation Emacs did on approval (``emacs-eval``); with ``always`` the yes (or the
+        no of a :class:`~passepartout.protocol.Deny`) also becomes a standing grant for
+        this kind of action.
         """
-        result = _evaluation_result(answer)
-        choice = _allow_always(answer)
         with self._lock:
             pending = self._pending.pop(approval_id, None)
             if pending is None:
                 return False
-            pending.granted = answer is True or result is not None or bool(choice and choice[0])
-            if result is not None:
-                self._results[pending.action.digest()] = result
+            pending.granted = isinstance(answer, Allow | Evaluated)
+            if isinstance(answer, Evaluated):
+                self._results[pending.action.digest()] = {"ok": answer.ok,
+                                                          "value": answer.value}
                 while len(self._results) > _KEPT_RESULTS:
                     self._results.popitem(last=False)
-        if choice is not None and choice[1]:
-            self._remember(pending, allow=choice[0])
+        if isinstance(answer, Allow | Deny) and answer.always:
+            self._remember(pending, allow=isinstance(answer, Allow))
         pending.done.set()
         return True
 
@@ -324,7 +327,7 @@ class EmacsChannel:
             except Exception as err:  # the answer itself still counts
                 log.exception("writing a standing grant failed")
                 note = f"not remembered ({type(err).__name__}); answered once"
-        pending.peer.call(ON_NOTIFY, [Symbol("info"), f"{pending.action.describe()}: {note}"])
+        emit(pending.peer, protocol.Notice("info", f"{pending.action.describe()}: {note}"))
 
     def take_result(self, digest: str) -> dict[str, Any] | None:
         """The evaluation result Emacs gave with its yes to the action of ``digest``."""
@@ -351,50 +354,27 @@ class EmacsChannel:
             return len(self._pending)
 
 
-def _allow_always(answer: Any) -> tuple[bool, bool] | None:
-    """``(:allow t :always t)`` and the like: (yes, always); None for another answer."""
-    if not isinstance(answer, list):
-        return None
-    try:
-        fields = plist_to_dict(answer)
-    except ProtocolError:
-        return None
-    if "allow" not in fields:
-        return None
-    return fields["allow"] is True, fields.get("always") is True
-
-
-def _evaluation_result(answer: Any) -> dict[str, Any] | None:
-    if not isinstance(answer, list):
-        return None
-    try:
-        fields = plist_to_dict(answer)
-    except ProtocolError:
-        return None
-    return fields if "ok" in fields else None
-
-
-def answered_by(meta: dict[str, Any]) -> dict[str, Any]:
+def answered_by(meta: dict[str, Any]) -> tuple[str | None, bool | None]:
     """Which model answered a turn (its last call), and whether it is the local one."""
     from passepartout.llm.provider import is_local
 
     used = meta.get("models-used")
     if not isinstance(used, list) or not used:
-        return {}
+        return None, None
     model = str(used[-1])
-    return {"model": model, "local": is_local(model)}
+    return model, is_local(model)
 
 
-def _tool_info(event: ToolCall | ToolResult | Denied) -> dict[str, Any]:
+def _tool_event(session: str, turn: str,
+                event: ToolCall | ToolResult | Denied) -> protocol.ToolEvent:
     match event:
         case ToolCall(name=name, args=args, call_id=call_id):
-            return {"event": Symbol("tool"), "name": name, "args": args or None,
-                    "call-id": call_id}
+            return protocol.ToolCalled(session, turn, name, dict(args) if args else None,
+                                       call_id)
         case ToolResult(name=name, ok=ok, output=output, call_id=call_id):
-            return {"event": Symbol("tool-result"), "name": name, "ok": ok, "output": output,
-                    "call-id": call_id}
+            return protocol.ToolFinished(session, turn, name, ok, output, call_id)
         case Denied(action=action, reason=reason):
-            return {"event": Symbol("denied"), "name": action, "reason": reason}
+            return protocol.ToolDenied(session, turn, action, reason)
     assert_never(event)
 
 

@@ -52,16 +52,15 @@ from passepartout.faces.acp.updates import (
     session_info,
     usage_update,
 )
-from passepartout.faces.face import (
+from passepartout.faces.face import Face, Turn
+from passepartout.protocol import (
     ApprovalAsked,
     Chunk,
     Disconnected,
     Done,
     Event,
-    Face,
     Notice,
     ToolEvent,
-    Turn,
     TurnError,
 )
 from passepartout.wire.client import DaemonError

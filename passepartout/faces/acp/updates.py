@@ -40,7 +40,7 @@ from acp.schema import (
     UserMessageChunk,
 )
 
-from passepartout.faces.events import ApprovalAsked, ToolEvent
+from passepartout.protocol import ApprovalAsked, ToolCalled, ToolEvent, ToolFinished
 from passepartout.security.orgtext import one_line
 from passepartout.signals import Keyword
 
@@ -153,7 +153,7 @@ class ToolTracker:
     _count: itertools.count[int] = field(default_factory=itertools.count)
 
     def on_tool(self, event: ToolEvent) -> Update | None:
-        if event.event == "tool":
+        if isinstance(event, ToolCalled):
             approved = next((i for i, n in self._approved.items() if n == event.name), None)
             if approved is not None:
                 del self._approved[approved]
@@ -167,7 +167,7 @@ class ToolTracker:
             return start_tool_call(call_id, title(event.name, event.args),
                                    kind=tool_kind(event.name), status="in_progress",
                                    raw_input=event.args or {})
-        if event.event == "tool-result":
+        if isinstance(event, ToolFinished):
             ours = self._alias.pop(event.call_id or "", None)
             found = ours if ours in self._open else self._find(event.name)
             if found is None:
@@ -176,7 +176,7 @@ class ToolTracker:
             output = event.output or ""
             return update_tool_call(found, status="completed" if event.ok else "failed",
                                     content=[tool_content(text_block(output))] if output else None,
-                                    raw_output={"ok": bool(event.ok), "output": output})
+                                    raw_output={"ok": event.ok, "output": output})
         # a refusal names the action as described: "shell(cmd='rm -rf /')"
         name = event.name.split("(", 1)[0]
         reason = f"Refused by the gates: {event.reason or 'denied'}"

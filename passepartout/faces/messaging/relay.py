@@ -30,17 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from passepartout.faces.face import (
-    ApprovalAsked,
-    Chunk,
-    Disconnected,
-    Done,
-    Event,
-    Face,
-    Notice,
-    ToolEvent,
-    TurnError,
-)
+from passepartout.faces.face import Face
 from passepartout.faces.messaging.boundary import outbound
 from passepartout.faces.messaging.transport import (
     Answer,
@@ -50,6 +40,20 @@ from passepartout.faces.messaging.transport import (
     TransportError,
 )
 from passepartout.mcp.untrusted import one_line
+from passepartout.protocol import (
+    Allow,
+    ApprovalAsked,
+    Chunk,
+    Deny,
+    Disconnected,
+    Done,
+    Event,
+    Notice,
+    ToolCalled,
+    ToolDenied,
+    ToolFinished,
+    TurnError,
+)
 from passepartout.wire.client import DaemonError
 
 log = logging.getLogger(__name__)
@@ -238,7 +242,7 @@ class Relay:
 
     def _ask(self, chat: str, event: ApprovalAsked) -> int | None:
         if event.tool == "emacs-eval":
-            self.face.answer(event.approval_id, False)
+            self.face.answer(event.approval_id, Deny())
             return None
         number = next(self.numbers)
         with self._lock:
@@ -250,7 +254,7 @@ class Relay:
                         number, err.message)
             with self._lock:
                 self._asked.pop(number, None)
-            self.face.answer(event.approval_id, False)
+            self.face.answer(event.approval_id, Deny())
         return number
 
     def _ignored(self, incoming: Incoming) -> None:
@@ -280,7 +284,7 @@ class Relay:
         if asked is None:
             note = (f"No approval {number} is waiting here." if number
                     else "That question is no longer waiting.")
-        elif self.face.answer(asked.approval_id, yes):
+        elif self.face.answer(asked.approval_id, Allow() if yes else Deny()):
             note = f"Approval {number} {'allowed' if yes else 'denied'}: {asked.question}"
         else:
             note = f"Approval {number}: too late, it had timed out and was refused."
@@ -310,7 +314,7 @@ class Relay:
             try:
                 if isinstance(event, ApprovalAsked):
                     # No chat of this face asked it (a job's): nobody here to ask.
-                    self.face.answer(event.approval_id, False)
+                    self.face.answer(event.approval_id, Deny())
                 elif isinstance(event, Notice):
                     for chat in sorted(self.allowed):
                         self.say(chat, f"[{event.level}] {event.text}")
@@ -336,17 +340,16 @@ class _Reply:
             else:
                 self.parts.append(event.text)
                 self._text = True
-        elif isinstance(event, ToolEvent):
-            if event.event == "tool":
-                self.line(f"[{event.name}] {_short(event.args)}".rstrip())
-            elif event.event == "tool-result":
-                mark = "ok" if event.ok else "failed"
-                if self.parts and self.parts[-1].startswith(f"[{event.name}]"):
-                    self.parts[-1] += f" ({mark})"
-                else:
-                    self.line(f"[{event.name}] ({mark})")
+        elif isinstance(event, ToolCalled):
+            self.line(f"[{event.name}] {_short(event.args)}".rstrip())
+        elif isinstance(event, ToolFinished):
+            mark = "ok" if event.ok else "failed"
+            if self.parts and self.parts[-1].startswith(f"[{event.name}]"):
+                self.parts[-1] += f" ({mark})"
             else:
-                self.line(f"[denied] {event.name}: {event.reason or 'refused'}")
+                self.line(f"[{event.name}] ({mark})")
+        elif isinstance(event, ToolDenied):
+            self.line(f"[denied] {event.name}: {event.reason or 'refused'}")
         elif isinstance(event, TurnError):
             self.line(f"Error: {event.message or event.kind}")
 

@@ -20,22 +20,25 @@ from collections.abc import Callable
 from typing import TextIO
 
 from passepartout.config import Config
-from passepartout.faces.face import (
-    ApprovalAsked,
-    Chunk,
-    Disconnected,
-    Done,
-    Event,
-    Face,
-    Notice,
-    ToolEvent,
-    Turn,
-    TurnError,
-)
+from passepartout.faces.face import Face, Turn
 from passepartout.faces.terminal.chat import TURN_TIMEOUT, TerminalChannel
 from passepartout.faces.terminal.commands import HELP, ChatState, answer, command_word
 from passepartout.faces.terminal.history import LineReader
 from passepartout.loop import events as ev
+from passepartout.protocol import (
+    Allow,
+    ApprovalAsked,
+    Chunk,
+    Deny,
+    Disconnected,
+    Done,
+    Event,
+    Notice,
+    ToolCalled,
+    ToolDenied,
+    ToolFinished,
+    TurnError,
+)
 from passepartout.security.termtext import terminal_safe
 from passepartout.services import Services
 from passepartout.wire.client import DaemonError
@@ -141,13 +144,12 @@ def show(face: Face, event: Event, channel: TerminalChannel) -> None:
     """One event of the daemon, shown as the standalone chat shows the loop's."""
     if isinstance(event, Chunk):
         channel.show(ev.Chunk(event.text))
-    elif isinstance(event, ToolEvent):
-        if event.event == "tool":
-            channel.show(ev.ToolCall(event.name, dict(event.args or {})))
-        elif event.event == "tool-result":
-            channel.show(ev.ToolResult(event.name, bool(event.ok), event.output or ""))
-        else:
-            channel.show(ev.Denied(event.name, event.reason or ""))
+    elif isinstance(event, ToolCalled):
+        channel.show(ev.ToolCall(event.name, dict(event.args or {})))
+    elif isinstance(event, ToolFinished):
+        channel.show(ev.ToolResult(event.name, event.ok, event.output or ""))
+    elif isinstance(event, ToolDenied):
+        channel.show(ev.Denied(event.name, event.reason or ""))
     elif isinstance(event, ApprovalAsked):
         _approve(face, event, channel)
     elif isinstance(event, TurnError):
@@ -170,7 +172,7 @@ def _approve(face: Face, event: ApprovalAsked, channel: TerminalChannel) -> None
     else:
         yes = channel.ask(event.description)
     try:
-        if not face.answer(event.approval_id, yes):
+        if not face.answer(event.approval_id, Allow() if yes else Deny()):
             channel.say("(too late: the approval had already timed out, and was refused)")
     except DaemonError as err:
         channel.show(ev.Error("error", f"the answer was not sent: {err.message}"))
@@ -208,6 +210,6 @@ class _NoticePrinter:
                 self.channel.show(ev.Notice(f"refused {event.description}: "
                                             "asked outside this chat"))
                 try:
-                    self.face.answer(event.approval_id, False)
+                    self.face.answer(event.approval_id, Deny())
                 except DaemonError as err:
                     log.info("refusal not sent: %s", err.message)

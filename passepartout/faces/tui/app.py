@@ -25,18 +25,22 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Input, Static
 from textual.worker import get_current_worker
 
-from passepartout.faces.face import (
+from passepartout.faces.face import Face
+from passepartout.faces.tui.panel import Panel, read_panel
+from passepartout.protocol import (
+    Allow,
     ApprovalAsked,
     Chunk,
+    Deny,
     Disconnected,
     Done,
     Event,
-    Face,
     Notice,
+    ToolCalled,
     ToolEvent,
+    ToolFinished,
     TurnError,
 )
-from passepartout.faces.tui.panel import Panel, read_panel
 from passepartout.security.termtext import terminal_safe
 from passepartout.wire.client import DaemonError
 
@@ -183,7 +187,8 @@ class PassepartoutApp(App[None]):
     @work(thread=True, group="answer")
     def send_answer(self, approval_id: str, answer: str) -> None:
         try:
-            if not self.face.answer(approval_id, answer != "deny", always=answer == "always"):
+            reply = Deny() if answer == "deny" else Allow(always=answer == "always")
+            if not self.face.answer(approval_id, reply):
                 self.from_thread(self.add_line, "(too late: the approval had timed out, "
                                  "and was refused)", "notice")
         except DaemonError as err:
@@ -356,10 +361,10 @@ def one_line(text: str) -> str:
 
 
 def _tool_line(event: ToolEvent) -> tuple[str, str]:
-    if event.event == "tool":
+    if isinstance(event, ToolCalled):
         args = ", ".join(f"{k}={v!r}" for k, v in (event.args or {}).items())
         return one_line(f"→ {event.name}({args})")[:OUTPUT_PREVIEW], "tool"
-    if event.event == "tool-result":
+    if isinstance(event, ToolFinished):
         text = one_line(event.output or "")[:OUTPUT_PREVIEW]
         return (f"← {text}", "tool") if event.ok else (f"← failed: {text}", "tool-failed")
     return f"refused {event.name}: {event.reason}", "tool-failed"

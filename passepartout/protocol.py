@@ -1,0 +1,360 @@
+"""The daemon's contract with its faces, named once.
+
+Every event the daemon sends a client is one frozen dataclass of :data:`Event`, carried
+on the wire as an EPC ``call`` of its protocol name (``chunk``, ``tool``, ``done``,
+``approval``, ``org-edit``, ``notify``, ``error``, ``status``) with positional arguments.
+:func:`encode` gives the name and arguments of an event, :func:`decode` the event of a
+name and arguments; both refuse a name outside :data:`EVENT_NAMES`, the allow-list that
+Emacs keeps too (``passepartout--callbacks``, one alist of names to its callbacks).
+
+A person's answer to an approval is one :data:`ApprovalAnswer`: :class:`Allow` or
+:class:`Deny` (``always`` keeps it as a standing grant), or :class:`Evaluated`, the
+result Emacs gives with its yes to an ``emacs-eval`` it ran after showing the code.
+
+Nothing here knows the loop or a face; the server and every client import it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
+
+from passepartout.errors import ProtocolError
+from passepartout.signals import Symbol, plist_to_dict
+
+log = logging.getLogger(__name__)
+
+CHUNK = "chunk"
+TOOL = "tool"
+DONE = "done"
+ERROR = "error"
+APPROVAL = "approval"
+NOTIFY = "notify"
+STATUS = "status"
+ORG_EDIT = "org-edit"  # an org tool's edit, shown in a buffer visiting the file
+
+# The only callbacks the daemon ever sends (Emacs refuses any other name too).
+EVENT_NAMES = frozenset({CHUNK, TOOL, DONE, ERROR, APPROVAL, NOTIFY, STATUS, ORG_EDIT})
+
+# The faces a client may say it is (``hello``'s ``:client``): a turn it sends carries
+# that name as its source.  Emacs is the face of a client that names no other.
+FACES = frozenset({"emacs", "terminal", "tui", "acp", "telegram", "signal", "mcp", "cli"})
+DEFAULT_FACE = "emacs"
+
+
+def face_name(client: Any) -> str:
+    """The face a ``hello``'s ``:client`` names: one of :data:`FACES`, else Emacs."""
+    return client if isinstance(client, str) and client in FACES else DEFAULT_FACE
+
+
+# -- events ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A piece of the reply's text, in order."""
+
+    session: str
+    turn: str
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCalled:
+    """A tool about to run (it passed the gates)."""
+
+    session: str
+    turn: str
+    name: str
+    args: dict[str, Any] | None = None
+    call_id: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolFinished:
+    """A tool ran: whether it succeeded, and its output."""
+
+    session: str
+    turn: str
+    name: str
+    ok: bool
+    output: str | None = None
+    call_id: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolDenied:
+    """The gates refused an action (``name`` is the action described), and why."""
+
+    session: str
+    turn: str
+    name: str
+    reason: str | None = None
+
+
+ToolEvent: TypeAlias = ToolCalled | ToolFinished | ToolDenied
+
+
+@dataclass(frozen=True)
+class ApprovalAsked:
+    """The gates ask the person; answer with the ``approval-answer`` method and
+    ``approval_id``.  ``turn`` is None for an approval no chat turn asked."""
+
+    approval_id: str
+    session: str | None
+    turn: str | None
+    description: str
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def tool(self) -> str | None:
+        value = self.info.get("tool")
+        return str(value) if value else None
+
+
+@dataclass(frozen=True)
+class TurnError:
+    session: str
+    turn: str
+    kind: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Done:
+    """The turn is over (its last event); ``model`` answered it, ``local`` on this machine."""
+
+    session: str
+    turn: str
+    cancelled: bool = False
+    model: str | None = None
+    local: bool | None = None
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A notification for every attached client (a cron result, a warning)."""
+
+    level: str
+    text: str
+
+
+@dataclass(frozen=True)
+class StatusChanged:
+    info: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class OrgEdited:
+    """An org tool edited ``file`` from ``old`` to ``new`` (Emacs gives a buffer visiting
+    it the same edit)."""
+
+    file: str
+    old: str
+    new: str
+
+
+@dataclass(frozen=True)
+class Disconnected:
+    """The connection is gone (the daemon stopped, or the face was closed).  A client
+    makes it itself: it never crosses the wire."""
+
+    reason: str
+
+
+Event: TypeAlias = (Chunk | ToolCalled | ToolFinished | ToolDenied | ApprovalAsked | TurnError
+                    | Done | Notice | StatusChanged | OrgEdited | Disconnected)
+Listener = Callable[[Event], None]
+
+
+def turn_of(event: Event) -> tuple[str, str] | None:
+    """The (session, turn) an event belongs to; None for one that belongs to no turn."""
+    if isinstance(event, Chunk | ToolCalled | ToolFinished | ToolDenied | TurnError | Done):
+        return (event.session, event.turn)
+    if isinstance(event, ApprovalAsked) and event.session and event.turn:
+        return (event.session, event.turn)
+    return None
+
+
+def encode(event: Event) -> tuple[str, list[Any]]:
+    """The protocol name and positional arguments of ``event`` on the wire."""
+    match event:
+        case Chunk(session, turn, text):
+            return CHUNK, [session, turn, text]
+        case ToolCalled(session, turn, name, args, call_id):
+            return TOOL, [session, turn, {"event": Symbol("tool"), "name": name,
+                                          "args": args or None, "call-id": call_id}]
+        case ToolFinished(session, turn, name, ok, output, call_id):
+            return TOOL, [session, turn, {"event": Symbol("tool-result"), "name": name,
+                                          "ok": ok, "output": output, "call-id": call_id}]
+        case ToolDenied(session, turn, name, reason):
+            return TOOL, [session, turn, {"event": Symbol("denied"), "name": name,
+                                          "reason": reason}]
+        case ApprovalAsked(approval_id, session, turn, description, info):
+            return APPROVAL, [approval_id, session, turn, description, info]
+        case TurnError(session, turn, kind, message):
+            return ERROR, [session, turn, kind, message]
+        case Done(session, turn, cancelled, model, local):
+            done: dict[str, Any] = {"cancelled": cancelled}
+            if model is not None:
+                done.update(model=model, local=bool(local))
+            return DONE, [session, turn, done]
+        case Notice(level, text):
+            return NOTIFY, [Symbol(level), text]
+        case StatusChanged(info):
+            return STATUS, [info]
+        case OrgEdited(file, old, new):
+            return ORG_EDIT, [file, old, new]
+        case Disconnected():
+            raise ProtocolError("a disconnection is not sent on the wire")
+    raise ProtocolError(f"not an event of the protocol: {type(event).__name__}")
+
+
+def decode(name: str, args: list[Any] | None) -> Event | None:
+    """The event of one callback; None (logged) for a name outside :data:`EVENT_NAMES`
+    or arguments that do not fit it."""
+    if name not in EVENT_NAMES:
+        log.warning("callback %s is not in the protocol: dropped", name)
+        return None
+    try:
+        return _decode(name, list(args or []) + [None] * 5)
+    except (ProtocolError, TypeError, ValueError, IndexError) as err:
+        log.warning("callback %s with unexpected arguments dropped: %s", name, err)
+        return None
+
+
+def _decode(name: str, a: list[Any]) -> Event:
+    if name == CHUNK:
+        return Chunk(str(a[0]), str(a[1]), str(a[2] or ""))
+    if name == TOOL:
+        return _decode_tool(str(a[0]), str(a[1]), as_dict(a[2]))
+    if name == APPROVAL:
+        info = _plist(a[4]) or {}
+        if "args" in info:
+            info["args"] = _plist(info["args"]) or {}
+        return ApprovalAsked(str(a[0]), _opt(a[1]), _opt(a[2]), str(a[3] or ""), info)
+    if name == ERROR:
+        return TurnError(str(a[0]), str(a[1]), str(a[2] or "error"), str(a[3] or ""))
+    if name == DONE:
+        info = as_dict(a[2])
+        model = _opt(info.get("model"))
+        return Done(str(a[0]), str(a[1]), bool(info.get("cancelled")), model,
+                    bool(info.get("local")) if model is not None else None)
+    if name == NOTIFY:
+        return Notice(str(a[0] or "info"), str(a[1] or ""))
+    if name == STATUS:
+        return StatusChanged(as_dict(a[0]))
+    # ORG_EDIT
+    return OrgEdited(str(a[0]), str(a[1] or ""), str(a[2] or ""))
+
+
+def _decode_tool(session: str, turn: str, info: dict[str, Any]) -> ToolEvent:
+    kind = str(info.get("event") or "tool")
+    name = str(info.get("name") or "")
+    call_id = _opt(info.get("call-id"))
+    if kind == "tool":
+        return ToolCalled(session, turn, name, _plist(info.get("args")), call_id)
+    if kind == "tool-result":
+        return ToolFinished(session, turn, name, bool(info.get("ok")),
+                            _opt(info.get("output")), call_id)
+    if kind == "denied":
+        return ToolDenied(session, turn, name, _opt(info.get("reason")))
+    raise ProtocolError(f"unknown tool event {kind!r}")
+
+
+# -- the answer to an approval -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Allow:
+    """Yes; ``always``: keep it as a standing grant for this kind of action."""
+
+    always: bool = False
+
+
+@dataclass(frozen=True)
+class Deny:
+    """No; ``always``: keep the no as a standing grant too."""
+
+    always: bool = False
+
+
+@dataclass(frozen=True)
+class Evaluated:
+    """Yes to an ``emacs-eval``, with what Emacs's evaluation gave (``ok`` false: it
+    signalled an error, whose message is ``value``)."""
+
+    ok: bool
+    value: Any
+
+
+ApprovalAnswer: TypeAlias = Allow | Deny | Evaluated
+
+
+def encode_answer(answer: ApprovalAnswer) -> Any:
+    """An answer on the wire: ``t``, ``nil``, ``(:allow t|nil :always t)`` or
+    ``(:ok t|nil :value V)``."""
+    match answer:
+        case Allow(always=False):
+            return True
+        case Deny(always=False):
+            return None
+        case Allow() | Deny():
+            return {"allow": True if isinstance(answer, Allow) else None, "always": True}
+        case Evaluated(ok, value):
+            return {"ok": True if ok else None, "value": value}
+    raise ProtocolError(f"not an approval answer: {type(answer).__name__}")
+
+
+def decode_answer(value: Any) -> ApprovalAnswer:
+    """The answer a client sent; anything that is not a clear yes is :class:`Deny`."""
+    if value is True:
+        return Allow()
+    if isinstance(value, dict):
+        fields = value
+    elif isinstance(value, list):
+        try:
+            fields = plist_to_dict(value)
+        except ProtocolError:
+            return Deny()
+    else:
+        return Deny()
+    if "ok" in fields:
+        return Evaluated(fields["ok"] is True, fields.get("value"))
+    if "allow" in fields:
+        always = fields.get("always") is True
+        return Allow(always) if fields["allow"] is True else Deny(always)
+    return Deny()
+
+
+# -- values ------------------------------------------------------------------------------
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """A plist (or nil) as a dict with plain string keys."""
+    if value is None:
+        return {}
+    if isinstance(value, dict):
+        return value
+    return plist_to_dict(value)
+
+
+def _opt(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _plist(value: Any) -> dict[str, Any] | None:
+    if isinstance(value, dict):
+        return value
+    return as_dict(value) if isinstance(value, list) else None
+
+
+__all__ = ["APPROVAL", "CHUNK", "DEFAULT_FACE", "DONE", "ERROR", "EVENT_NAMES", "FACES",
+           "NOTIFY", "ORG_EDIT",
+           "STATUS", "TOOL", "Allow", "ApprovalAnswer", "ApprovalAsked", "Chunk", "Deny",
+           "Disconnected", "Done", "Evaluated", "Event", "Listener", "Notice",
+           "OrgEdited", "StatusChanged", "ToolCalled", "ToolDenied", "ToolEvent",
+           "ToolFinished", "TurnError", "as_dict", "decode", "decode_answer", "encode",
+           "encode_answer", "face_name", "turn_of"]
