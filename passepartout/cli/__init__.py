@@ -31,7 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "tui": ("passepartout.faces.tui",
             "the full-screen chat in the terminal, attached to the daemon"),
     "doctor": ("passepartout.cli.doctor", "check the installation and say what to fix"),
-    "local-model": ("passepartout.llm.local_fetch",
+    "local-model": ("passepartout.llm.local_cli",
                     "fetch the offline model's weights (pinned) for the local extra"),
     "cost": (
         "passepartout.llm.cost_cli",

