@@ -21,26 +21,7 @@ from typing import Any
 import sexpdata
 
 from passepartout.errors import ProtocolError
-from passepartout.wire.sexpread import DECLINED, SPECIAL_FLOATS, read_plain
-
-
-class Keyword(str):
-    """A Lisp keyword such as ``:user-input`` (stored without the colon)."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return f"Keyword({str.__repr__(self)})"
-
-
-class Symbol(str):
-    """A Lisp symbol that is not a keyword, ``nil`` or ``t``."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return f"Symbol({str.__repr__(self)})"
-
+from passepartout.wire.sexpread import DECLINED, SPECIAL_FLOATS, Keyword, Symbol, read_plain
 
 MAX_NESTING = 100  # deeper input is refused before it can exhaust the stack
 

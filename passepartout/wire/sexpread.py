@@ -41,10 +41,26 @@ SPECIAL_FLOATS = {
 }
 
 
+class Keyword(str):
+    """A Lisp keyword such as ``:user-input`` (stored without the colon)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"Keyword({str.__repr__(self)})"
+
+
+class Symbol(str):
+    """A Lisp symbol that is not a keyword, ``nil`` or ``t``."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"Symbol({str.__repr__(self)})"
+
+
 def read_plain(text: str, max_nesting: int) -> Any:
     """The value of ``text``, or :data:`DECLINED` when it is not plain."""
-    from passepartout.signals import Keyword, Symbol
-
     stack: list[list[Any]] = []
     result: Any = DECLINED
     pos, end = 0, len(text)
