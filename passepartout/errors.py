@@ -66,6 +66,16 @@ class ProtocolError(PassepartoutError):
     kind = "protocol-error"
 
 
+class DaemonError(PassepartoutError):
+    """A face's call to the daemon: it cannot be reached, or refused a call (``kind`` says how)."""
+
+    kind = "daemon-error"
+
+    def __init__(self, message: str, kind: str = "daemon-error") -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
 class SkillError(PassepartoutError):
     """A skill could not be found, vetted, ordered or loaded: ``skill``."""
 

@@ -40,11 +40,11 @@ from fakellm import FakeLLM
 from fakellm_protocol import RecordedRequest, Reply, ToolCall
 
 from passepartout.config import Config
+from passepartout.errors import DaemonError
 from passepartout.faces.face import Face
 from passepartout.memory.store import MemoryStore
 from passepartout.protocol import Allow, ApprovalAsked, Disconnected, Done, ToolFinished, TurnError
 from passepartout.security.trust_cli import book
-from passepartout.wire.client import DaemonError
 
 ROUNDS = 4
 KILLS = int(os.environ.get("PASSEPARTOUT_CHAOS_KILLS", "52"))

@@ -20,7 +20,8 @@ from daemon_proc import Daemons, scratch_daemons
 from fakellm import FakeLLM
 
 from passepartout import protocol
-from passepartout.wire.client import DaemonError, connect
+from passepartout.errors import DaemonError
+from passepartout.wire.client import connect
 
 
 @pytest.fixture

@@ -22,9 +22,10 @@ from fakellm import FakeLLM
 from wire_client import PYTHON, ROOT
 
 from passepartout import protocol
+from passepartout.errors import DaemonError
 from passepartout.faces.face import Face
 from passepartout.protocol import Chunk, Notice
-from passepartout.wire.client import DaemonError, connect
+from passepartout.wire.client import connect
 
 ABORT = 134  # "terminate called without an active exception"
 

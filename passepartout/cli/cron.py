@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from passepartout.config import Config
-from passepartout.errors import ConfigError
+from passepartout.errors import ConfigError, DaemonError
 from passepartout.security.orgtext import one_line
 from passepartout.server.views import cron_jobs, held_jobs, table
-from passepartout.wire.client import DaemonClient, DaemonError, as_dict, connect
+from passepartout.wire.client import DaemonClient, as_dict, connect
 
 log = logging.getLogger(__name__)
 

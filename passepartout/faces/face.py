@@ -28,9 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from passepartout import protocol
+from passepartout.errors import DaemonError
 from passepartout.protocol import ApprovalAnswer, Disconnected, Done, Event, Listener
 from passepartout.signals import Symbol
-from passepartout.wire.client import DaemonClient, DaemonError, as_dict, connect, frame
+from passepartout.wire.client import DaemonClient, as_dict, connect, frame
 
 log = logging.getLogger(__name__)
 

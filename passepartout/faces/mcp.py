@@ -65,8 +65,9 @@ class DaemonLink:
         self.timeout = approval + 30.0
 
     def call(self, client: str, operation: str, args: dict[str, Any]) -> str:
+        from passepartout.errors import DaemonError
         from passepartout.signals import Keyword
-        from passepartout.wire.client import DaemonError, connect
+        from passepartout.wire.client import connect
         from passepartout.wire.start import ensure_daemon
 
         ensure_daemon(self.config)

@@ -17,21 +17,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from passepartout.errors import PassepartoutError
+from passepartout.errors import DaemonError
 from passepartout.signals import Keyword, Symbol, dumps, loads, plist_to_dict
 
 CONNECT_TIMEOUT = 5.0
 MAX_FRAME = 8 * 1024 * 1024
-
-
-class DaemonError(PassepartoutError):
-    """The daemon cannot be reached, or refused a call (``kind`` says how)."""
-
-    kind = "daemon-error"
-
-    def __init__(self, message: str, kind: str = "daemon-error") -> None:
-        super().__init__(message)
-        self.kind = kind
 
 
 def frame(value: Any) -> bytes:

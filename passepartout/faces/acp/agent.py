@@ -40,7 +40,7 @@ from acp.schema import (
 )
 
 from passepartout import __version__, workspace
-from passepartout.errors import ProtocolError
+from passepartout.errors import DaemonError, ProtocolError
 from passepartout.faces.acp.permission import NO, OPTIONS, Answer, answer_of
 from passepartout.faces.acp.updates import (
     PromptError,
@@ -63,7 +63,6 @@ from passepartout.protocol import (
     ToolEvent,
     TurnError,
 )
-from passepartout.wire.client import DaemonError
 
 log = logging.getLogger(__name__)
 

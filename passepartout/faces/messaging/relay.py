@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from passepartout.errors import DaemonError
 from passepartout.faces.face import Face
 from passepartout.faces.messaging.boundary import outbound
 from passepartout.faces.messaging.transport import (
@@ -54,7 +55,6 @@ from passepartout.protocol import (
     ToolFinished,
     TurnError,
 )
-from passepartout.wire.client import DaemonError
 
 log = logging.getLogger(__name__)
 

@@ -18,12 +18,11 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 
 from passepartout.config import Config
-from passepartout.errors import ConfigError
+from passepartout.errors import ConfigError, DaemonError
 from passepartout.faces.face import Face
 from passepartout.faces.messaging.relay import Relay
 from passepartout.faces.messaging.settings import signal_settings, telegram_settings
 from passepartout.faces.messaging.transport import Transport
-from passepartout.wire.client import DaemonError
 
 log = logging.getLogger(__name__)
 

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from passepartout.config import Config
+from passepartout.errors import DaemonError
 from passepartout.faces.face import Face, Turn
 from passepartout.faces.terminal.chat import TURN_TIMEOUT, TerminalChannel
 from passepartout.faces.terminal.commands import HELP, ChatState, answer, command_word
@@ -41,7 +42,6 @@ from passepartout.protocol import (
 )
 from passepartout.security.termtext import terminal_safe
 from passepartout.services import Services
-from passepartout.wire.client import DaemonError
 
 log = logging.getLogger(__name__)
 

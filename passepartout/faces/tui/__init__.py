@@ -18,9 +18,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from passepartout.config import Config
-    from passepartout.errors import ConfigError
+    from passepartout.errors import ConfigError, DaemonError
     from passepartout.faces.face import Face
-    from passepartout.wire.client import DaemonError
     from passepartout.wire.start import StartError, ensure_daemon
 
     try:

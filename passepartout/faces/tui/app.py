@@ -25,6 +25,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Input, Static
 from textual.worker import get_current_worker
 
+from passepartout.errors import DaemonError
 from passepartout.faces.face import Face
 from passepartout.faces.tui.panel import Panel, read_panel
 from passepartout.protocol import (
@@ -42,7 +43,6 @@ from passepartout.protocol import (
     TurnError,
 )
 from passepartout.security.termtext import terminal_safe
-from passepartout.wire.client import DaemonError
 
 log = logging.getLogger(__name__)
 
