@@ -20,7 +20,7 @@ from typing import Any
 from passepartout.events.eventlog import Entry, EventLog
 from passepartout.events.jobs import Job, Tier
 from passepartout.loop.actions import ApprovalRequest
-from passepartout.loop.events import Done, Error, Event, Reply
+from passepartout.loop.events import Denied, Done, Error, Event, Reply
 from passepartout.signals import Keyword, Signal
 
 log = logging.getLogger(__name__)
@@ -150,6 +150,12 @@ class Dispatcher:
             run.replies.append(event.text)
         elif isinstance(event, Error):
             run.replies.append(f"error: {event.message}")
+        elif isinstance(event, Denied) and event.flightplan:
+            # Said at once and by its id: the person opens that plan from the notice.
+            self.events.record(Entry(
+                run.origin,
+                f"{self.name_of(run.job_id)}: Flight Plan {event.flightplan} waits for "
+                "your answer in approvals.org", event.action, "warning", run.job_id))
         elif isinstance(event, Done):
             with self._lock:
                 self._runs.pop(turn, None)
