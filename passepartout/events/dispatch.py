@@ -77,6 +77,8 @@ class Dispatcher:
         self.is_private: Callable[[str], bool] = lambda node_id: False
         # How notices name a heading: its title and file, not its internal id.
         self.name_of: Callable[[str], str] = lambda node_id: node_id
+        # The model the heading's subtree chose (PASSEPARTOUT_MODEL), or None.
+        self.model_of: Callable[[str], str | None] = lambda node_id: None
         self._runs: dict[str, _Run] = {}  # turn id -> run in flight
         self._lock = threading.Lock()
 
@@ -119,6 +121,9 @@ class Dispatcher:
         meta: dict[str, Any] = {
             "source": Keyword(origin), "origin": Keyword(origin), "heading": node_id,
             "tier": Keyword(tier.value), "session-id": f"{origin}:{node_id}", "turn-id": turn}
+        model = self.model_of(node_id)
+        if model:
+            meta["model"] = model
         if self.is_private(node_id):
             meta["private"] = True
             self.events.record(Entry(origin, f"{self.name_of(node_id)} is in a private subtree",
