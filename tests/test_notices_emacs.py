@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import datetime as dt
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from daemon_proc import Daemons, scratch_daemons, wait_for
+from daemon_proc import Daemons, wait_for
 from fakellm import FakeLLM
-from test_daemon_emacs import EMACS, emacs, events
+from test_daemon_emacs import EMACS, daemons, emacs, events  # noqa: F401  (the fixture)
 from wire_client import ROOT
 
 from passepartout.testing.jobapproval import approve_text
@@ -35,19 +34,8 @@ Write the weekly report.
 """
 
 
-@pytest.fixture
-def daemons(tmp_path: Path, fake_llm: FakeLLM) -> Iterator[Daemons]:
-    for running in scratch_daemons(tmp_path):
-        running.env.update(OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=fake_llm.base_url,
-                           OPENAI_API_BASE=fake_llm.base_url,
-                           PASSEPARTOUT_MODEL="openai/gpt-4o",
-                           PASSEPARTOUT_MODEL_COGNITION="openai/gpt-4o-mini",
-                           LITELLM_LOCAL_MODEL_COST_MAP="True")
-        yield running
-
-
 def test_a_jobs_flight_plan_is_a_notice_with_its_id_shown_on_attach(
-    daemons: Daemons, fake_llm: FakeLLM, tmp_path: Path
+    daemons: Daemons, fake_llm: FakeLLM, tmp_path: Path  # noqa: F811
 ) -> None:
     report = tmp_path / "report.txt"
     fake_llm.for_model("gpt-4o-mini").tool_call(
