@@ -56,6 +56,10 @@ def test_a_refused_intent_is_kept_as_its_denial(tmp_path: Path) -> None:
     assert shown == [{"role": "denied", "content": denied["reason"],
                       "name": "remember(title='buy milk')"}]
     assert all(m["role"] != "denied" for m in messages)
+    # Replayed to an ACP client, it is a refused call.
+    [update] = [u.model_dump(mode="json") for u in history_updates(kept)
+                if getattr(u, "session_update", "") == "tool_call"]
+    assert update["status"] == "failed" and "remember" in update["title"]
 
 
 def test_an_error_is_kept_and_never_sent_to_a_model(
