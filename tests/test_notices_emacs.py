@@ -2,8 +2,8 @@
 
 A ``:CRON:`` job runs while no client is attached and proposes an action that needs
 the person's yes: it becomes a Flight Plan, and the job's notice names the plan.  Then
-Emacs attaches (the ERT test ``passepartout-notices-test-missed-flight-plan-on-attach``
-against this daemon): the missed notices are in the notices buffer and counted in the
+Emacs attaches (``elisp/test/passepartout-notices-attached.el``, against this
+daemon): the missed notices are in the notices buffer and counted in the
 mode line, the plan's button opens the approvals file at that plan, and its keyword
 cycles to APPROVED.
 """
@@ -52,10 +52,9 @@ def test_a_jobs_flight_plan_is_a_notice_with_its_id_shown_on_attach(
     assert not report.exists()
 
     ert = subprocess.run(
-        emacs("-l", "elisp/test/run-tests.el", env=daemons.env), cwd=ROOT,
-        env={**daemons.env, "PASSEPARTOUT_TEST_ATTACHED": "1",
-             "PASSEPARTOUT_TEST_SELECTOR":
-             "passepartout-notices-test-missed-flight-plan-on-attach"},
+        emacs("-l", "passepartout-notices-attached.el", "--eval",
+              '(ert-run-tests-batch-and-exit "passepartout-notices-attached")',
+              env=daemons.env), cwd=ROOT, env=daemons.env,
         capture_output=True, text=True, timeout=120)
     said = ert.stdout + ert.stderr
     assert ert.returncode == 0, said[-4000:]

@@ -8,9 +8,9 @@
 ;; plan; the approvals file cycles to APPROVED however it was opened (its
 ;; buffer made before the file existed, then reverted; or visited anew).
 ;;
-;; With PASSEPARTOUT_TEST_ATTACHED set (tests/test_notices_emacs.py), the
-;; missed-notices test attaches to the daemon that test started, where a
-;; job's action became a Flight Plan while no client was attached.
+;; The notices missed while no client was attached, from a real job's
+;; Flight Plan: passepartout-notices-attached.el, which
+;; tests/test_notices_emacs.py runs against the daemon it started.
 
 ;;; Code:
 
@@ -103,47 +103,6 @@ The approvals buffer, opened before the file existed, cycles to APPROVED."
           (kill-buffer approvals))
         (when (file-exists-p file) (delete-file file))
         (passepartout-notices-test--reset)))))
-
-(ert-deftest passepartout-notices-test-missed-flight-plan-on-attach ()
-  "Attached after a job's action became a Flight Plan: the notices show it.
-Run by tests/test_notices_emacs.py, which starts the daemon and the job."
-  (unless (getenv "PASSEPARTOUT_TEST_ATTACHED")
-    (ert-skip "needs the daemon of tests/test_notices_emacs.py"))
-  (let ((passepartout-server-lifetime 'persistent)
-        (passepartout-python-command passepartout-test-python)
-        (passepartout-server-directory passepartout-test-root))
-    (passepartout-notices-test--reset)
-    (unwind-protect
-        (progn
-          (passepartout-start)
-          (should (passepartout-wait-ready 30))
-          (passepartout-test-wait
-           (lambda () (and (get-buffer passepartout-notices-buffer-name)
-                           (with-current-buffer passepartout-notices-buffer-name
-                             (string-match-p "While no client was attached"
-                                             (buffer-string)))))
-           30 "the missed notices")
-          (should (>= (passepartout-notices-unseen) 2))
-          (should (passepartout-notices-test--mode-line))
-          (set-buffer passepartout-notices-buffer-name)
-          (goto-char (point-min))
-          (should (re-search-forward "Flight Plan \\(fp-[[:alnum:]-]+\\) waits" nil t))
-          (let ((plan (match-string-no-properties 1)))
-            (message "passepartout-notices-test: %s" (buffer-string))
-            (push-button (match-beginning 0))
-            (should passepartout-approvals-mode)
-            (goto-char (point-min))
-            (should (re-search-forward (concat ":ID: +" (regexp-quote plan)) nil t))
-            (org-back-to-heading t)
-            (should (string-prefix-p "* TODO " (passepartout-notices-test--heading)))
-            (org-todo)
-            (should (string-prefix-p "* APPROVED " (passepartout-notices-test--heading)))
-            (set-buffer-modified-p nil)
-            (kill-buffer))
-          (passepartout-notices)
-          (should (= (passepartout-notices-unseen) 0)))
-      (passepartout-stop)
-      (passepartout-notices-test--reset))))
 
 (provide 'passepartout-notices-test)
 ;;; passepartout-notices-test.el ends here
