@@ -10,11 +10,11 @@ from pathlib import Path
 
 from fakellm import FakeLLM
 from llm_agent import agent_setup, make_agent, make_config, provider_env, user_signal  # noqa: F401
+from passepartout.faces.acp.updates import history_updates
+from passepartout.server.views import sessions
 from test_local_tools import local_agent
 
-from passepartout.acp.updates import history_updates
 from passepartout.agent import Agent
-from passepartout.daemon.views import sessions
 from passepartout.llm.shown import model_messages
 
 

@@ -14,11 +14,10 @@ from pathlib import Path
 import pytest
 from daemon_proc import Daemons, scratch_daemons
 from fakellm import FakeLLM
+from passepartout.faces.face import Face
+from passepartout.faces.tui.app import ApprovalScreen, PassepartoutApp
 from textual.containers import VerticalScroll
 from textual.widgets import Static
-
-from passepartout.daemon.face import Face
-from passepartout.tui.app import ApprovalScreen, PassepartoutApp
 
 JOB = """* Water the plants
 :PROPERTIES:
@@ -210,7 +209,7 @@ def test_a_resumed_session_shows_its_turns_as_they_were(
 
 
 def test_history_lines_say_calls_results_refusals_and_errors() -> None:
-    from passepartout.tui.history import history_lines
+    from passepartout.faces.tui.history import history_lines
 
     lines = history_lines([
         {"role": "user", "content": "note: milk"},
