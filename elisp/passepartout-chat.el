@@ -374,21 +374,91 @@ its top gets `passepartout-chat-mode', without marking it modified."
         (user-error (message "%s" (error-message-string err))))
       (unless modified (set-buffer-modified-p nil)))))
 
+(defconst passepartout-chat--refused-results '("refused by policy" "not run:")
+  "How a kept tool result of a call that was refused or not run begins.")
+
+(defun passepartout-chat--history-turn (pos)
+  "Return a finished turn whose reply grows at POS, to render a kept one."
+  (passepartout-turn--make :id "history" :session passepartout-chat--session
+                           :state 'done :start (copy-marker pos) :end (copy-marker pos t)))
+
+(defun passepartout-chat--history-reply (turn)
+  "Open the reply heading of TURN, a kept turn, unless it is open already.
+Return TURN, or a new one when it was nil."
+  (or turn
+      (progn
+        (insert passepartout-chat-reply-heading "\n")
+        (passepartout-chat--history-turn (point)))))
+
+(defun passepartout-chat--history-tool (turn entry calls)
+  "Show ENTRY, a kept tool result, in TURN.
+CALLS is the alist of call ids to the calls kept before.  A result whose
+call was refused is the denial line the chat showed, else the result goes
+into the call's drawer."
+  (let* ((id (plist-get entry :call-id))
+         (call (cdr (assoc id calls)))
+         (name (or (plist-get call :name) "tool"))
+         (output (or (plist-get entry :content) "")))
+    (if (cl-some (lambda (prefix) (string-prefix-p prefix output))
+                 passepartout-chat--refused-results)
+        (passepartout-chat-render-tool
+         turn (list :event "denied" :name name :args (plist-get call :arguments)
+                    :reason output))
+      (unless (assoc id (passepartout-turn-tools turn))
+        (passepartout-chat-render-tool
+         turn (list :event "tool" :name name :call-id id :args (plist-get call :arguments))))
+      (passepartout-chat-render-tool
+       turn (list :event "tool-result" :name name :call-id id
+                  :ok (not (or (equal output "error") (string-prefix-p "error: " output)))
+                  :output output)))))
+
 (defun passepartout-chat--insert-history (history)
   "Insert HISTORY before the prompt: plists with :role and :content (or :text).
-Messages of the person and replies with text are shown; tool traffic is not."
+Each kept turn comes back as it was shown: the person's prompt, then one
+reply heading with the reply's text, each tool call in its folded drawer
+with its result, a refused call as its denial line, and an error as the
+error line."
   (save-excursion
     (goto-char (or (passepartout-chat--prompt-start) (point-max)))
     (forward-line -1)
-    (dolist (entry history)
-      (let ((role (passepartout--name (plist-get entry :role)))
-            (text (or (plist-get entry :content) (plist-get entry :text))))
-        (when (and (stringp text) (member role '("user" "assistant")))
-          (insert (if (equal role "user")
-                      passepartout-chat-prompt-heading
-                    passepartout-chat-reply-heading)
-                  "\n" (passepartout-chat-render-reply (string-trim-right text))
-                  "\n"))))))
+    (let ((turn nil) (calls nil))
+      (dolist (entry history)
+        (let ((role (passepartout--name (plist-get entry :role)))
+              (text (or (plist-get entry :content) (plist-get entry :text))))
+          (pcase role
+            ("user"
+             (when (stringp text)
+               (when turn (goto-char (passepartout-turn-end turn)))
+               (setq turn nil)
+               (unless (bolp) (insert "\n"))
+               (insert passepartout-chat-prompt-heading
+                       "\n" (passepartout-chat-render-reply (string-trim-right text)) "\n")))
+            ("assistant"
+             (let ((tool-calls (plist-get entry :tool-calls)))
+               (when (or (and (stringp text) (not (string-empty-p (string-trim text))))
+                         tool-calls)
+                 (setq turn (passepartout-chat--history-reply turn))
+                 (when (and (stringp text) (not (string-empty-p (string-trim text))))
+                   (passepartout-chat-render-text turn (string-trim-right text))
+                   (passepartout-chat-render--fresh-line turn))
+                 (dolist (call tool-calls)
+                   (push (cons (plist-get call :call-id) call) calls)))))
+            ("tool"
+             (when (and turn (assoc (plist-get entry :call-id) calls))
+               (passepartout-chat--history-tool turn entry calls)))
+            ("denied"
+             (setq turn (passepartout-chat--history-reply turn))
+             (passepartout-chat-render-tool
+              turn (list :event "denied" :name (or (plist-get entry :name) "")
+                         :reason (if (stringp text) text "refused"))))
+            ("error"
+             (setq turn (passepartout-chat--history-reply turn))
+             (passepartout-chat-render-note
+              turn (format "*Error:* %s" (if (stringp text) text "failed"))))))
+        (when turn (goto-char (passepartout-turn-end turn))))
+      (when turn
+        (goto-char (passepartout-turn-end turn))
+        (unless (bolp) (insert "\n"))))))
 
 ;;;; Tokens and cost in the header line
 

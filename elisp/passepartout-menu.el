@@ -76,7 +76,8 @@
     ("O" "Org mode everywhere" global-passepartout-org-mode)]
    ["Jobs and approvals"
     ("j" "Cron jobs" passepartout-org-list-jobs)
-    ("a" "Flight Plans (approvals)" passepartout-approvals)]]
+    ("a" "Flight Plans (approvals)" passepartout-approvals)
+    ("N" "Notices" passepartout-notices)]]
   [["Server"
     ("S" "Start" passepartout-start)
     ("R" "Restart" passepartout-restart)

@@ -29,6 +29,7 @@
 ;;   M-x passepartout-status    the server's state, model, provider and health
 ;;   M-x passepartout-cost      tokens and cost of the chat's session and of today
 ;;   M-x passepartout-approvals the approvals file, where Flight Plans wait
+;;   M-x passepartout-notices   the daemon's notices (the mode line counts new ones)
 ;;   M-x passepartout-show-log  the server's stderr
 ;;
 ;; An org link [[passepartout:SESSION-ID]] opens that chat session.
@@ -153,6 +154,7 @@ and every unmodified buffer visiting that file is reverted."
       (unless (string-match-p "passepartout-approvals" text)
         (setq text (concat text "  (M-x passepartout-approvals opens it)"))))
     (passepartout--log "notify %s: %s" level text)
+    (passepartout-notices-add level text)
     (if (member (format "%s" level) '("warning" "error" ":warning" ":error"))
         (display-warning 'passepartout text
                          (if (string-suffix-p "error" (format "%s" level)) :error :warning))
@@ -163,6 +165,8 @@ and every unmodified buffer visiting that file is reverted."
   (setq passepartout--last-status plist)
   (passepartout--announce-ready plist)
   (force-mode-line-update t))
+
+(declare-function passepartout-notices-unseen "passepartout-notices")
 
 (defun passepartout-status-text (state status)
   "Return a one-line summary of the server's STATE and its STATUS plist."
@@ -183,7 +187,14 @@ and every unmodified buffer visiting that file is reverted."
             (if problems
                 (concat "; problems: "
                         (mapconcat (lambda (p) (format "%s" p)) problems "; "))
-              ""))))
+              "")
+            (let ((unseen (if (fboundp 'passepartout-notices-unseen)
+                              (passepartout-notices-unseen)
+                            0)))
+              (if (> unseen 0)
+                  (format "; %d notice%s not seen (M-x passepartout-notices)"
+                          unseen (if (= unseen 1) "" "s"))
+                "")))))
 
 (defun passepartout-status ()
   "Show the server's state and health in the echo area."
@@ -345,8 +356,28 @@ The buffer follows the file as the server changes it (`auto-revert-mode')."
     (unless (file-exists-p file)
       (message "Passepartout: no Flight Plan has been written yet (%s)" file))
     (find-file file)
+    (unless (derived-mode-p 'org-mode) (org-mode))
+    (passepartout-approvals-mode 1)
     (auto-revert-mode 1)
     (current-buffer)))
+
+(defun passepartout--approvals-buffer-p ()
+  "Return non-nil when the current buffer visits the approvals file.
+That is the file the server named, or a file the server wrote (its title line)."
+  (let ((file (passepartout--approvals-file)))
+    (and buffer-file-name
+         (or (and file (file-equal-p buffer-file-name file))
+             (save-excursion
+               (goto-char (point-min))
+               (looking-at-p "#\\+TITLE: Passepartout approvals$"))))))
+
+(defun passepartout--visit-approvals ()
+  "Turn `passepartout-approvals-mode' on in a visited approvals file."
+  (when (passepartout--approvals-buffer-p)
+    (passepartout-approvals-mode 1)))
+
+;; The approvals file cycles to APPROVED and REJECTED however it was opened.
+(add-hook 'org-mode-hook #'passepartout--visit-approvals)
 
 (defun passepartout-usage-text (usage &optional turn)
   "Return USAGE, the server's plist of :session and :today sums, as one line.
@@ -380,6 +411,13 @@ Interactively SESSION is the current chat buffer's session, if any."
 (autoload 'passepartout-chat-resume-file-maybe "passepartout-chat")
 (autoload 'passepartout-context-show "passepartout-org"
   "Show what the next chat turn carries as org context." t)
+(autoload 'passepartout-notices "passepartout-notices"
+  "Show the notices of the daemon." t)
+(autoload 'passepartout-notices-add "passepartout-notices")
+(autoload 'passepartout-notices-open-plan "passepartout-notices"
+  "Open the approvals file at a Flight Plan." t)
+(autoload 'passepartout-approvals-mode "passepartout-notices"
+  "The approvals file: its TODO keywords cycle to APPROVED and REJECTED." t)
 (autoload 'passepartout-menu "passepartout-menu" "The menu of every Passepartout command." t)
 (autoload 'passepartout-send "passepartout-send" "Send the region, subtree or buffer." t)
 (autoload 'passepartout-send-region "passepartout-send" "Send the region." t)

@@ -63,6 +63,8 @@ class Agent:
         self.loop = Loop(self.registry, think=think, emit=self._emit)
         self.loop.reasoner.unanswered = self._skills_not_ready
         self.channels: dict[str, Channel] = {}
+        # Who else hears every event as shown (the model layer keeps what a turn showed).
+        self.observers: list[Callable[[Signal, Event], None]] = []
         self.hooks = self.loop.hooks  # where skills attach (passepartout.loop.hooks)
         self.approvals = Approvals(self.channels, hooks=self.hooks,
                                    timeout=config.approval_timeout)
@@ -179,6 +181,11 @@ class Agent:
         return self.channels.get(str(source)) if source is not None else None
 
     def _emit(self, signal: Signal, event: Event) -> None:
+        for observe in list(self.observers):
+            try:
+                observe(signal, event)
+            except Exception:  # an observer's fault never stops the face hearing it
+                log.exception("an event observer failed")
         channel = self._channel(signal)
         if channel is None:
             log.info("[%s] %s", signal.session_id or "-", event)

@@ -181,3 +181,46 @@ def test_a_lost_daemon_is_reattached_when_it_is_back(daemons: Daemons,
         app.face.close()
 
     asyncio.run(drive())
+
+
+def test_a_resumed_session_shows_its_turns_as_they_were(
+        face: Face, fake_llm: FakeLLM) -> None:
+    fake_llm.tool_call("eval", {"code": "6*9"})
+    fake_llm.reply("Not computed.")
+
+    async def first() -> None:
+        app = PassepartoutApp(face, "tui-resume")
+        async with app.run_test(size=(120, 36)) as pilot:
+            await say(pilot, app, "compute it")
+            await until(pilot, lambda: isinstance(app.screen, ApprovalScreen), "the dialog")
+            await pilot.press("n")
+            await until(pilot, lambda: not app.busy, "the turn to end")
+
+    async def again() -> str:
+        app = PassepartoutApp(face, "tui-resume")
+        async with app.run_test(size=(120, 36)) as pilot:
+            await until(pilot, lambda: "Not computed." in chat_text(app), "the history")
+            return chat_text(app)
+
+    asyncio.run(first())
+    lines = asyncio.run(again()).splitlines()
+    assert lines[0] == "You: compute it"
+    assert any(line.startswith("refused eval: refused by policy") for line in lines), lines
+    assert lines[-1] == "Not computed."
+
+
+def test_history_lines_say_calls_results_refusals_and_errors() -> None:
+    from passepartout.faces.tui.history import history_lines
+
+    lines = history_lines([
+        {"role": "user", "content": "note: milk"},
+        {"role": "assistant", "content": "", "tool-calls": [
+            {"call-id": "c1", "name": "remember", "arguments": '{"title": "milk"}'}]},
+        {"role": "tool", "call-id": "c1", "content": "noted"},
+        {"role": "assistant", "content": "Noted."},
+        {"role": "denied", "name": "shell(cmd='ls')", "content": "policy says no"},
+        {"role": "error", "content": "llm-error: the provider is down"}])
+    assert lines == [("You: note: milk", "you"), ("→ remember(title='milk')", "tool"),
+                     ("← noted", "tool"), ("Noted.", "agent"),
+                     ("refused shell(cmd='ls'): policy says no", "tool-failed"),
+                     ("llm-error: the provider is down", "error")]

@@ -63,6 +63,9 @@ def job_hash(node: OrgNode, memex: Path | None) -> str:
         "body": without_replies(node.body).strip(),
         "properties": properties,
     }
+    inherited = sorted((k, v) for k, v in node.choice.items() if k not in node.properties)
+    if inherited:  # the model or tier a subtree chose for it is part of what runs
+        content["inherited"] = inherited
     text = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -81,10 +84,12 @@ def describe_job(node: OrgNode, memex: Path | None, why: str = "new",
         kind = "hook"
     if node.hooks:
         parts.append("on each edit runs the hook " + ", ".join(node.hooks))
-    tier_text = tier or node.properties.get("TIER") or ("classified by its prompt"
+    tier_text = tier or node.tier_text or ("classified by its prompt"
                                                           if node.cron is not None else "")
     if tier_text:
         parts.append(f"{tier_text.strip().lstrip(':')} tier")
+    if node.model:
+        parts.append(f"model {node.model}")
     if node.properties.get("REFLEX"):
         parts.append(f"reflex {node.properties['REFLEX']}")
     prompt = one_line(f"{node.heading}\n\n{without_replies(node.body)}".strip(), PROMPT_SHOWN)

@@ -51,7 +51,7 @@ def make_job(node: OrgNode, classifier: Classifier | None = None) -> Job:
         timestamp = parse_timestamp(text)
     except TimestampError as err:
         raise ValueError(f":CRON: {err.reason}") from None
-    tier_text = node.properties.get("TIER")
+    tier_text = node.tier_text
     if tier_text:
         tier = Tier.parse(tier_text)
     else:

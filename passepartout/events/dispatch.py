@@ -20,7 +20,7 @@ from typing import Any
 from passepartout.events.eventlog import Entry, EventLog
 from passepartout.events.jobs import Job, Tier
 from passepartout.loop.actions import ApprovalRequest
-from passepartout.loop.events import Done, Error, Event, Reply
+from passepartout.loop.events import Denied, Done, Error, Event, Reply
 from passepartout.signals import Keyword, Signal
 
 log = logging.getLogger(__name__)
@@ -83,6 +83,8 @@ class Dispatcher:
         self.is_private: Callable[[str], bool] = lambda node_id: False
         # How notices name a heading: its title and file, not its internal id.
         self.name_of: Callable[[str], str] = lambda node_id: node_id
+        # The model the heading's subtree chose (PASSEPARTOUT_MODEL), or None.
+        self.model_of: Callable[[str], str | None] = lambda node_id: None
         self._runs: dict[str, _Run] = {}  # turn id -> run in flight
         self._lock = threading.Lock()
 
@@ -125,6 +127,9 @@ class Dispatcher:
         meta: dict[str, Any] = {
             "source": Keyword(origin), "origin": Keyword(origin), "heading": node_id,
             "tier": Keyword(tier.value), "session-id": f"{origin}:{node_id}", "turn-id": turn}
+        model = self.model_of(node_id)
+        if model:
+            meta["model"] = model
         if self.is_private(node_id):
             meta["private"] = True
             self.events.record(Entry(origin, f"{self.name_of(node_id)} is in a private subtree",
@@ -156,6 +161,12 @@ class Dispatcher:
             run.replies.append(event.text)
         elif isinstance(event, Error):
             run.replies.append(f"error: {event.message}")
+        elif isinstance(event, Denied) and event.flightplan:
+            # Said at once and by its id: the person opens that plan from the notice.
+            self.events.record(Entry(
+                run.origin,
+                f"{self.name_of(run.job_id)}: Flight Plan {event.flightplan} waits for "
+                "your answer in approvals.org", event.action, "warning", run.job_id))
         elif isinstance(event, Done):
             with self._lock:
                 self._runs.pop(turn, None)

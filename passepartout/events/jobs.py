@@ -17,6 +17,10 @@ from typing import Any
 
 from passepartout.events.timestamps import OrgTimestamp
 
+# The properties by which a subtree (or a file, with #+PROPERTY:) chooses the model of
+# what is asked under it: a chat turn sent from there, a reply in place, and its jobs.
+CHOICE_PROPERTIES = ("PASSEPARTOUT_MODEL", "PASSEPARTOUT_TIER", "PASSEPARTOUT_PRESET")
+
 
 class Tier(enum.StrEnum):
     """How much thinking a job needs (seed 000): none, a light model, the full one."""
@@ -54,6 +58,9 @@ class OrgNode:
     body: str
     properties: dict[str, str]  # keys upper-cased, as org reads them case-insensitively
     text: str  # the node's own text: heading line through the end of its body
+    # CHOICE_PROPERTIES as org-entry-get with inheritance reads them at the node (its
+    # own drawer, its ancestors', the file's #+PROPERTY lines): only those set.
+    choice: dict[str, str] = field(default_factory=dict)
 
     @property
     def cron(self) -> str | None:
@@ -63,6 +70,16 @@ class OrgNode:
     def hooks(self) -> tuple[str, ...]:
         """The hook names of ``:HOOK: a b``, lower-cased, in order."""
         return tuple(dict.fromkeys(h.lower() for h in self.properties.get("HOOK", "").split()))
+
+    @property
+    def tier_text(self) -> str | None:
+        """The tier a job asks for: its own ``:TIER:``, else the subtree's choice."""
+        return self.properties.get("TIER") or self.choice.get("PASSEPARTOUT_TIER") or None
+
+    @property
+    def model(self) -> str | None:
+        """The model the subtree chose for what runs under it, or None."""
+        return self.choice.get("PASSEPARTOUT_MODEL") or None
 
     @property
     def prompt(self) -> str:

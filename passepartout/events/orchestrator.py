@@ -89,6 +89,7 @@ class Orchestrator:
         self.private_tag = DEFAULT_TAG
         self.dispatcher.is_private = self.is_private
         self.dispatcher.name_of = self.heading_name
+        self.dispatcher.model_of = self.heading_model
         self.classifier: Classifier | None = None
         # Hook names whose handler runs the heading's tier itself (the shipped prompt
         # and summarize): a node carrying one is not also run as a prompt here.
@@ -126,6 +127,11 @@ class Orchestrator:
 
     def job(self, job_id: str) -> Job | None:
         return self.scheduler.job(job_id)
+
+    def heading_model(self, node_id: str) -> str | None:
+        """The model the heading's subtree chose for what runs under it, or None."""
+        node = self.registry.node(node_id)
+        return node.model if node is not None else None
 
     def heading_name(self, node_id: str) -> str:
         """A heading as the person knows it: its title and file, then its :ID: if it has
@@ -372,7 +378,7 @@ class Orchestrator:
         else:
             why = "changed" if self.approvals.known_id(node.id) else "new"
         tier = None
-        if node.cron is not None and not node.properties.get("TIER"):
+        if node.cron is not None and not node.tier_text:
             try:
                 tier = make_job(node, self.classifier).tier.value
             except ValueError:

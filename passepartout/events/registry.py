@@ -135,4 +135,5 @@ def diff_nodes(old: dict[str, OrgNode], new: dict[str, OrgNode],
 
 def _content(node: OrgNode) -> tuple[object, ...]:
     # Text alone would call a moved file's nodes changed; compare what they mean.
-    return (node.heading, node.outline, node.body, tuple(sorted(node.properties.items())))
+    return (node.heading, node.outline, node.body, tuple(sorted(node.properties.items())),
+            tuple(sorted(node.choice.items())))

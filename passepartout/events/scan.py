@@ -22,11 +22,11 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import AnyStr
 
-from passepartout.events.jobs import FileScan, OrgNode, ScanProblem, derive_id
+from passepartout.events.jobs import CHOICE_PROPERTIES, FileScan, OrgNode, ScanProblem, derive_id
 from passepartout.security.orgprivacy import _verbatim_lines, filetags, heading_tags
 
 log = logging.getLogger(__name__)
@@ -46,6 +46,8 @@ _NONBLANK = "[^\t\n\x0c\r \xa0\u2000-\u200b\u202f\u205f\u3000]"
 _DRAWER_LINE = re.compile(rf"[ \t]*:{_NONBLANK}+:(?: .*)?[ \t]*")
 # org-property-re: the key and the value of one property line.
 _PROPERTY = re.compile(rf"[ \t]*:({_NONBLANK}+):(?:|[ \t]+(.*?))[ \t]*")
+_FILE_PROPERTY = re.compile(r"[ \t]*#\+PROPERTY:[ \t]+(\S+)(?:[ \t]+(.*?))?[ \t]*",
+                            re.IGNORECASE | re.ASCII)
 _TODO_KEYWORD = re.compile(r"[ \t]*#\+(?:SEQ_|TYP_)?TODO:[ \t]*(.*)", re.IGNORECASE | re.ASCII)
 _SPLIT_BLANKS = re.compile(r"[ \f\t\n\r\v]+")  # split-string's default
 _KEYWORD_KEY = re.compile(r"(.*?)(?:\(([^!@/])?.*?\))?")
@@ -214,6 +216,48 @@ def entry_properties(lines: list[str], block: tuple[int, int]) -> dict[str, str]
     return out
 
 
+def file_properties(lines: list[str], names: Iterable[str]) -> dict[str, str]:
+    """The values the file's ``#+PROPERTY:`` lines give ``names`` (upper-cased), as org
+    reads them (``NAME+`` appends; lines inside verbatim blocks are text)."""
+    wanted = {n.upper() for n in names}
+    candidates = [i for i, line in enumerate(lines) if "#+" in line and _FILE_PROPERTY.match(line)]
+    if not candidates:
+        return {}
+    hidden = _verbatim_lines(lines)
+    out: dict[str, str] = {}
+    for index in candidates:
+        match = _FILE_PROPERTY.fullmatch(lines[index])
+        if index in hidden or match is None:
+            continue
+        name, value = match.group(1).upper(), (match.group(2) or "").strip()
+        if name.endswith("+") and name[:-1] in wanted:
+            name = name[:-1]
+            out[name] = f"{out[name]} {value}".strip() if name in out else value
+        elif name in wanted:
+            out[name] = value
+    return {k: v for k, v in out.items() if v and v != "nil"}
+
+
+def _choice(lines: list[str], own: dict[str, str], ancestors: list[int],
+            ends: dict[int, int], from_file: Callable[[], dict[str, str]]) -> dict[str, str]:
+    """CHOICE_PROPERTIES at a node as ``org-entry-get`` with inheritance reads them: its
+    own drawer, then each ancestor's (nearest first), then the file's ``#+PROPERTY:``."""
+    out: dict[str, str] = {}
+    for name in CHOICE_PROPERTIES:
+        value = own.get(name)
+        for index in reversed(ancestors):
+            if value is not None:
+                break
+            block = property_block(lines, index, ends[index])
+            if block is not None:
+                value = entry_get(lines, block, name)
+        if value is None:
+            value = from_file().get(name)
+        if value is not None and value.strip():
+            out[name] = value.strip()
+    return out
+
+
 def scan_file(path: str | Path) -> FileScan:
     """The CRON/HOOK nodes of one org file (problems reported, never raised)."""
     name = str(path)
@@ -255,6 +299,15 @@ def located_nodes(text: str, file: str,
     keywords = _todo_keywords(lines)
     complex_heading = _complex_heading(keywords)
     heads = [i for i, line in enumerate(lines) if line.startswith("*") and _OUTLINE.match(line)]
+    ends = {h: heads[k + 1] if k + 1 < len(heads) else len(lines) for k, h in enumerate(heads)}
+    file_choice: dict[str, str] | None = None
+
+    def from_file() -> dict[str, str]:
+        nonlocal file_choice
+        if file_choice is None:
+            file_choice = file_properties(lines, CHOICE_PROPERTIES)
+        return file_choice
+
     found: list[tuple[int, OrgNode]] = []
     stack: list[tuple[int, int, bool]] = []  # (level, line, skipped) of the open headings
     for n, index in enumerate(heads):
@@ -290,6 +343,7 @@ def located_nodes(text: str, file: str,
             body="\n".join(body).strip(),
             properties=properties,
             text="\n".join(lines[index:end]).rstrip(),
+            choice=_choice(lines, properties, [i for _, i, _ in stack[:-1]], ends, from_file),
         )))
     return found
 

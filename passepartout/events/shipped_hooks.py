@@ -197,7 +197,7 @@ class ShippedHooks:
     # -- helpers ---------------------------------------------------------------------
 
     def _tier(self, node: OrgNode) -> Tier | None:
-        tier = Tier.parse(node.properties.get("TIER") or "cognition")
+        tier = Tier.parse(node.tier_text or "cognition")
         return None if tier is Tier.REFLEX else tier
 
     def _ask(self, node: OrgNode, prompt: str, tier: Tier,

@@ -44,6 +44,9 @@ def install(agent: Agent, *, warm: bool = True) -> ModelLayer:
     services = agent.services
     services.llm, services.ledger = layer, layer.ledger
     services.sessions, services.budgets = layer.sessions, layer.budgets
+    from passepartout.llm.shown import ShownTurns
+
+    agent.observers.append(ShownTurns(layer.sessions).observe)  # what resume shows
     agent.on_shutdown(layer.close)
     if warm:
         try:

@@ -34,6 +34,7 @@ from passepartout.llm.choice import TurnChoice
 from passepartout.llm.ledger import Call, Ledger
 from passepartout.llm.provider import CallResult, Cancelled, Provider
 from passepartout.llm.sessions import SessionStore
+from passepartout.llm.shown import model_messages
 from passepartout.llm.translate import (
     REFUSED_STEP,
     Message,
@@ -180,6 +181,7 @@ class ModelLayer:
         else:
             messages = [{"role": "user", "content": thought.prompt.text}]
         self.sessions.append(key, *messages, persistent=persistent)
+        self.sessions.answering(key, signal.meta.get("turn-id"))
 
     def _final(self, reply: Reply, result: CallResult, key: str, persistent: bool) -> Action:
         text = reply.text or "(the model returned an empty answer)"
@@ -205,7 +207,8 @@ class ModelLayer:
     def assemble(self, thought: Thought, model: str, key: str, persistent: bool,
                  tools_schemas: list[dict[str, Any]]) -> Assembly:
         """The messages for this step, fitted under CONTEXT_MAX_TOKENS."""
-        history = repair_tool_pairs(self.sessions.messages(key, persistent=persistent))
+        history = repair_tool_pairs(model_messages(self.sessions.messages(key,
+                                                                          persistent=persistent)))
         extra = TurnChoice.from_meta(thought.signal.meta).system_text()
         prefix = system_message("\n\n".join([INSTRUCTIONS, *thought.system, *extra]),
                                 cache=_caches_prompts(model))

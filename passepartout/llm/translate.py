@@ -271,5 +271,7 @@ def history_plists(messages: Sequence[Message]) -> list[dict[str, Any]]:
             ]
         if m.get("tool_call_id"):
             item["call-id"] = str(m["tool_call_id"])
+        if m.get("name"):
+            item["name"] = str(m["name"])
         out.append(item)
     return out

@@ -84,9 +84,11 @@ def sessions(home: Path) -> list[dict[str, Any]]:
     except sqlite3.Error as err:
         raise PassepartoutError(f"the chat sessions in {path} cannot be read ({err}); the "
                                 "daemon sets an unreadable file aside when it starts") from None
+    # A session where the person never said anything (a cancelled send, a job's) is
+    # nothing to resume: it is not listed.
     return [{"id": str(r[0]), "title": _title(r[3]), "messages": int(r[1]),
              "last-activity": dt.datetime.fromtimestamp(float(r[2])).astimezone()
-             .isoformat(timespec="seconds")} for r in rows]
+             .isoformat(timespec="seconds")} for r in rows if r[3] is not None]
 
 
 def _title(raw: Any) -> str:

@@ -262,6 +262,15 @@ def history_updates(messages: Sequence[dict[str, Any]]) -> list[Update]:
             out.append(update_agent_message_text(f"\n{content}\n"))  # said by the gates
         elif role == "user" and content:
             out.append(update_user_message_text(content))
+        elif role == "error":  # kept as the person saw it (passepartout.llm.shown)
+            out.append(update_agent_message_text(f"\nError: {content}\n"))
+        elif role == "denied":
+            described = str(message.get("name") or "")
+            name = described.split("(", 1)[0]
+            out.append(start_tool_call(
+                f"history-{n}-0", title(described, None), kind=tool_kind(name),
+                status="failed", content=[tool_content(text_block(
+                    f"Refused by the gates: {content or 'denied'}"))]))
         elif role == "assistant":
             if content:
                 out.append(update_agent_message_text(content))

@@ -27,6 +27,7 @@ from textual.worker import get_current_worker
 
 from passepartout.errors import DaemonError
 from passepartout.faces.face import Face
+from passepartout.faces.tui.history import history_lines
 from passepartout.faces.tui.panel import Panel, read_panel
 from passepartout.protocol import (
     Allow,
@@ -153,6 +154,7 @@ class PassepartoutApp(App[None]):
         self.query_one("#prompt", Input).focus()
         self.face.listen(self.from_daemon)
         self.set_status(f"session {self.session}")
+        self.load_history()
         self.refresh_panel()
         self.set_interval(PANEL_REFRESH, self.refresh_panel)
 
@@ -166,6 +168,27 @@ class PassepartoutApp(App[None]):
             log.debug("side panel not refreshed: %s", err.message)
             return
         self.from_thread(self.show_panel, panel)
+
+    @work(thread=True, group="history")
+    def load_history(self) -> None:
+        """A resumed session: its kept turns, shown as they were (before any new one)."""
+        try:
+            lines = history_lines(self.face.history(self.session))
+        except DaemonError as err:
+            self.from_thread(self.show_error, "the session's history", err.message)
+            return
+        if lines:
+            self.from_thread(self.show_history, lines)
+
+    def show_history(self, lines: list[tuple[str, str]]) -> None:
+        chat = self.query_one("#chat", VerticalScroll)
+        first = chat.children[0] if chat.children else None
+        shown = [Static(plain(text), classes=kind) for text, kind in lines]
+        if first is None:
+            chat.mount(*shown)
+        else:
+            chat.mount(*shown, before=first)
+        self.scroll_chat()
 
     @work(thread=True, group="turn")
     def submit(self, text: str) -> None:

@@ -1,0 +1,115 @@
+"""What a chat turn showed that the model layer did not keep, added to its session.
+
+The model layer keeps each turn it answers (the prompt, the calls, their results, the
+reply).  A turn it never saw (answered by the intent parser, or refused before any
+call) and an error said to the person would be missing when the session is resumed,
+and a resumed chat would not read as it did.  This recorder watches the events of
+each turn of a kept session and, when the turn ends, adds what is missing:
+
+- a turn the model never saw: the prompt, each tool call with its result, and the
+  reply, as ordinary messages (so the model sees them next time too);
+- a refusal the model never saw and an error: an entry of role ``denied`` or
+  ``error``, shown when the session is resumed and never sent to a model
+  (:data:`SHOWN_ONLY`, see :func:`model_messages`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from passepartout.llm.translate import Message
+from passepartout.loop.events import Denied, Done, Error, Event, Reply, ToolCall, ToolResult
+from passepartout.signals import Signal
+
+log = logging.getLogger(__name__)
+
+SHOWN_ONLY = frozenset({"error", "denied"})  # roles kept for the person, not the model
+OPEN_TURNS = 256  # turns followed at once at most (a turn that never ends is dropped)
+
+
+def model_messages(messages: Sequence[Message]) -> list[Message]:
+    """A session's messages as a model may read them: without the shown-only ones."""
+    return [m for m in messages if m.get("role") not in SHOWN_ONLY]
+
+
+@dataclass
+class _Turn:
+    prompt: str | None = None
+    messages: list[Message] = field(default_factory=list)
+    shown_only: list[Message] = field(default_factory=list)
+    calls: int = 0
+
+
+class ShownTurns:
+    """Follows the turns of kept sessions; ``store`` is the session store, whose
+    :meth:`~passepartout.llm.sessions.SessionStore.answered` says whether the model
+    layer recorded a turn."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self._turns: dict[tuple[str, str], _Turn] = {}
+        self._lock = threading.Lock()
+
+    def observe(self, signal: Signal, event: Event) -> None:
+        session, turn_id = signal.session_id, signal.meta.get("turn-id")
+        if not session or not turn_id:
+            return
+        key = (str(session), str(turn_id))
+        with self._lock:
+            turn = self._turns.get(key)
+            if turn is None:
+                if len(self._turns) >= OPEN_TURNS:
+                    self._turns.pop(next(iter(self._turns)))
+                turn = self._turns[key] = _Turn()
+            if turn.prompt is None and signal.sensor == "user-input":
+                text = signal.payload.get("text")
+                turn.prompt = text if isinstance(text, str) else None
+            if isinstance(event, Done):
+                self._turns.pop(key, None)
+        self._add(turn, event)
+        if isinstance(event, Done):
+            self._finish(key, turn)
+
+    def _add(self, turn: _Turn, event: Event) -> None:
+        match event:
+            case Reply(text=text) if text:
+                turn.messages.append({"role": "assistant", "content": text})
+            case ToolCall(name=name, args=args, call_id=call_id):
+                turn.calls += 1
+                turn.messages.append({"role": "assistant", "content": "", "tool_calls": [{
+                    "id": call_id or f"shown-{turn.calls}", "type": "function",
+                    "function": {"name": name, "arguments": json.dumps(args or {})}}]})
+            case ToolResult(name=name, output=output, ok=ok, call_id=call_id):
+                turn.messages.append({
+                    "role": "tool", "tool_call_id": call_id or f"shown-{turn.calls}",
+                    "name": name, "content": output if ok else f"error: {output}"})
+            case Denied(action=action, reason=reason):
+                turn.shown_only.append({"role": "denied", "content": reason, "name": action})
+            case Error(code=code, message=message):
+                turn.shown_only.append({"role": "error", "content": f"{code}: {message}"})
+            case _:
+                pass
+
+    def _finish(self, key: tuple[str, str], turn: _Turn) -> None:
+        session, turn_id = key
+        kept: list[Message] = []
+        if not self.store.answered(session, turn_id):
+            if turn.prompt is None and not turn.messages and not turn.shown_only:
+                return
+            if turn.prompt is not None:
+                kept.append({"role": "user", "content": turn.prompt})
+            kept += turn.messages
+            kept += [m for m in turn.shown_only if m["role"] == "denied"]
+        kept += [m for m in turn.shown_only if m["role"] == "error"]
+        if not kept:
+            return
+        try:
+            self.store.append(session, *kept)
+        except Exception as err:  # the turn was shown; only its resume loses it
+            log.warning("session %s: could not keep what turn %s showed: %s",
+                        session, turn_id, err)
