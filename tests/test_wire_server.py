@@ -31,7 +31,8 @@ def keeper(server: ServerProcess) -> Iterator[WireClient]:
     """A connection opened before every attack, with a session and a focus set."""
     client = server.client()
     assert client.ok("chat-send", "kept", "turn-0", "/help", None) == "turn-0"
-    help_text = client.wait_callback("chunk", a1="turn-0")[2]
+    # The first turn waits until the agent is ready (the model layer loads meanwhile).
+    help_text = client.wait_callback("chunk", timeout=120, a1="turn-0")[2]
     assert "/status" in help_text  # the reflexes skill answered, without a model
     assert client.wait_callback("done", a1="turn-0")[2] == [
         Keyword("cancelled"), None]
