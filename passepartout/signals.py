@@ -15,13 +15,14 @@ import math
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from typing import Any
 
 import sexpdata
 
 from passepartout.errors import ProtocolError
 from passepartout.sexpread import DECLINED, SPECIAL_FLOATS, read_plain
+from passepartout.turn import TurnContext
 
 
 class Keyword(str):
@@ -260,14 +261,28 @@ def plist_to_dict(items: Any) -> dict[str, Any]:
     return result
 
 
+_NO_TURN = TurnContext()
+
+
 @dataclass(slots=True)
 class Signal:
-    """One message through the loop: what happened, where it came from, how deep."""
+    """One message through the loop: what happened, where it came from, how deep.
+
+    Its context is typed (:class:`~passepartout.turn.TurnContext`); ``meta``, a plist
+    read as a dict, is only how a signal is built from the wire or by hand: it is read
+    and checked once, here (a :class:`ProtocolError` when a field is malformed)."""
 
     type: str = "event"
     payload: dict[str, Any] = field(default_factory=dict)
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: InitVar[Mapping[str, Any] | None] = None
     depth: int = 0
+    turn: TurnContext = _NO_TURN
+
+    def __post_init__(self, meta: Mapping[str, Any] | None) -> None:
+        if meta is not None:
+            if self.turn is not _NO_TURN:
+                raise TypeError("a Signal takes meta or turn, not both")
+            self.turn = TurnContext.from_meta(meta)
 
     @property
     def sensor(self) -> str | None:
@@ -276,18 +291,17 @@ class Signal:
 
     @property
     def session_id(self) -> str | None:
-        value = self.meta.get("session-id")
-        return str(value) if value is not None else None
+        return self.turn.session_id
 
     def child(self, payload: dict[str, Any], *, type: str = "event") -> Signal:
-        """A feedback signal one level deeper that keeps this signal's meta."""
-        return Signal(type=type, payload=payload, meta=dict(self.meta), depth=self.depth + 1)
+        """A feedback signal one level deeper in the same turn (the same context)."""
+        return Signal(type=type, payload=payload, turn=self.turn, depth=self.depth + 1)
 
     def to_plist(self) -> dict[str, Any]:
         return {
             "type": Keyword(self.type),
             "depth": self.depth,
-            "meta": _keywordize(self.meta),
+            "meta": _keywordize(self.turn.to_meta()),
             "payload": _keywordize(self.payload),
         }
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 from passepartout.api import Prompt, Signal, defskill, host
 from passepartout.llm import install
 from passepartout.llm.builtin_tools import builtin_tools
-from passepartout.llm.choice import TurnChoice
 from passepartout.llm.models import TIERS, classify_tier
 
 DEPENDS_ON = ["policy", "dispatcher"]
@@ -27,7 +26,7 @@ def chat_text(signal: Signal) -> str:
 
 
 def chat_trigger(signal: Signal) -> bool:
-    if str(signal.meta.get("tier") or "") == "reflex":
+    if signal.turn.reflex:
         return False  # the orchestrator runs reflex jobs without a model
     sensor = signal.sensor
     if sensor == "user-input":
@@ -42,8 +41,8 @@ def chat_trigger(signal: Signal) -> bool:
 
 
 def chat_tier(signal: Signal, text: str) -> str:
-    tier = str(signal.meta.get("tier") or "")
-    if tier in TIERS and tier != "reflex":
+    tier = signal.turn.choice.tier  # cognition or reasoning, never a reflex job's
+    if tier in TIERS:
         return tier
     classifier = AGENT.services.get("classifier") if AGENT is not None else None
     if callable(classifier):
@@ -69,7 +68,7 @@ def chat_augment(signal: Signal) -> str:
     tools this turn offers, so a preset's short list is the list the model reads."""
     if AGENT is None:
         return ""
-    choice = TurnChoice.from_meta(signal.meta)
+    choice = signal.turn.choice
     lines = [f"- {t.name}{' (asks the person first)' if t.impact == 'high' else ''}: "
              f"{t.description}" for t in AGENT.tools()
              if getattr(t, "offered", True) and choice.allows(t.name)]

@@ -137,9 +137,7 @@ class hooks_Kit:
 
 
 def hooks_trigger(signal: Signal) -> bool:
-    from passepartout.events.hookact import SENSOR
-
-    return bool(signal.meta.get(SENSOR))
+    return bool(signal.turn.hook_act)
 
 
 def hooks_reflex(signal: Signal) -> Any:

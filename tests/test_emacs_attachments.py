@@ -17,6 +17,7 @@ from passepartout.channels import attachments
 from passepartout.channels.attachments import AttachmentError, Item
 from passepartout.security.orgprivacy import MARKER
 from passepartout.signals import Keyword
+from passepartout.turn import TurnContext
 
 NOTES = """#+title: Notes
 * Trip
@@ -90,8 +91,10 @@ def send(agent: Agent, text: str, context: dict[str, Any]) -> tuple[dict[str, An
     bridge.ready.set()
     submitted: dict[str, Any] = {}
 
-    def submit(prompt: str, **meta: Any) -> str:
+    def submit(prompt: str, *, context: TurnContext | None = None, **meta: Any) -> str:
         submitted.update(meta, prompt=prompt)
+        if context is not None:
+            submitted.update(context.to_meta())
         return "t1"
 
     agent.submit = submit  # type: ignore[method-assign]

@@ -12,7 +12,7 @@ from llm_agent import make_agent, make_config, user_signal
 from passepartout.bridge import METHODS, Bridge, Refusal
 from passepartout.config import Config
 from passepartout.errors import ProtocolError
-from passepartout.llm.choice import TurnChoice
+from passepartout.turn import TurnChoice
 
 pytest_plugins = ["llm_agent"]
 

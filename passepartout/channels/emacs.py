@@ -185,7 +185,7 @@ class EmacsChannel:
     def send(self, signal: Signal, event: Event) -> None:
         """Map one loop event to its callback (see the wire contract in DESIGN.md)."""
         session = signal.session_id
-        turn = signal.meta.get("turn-id")
+        turn = signal.turn.turn_id
         if session is None or turn is None:
             self._send_unbound(event)
             return
@@ -196,14 +196,13 @@ class EmacsChannel:
         if peer is None:
             log.debug("no Emacs connection for session %s: %s dropped", session, event.kind)
             return
-        call = self._callback(session, str(turn), event, signal.meta)
+        call = self._callback(session, str(turn), event, signal.turn.models_used)
         if call is not None:
             peer.call(*call)
 
     def _callback(self, session: str, turn: str, event: Event,
-                  meta: dict[str, Any] | None = None) -> tuple[str, list[Any]] | None:
+                  used: list[str] | None = None) -> tuple[str, list[Any]] | None:
         key = (session, turn)
-        meta = meta or {}
         match event:
             case Chunk(text=text):
                 with self._lock:
@@ -221,7 +220,7 @@ class EmacsChannel:
             case Done(cancelled=cancelled):
                 with self._lock:
                     self._streamed.pop(key, None)
-                return ON_DONE, [session, turn, {"cancelled": cancelled, **answered_by(meta)}]
+                return ON_DONE, [session, turn, {"cancelled": cancelled, **answered_by(used)}]
             case ApprovalAsked():
                 return None  # approve() itself asks, with the id the answer must carry
             case Notice(text=text, level=level):
@@ -255,8 +254,8 @@ class EmacsChannel:
     def approve(self, request: ApprovalRequest) -> bool:
         """Ask Emacs and wait for the answer (on the session's lane, never the socket's)."""
         session = request.signal.session_id
-        turn = request.signal.meta.get("turn-id")
-        peer = self.peer_for(session, str(turn) if turn else None)
+        turn = request.signal.turn.turn_id
+        peer = self.peer_for(session, turn or None)
         if peer is None and session is None:
             # No session: the client that last attached and shows things to a person.
             open_peers = self.faces() or self.peers()
@@ -374,12 +373,11 @@ def _evaluation_result(answer: Any) -> dict[str, Any] | None:
     return fields if "ok" in fields else None
 
 
-def answered_by(meta: dict[str, Any]) -> dict[str, Any]:
+def answered_by(used: list[str] | None) -> dict[str, Any]:
     """Which model answered a turn (its last call), and whether it is the local one."""
     from passepartout.llm.provider import is_local
 
-    used = meta.get("models-used")
-    if not isinstance(used, list) or not used:
+    if not used:
         return {}
     model = str(used[-1])
     return {"model": model, "local": is_local(model)}

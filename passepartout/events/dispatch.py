@@ -141,7 +141,7 @@ class Dispatcher:
     # -- what the loop says about a run (through BackgroundChannel) ----------------------
 
     def on_event(self, signal: Signal, event: Event) -> None:
-        turn = str(signal.meta.get("turn-id") or "")
+        turn = signal.turn.turn_id or ""
         with self._lock:
             run = self._runs.get(turn)
         if run is None:

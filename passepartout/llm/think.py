@@ -30,7 +30,7 @@ from passepartout.context import (
 from passepartout.errors import BudgetError, PassepartoutError
 from passepartout.llm import models, tokens
 from passepartout.llm.budget import Budgets
-from passepartout.llm.choice import TurnChoice
+from passepartout.llm.choice import system_text
 from passepartout.llm.ledger import Call, Ledger
 from passepartout.llm.provider import CallResult, Cancelled, Provider
 from passepartout.llm.sessions import SessionStore
@@ -50,6 +50,7 @@ from passepartout.loop.actions import Action, Thought
 from passepartout.loop.events import Chunk, Notice
 from passepartout.security.privacy import private_tag
 from passepartout.signals import Signal
+from passepartout.turn import TurnChoice
 
 log = logging.getLogger(__name__)
 
@@ -120,7 +121,7 @@ class ModelLayer:
             raise
 
     def _think(self, thought: Thought) -> list[Action]:
-        choice = TurnChoice.from_meta(thought.signal.meta)  # Emacs's model, tier, preset
+        choice = thought.signal.turn.choice  # the face's model, tier, preset
         tier = thought.prompt.tier
         if choice.tier and tier != "reflex":
             tier = choice.tier
@@ -190,15 +191,16 @@ class ModelLayer:
     def _private_run(self, signal: Signal) -> bool:
         """A cron or hook run of a node in a private subtree (marked by the dispatcher,
         and checked again here with this agent's tag)."""
-        if signal.meta.get("private"):
+        turn = signal.turn
+        if turn.private:
             return True
-        if origin_of(signal) not in ("cron", "hook") or not signal.meta.get("heading"):
+        if turn.kind not in ("cron", "hook") or not turn.heading:
             return False
         orchestrator = self.agent.services.orchestrator
         check = getattr(orchestrator, "is_private", None)
         if check is None:
             return False
-        return bool(check(str(signal.meta["heading"]), private_tag(self.agent.services)))
+        return bool(check(turn.heading, private_tag(self.agent.services)))
 
     # -- one call ----------------------------------------------------------------------
 
@@ -206,7 +208,7 @@ class ModelLayer:
                  tools_schemas: list[dict[str, Any]]) -> Assembly:
         """The messages for this step, fitted under CONTEXT_MAX_TOKENS."""
         history = repair_tool_pairs(self.sessions.messages(key, persistent=persistent))
-        extra = TurnChoice.from_meta(thought.signal.meta).system_text()
+        extra = system_text(thought.signal.turn.choice)
         prefix = system_message("\n\n".join([INSTRUCTIONS, *thought.system, *extra]),
                                 cache=_caches_prompts(model))
         count = tokens.counter(model)
@@ -216,8 +218,8 @@ class ModelLayer:
         query = thought.prompt.text if thought.signal.sensor == "user-input" else ""
         sections = peripheral_sections(memory, focus, query,
                                        private_tag=private_tag(self.agent.services))
-        attached = thought.signal.meta.get("attached")  # filtered by the bridge
-        if isinstance(attached, str) and attached:
+        attached = thought.signal.turn.attached  # filtered by the bridge
+        if attached:
             sections.append(Section("attached", attached, RANK_FOCUS))
         sections.append(Section("now", "Now: " + dt.datetime.now().astimezone()
                                 .strftime("%A %Y-%m-%d %H:%M %Z"), 5))
@@ -234,7 +236,7 @@ class ModelLayer:
 
     def _call(self, thought: Thought, route: models.Route, key: str, persistent: bool,
               partial: list[str]) -> CallResult:
-        choice = TurnChoice.from_meta(thought.signal.meta)
+        choice = thought.signal.turn.choice
         schemas = ([t.schema() for t in self.agent.tools()
                     if t.offered and choice.allows(t.name)]
                    if thought.prompt.use_tools else [])
@@ -261,8 +263,8 @@ class ModelLayer:
             on_text=on_text, cancel=thought.cancel, before_attempt=before,
             on_fallback=on_fallback,
         )
-        used = signal.meta.get("models-used")
-        if isinstance(used, list):
+        used = signal.turn.models_used
+        if used is not None:
             used.append(result.model)
         if result.settled is None:
             self._book(result.model, result.provider, result.reply, assembly.tokens, thought)
@@ -339,7 +341,7 @@ class ModelLayer:
             tokens_cached=usage.cached_tokens,
             cost=cost,
             tier=thought.prompt.tier,
-            origin=origin_of(signal),
+            origin=signal.turn.kind,
             session=signal.session_id,
             heading=heading_of(signal, self.agent.services.focus),
             estimated=estimated,
@@ -424,26 +426,16 @@ def session_of(signal: Signal) -> tuple[str, bool]:
     """The conversation a signal belongs to, and whether it is kept across restarts."""
     if signal.session_id:
         return signal.session_id, True
-    meta = signal.meta
-    anchor = meta.get("turn-id") or meta.get("heading") or "background"
-    return f"{origin_of(signal)}:{anchor}", False
-
-
-def origin_of(signal: Signal) -> str:
-    origin = signal.meta.get("origin")
-    if origin:
-        return str(origin)
-    if signal.session_id:
-        return "chat"
-    source = signal.meta.get("source")
-    return str(source) if source in ("cron", "hook", "heartbeat") else "background"
+    turn = signal.turn
+    anchor = turn.turn_id or turn.heading or "background"
+    return f"{turn.kind}:{anchor}", False
 
 
 def heading_of(signal: Signal, focus: Any) -> str | None:
     """The org heading a call serves: the signal's own, else (for a chat) the focus."""
-    heading = signal.meta.get("heading")
+    heading = signal.turn.heading
     if heading:
-        return str(heading)
+        return heading
     if signal.session_id:
         found = Focus.from_service(focus)
         return found.id if found else None
@@ -463,4 +455,4 @@ def _provider_name(model: str) -> str:
 
 def _turn_key(signal: Signal) -> str:
     """The turn a call belongs to (its steps share a turn id)."""
-    return str(signal.meta.get("turn-id") or signal.session_id or "background")
+    return signal.turn.turn_id or signal.session_id or "background"

@@ -80,7 +80,7 @@ class ApprovalRecords:
 
     def answered(self, request: ApprovalRequest, granted: bool) -> None:
         signal, action = request.signal, request.action
-        who = f"the person ({signal.meta.get('source')})"
+        who = f"the person ({signal.turn.face})"
         self.audit.note(
             "allow" if granted else "deny",
             "approval",
