@@ -195,8 +195,7 @@ class Agent:
     def notify(self, notice: Notice, *, to: tuple[str, ...] | None = None) -> int:
         """A word to every person's face (or the faces of the sources ``to``), bound to
         no chat; how many were told."""
-        signal = Signal(payload={"sensor": Keyword("notify")},
-                        meta={"origin": Keyword("notify")})
+        signal = Signal(payload={"sensor": Keyword("notify")}, turn=TurnContext(origin="notify"))
         shown = self.loop.shown(notice)
         seen: list[Channel] = []
         for source, channel in list(self.channels.items()):

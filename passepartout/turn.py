@@ -15,6 +15,7 @@ stimulus (``chat``, ``cron``, ``hook``, ``notify``, ``rewrite``, ``approval``, .
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -37,7 +38,38 @@ _TEXT_KEYS = {
     "hook-act": "hook_act", "background-act": "background_act",
 }
 _CHOICE_KEYS = ("model", "tier", "system", "tools", "budget")
-KEYS = frozenset({*_TEXT_KEYS, *_CHOICE_KEYS, "private", "models-used"})
+KEYS = frozenset({*_TEXT_KEYS, *_CHOICE_KEYS, "private"})
+
+
+class TurnState:
+    """What one turn gathers while it runs, shared by all its steps: the models that
+    answered (the faces say which one replied) and what the calls cost (a preset's
+    budget caps the turn).  The loop gives each turn its own; it ends with the turn."""
+
+    __slots__ = ("_lock", "_models", "_spent")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._models: list[str] = []
+        self._spent = 0.0
+
+    def answered(self, model: str) -> None:
+        with self._lock:
+            self._models.append(model)
+
+    def spend(self, cost: float) -> None:
+        with self._lock:
+            self._spent += cost
+
+    @property
+    def models(self) -> list[str]:
+        with self._lock:
+            return list(self._models)
+
+    @property
+    def spent(self) -> float:
+        with self._lock:
+            return self._spent
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,9 +125,9 @@ class TurnContext:
     reflex: bool = False  # a reflex job's tier: no model is asked
     choice: TurnChoice = _NO_CHOICE
     extra: Mapping[str, Any] = field(default_factory=_no_extra, hash=False)
-    # The models that answered, appended by the model layer and shared by every step of
-    # the turn: the faces say which model replied.  The loop gives each turn its list.
-    models_used: list[str] | None = field(default=None, compare=False, hash=False)
+    # What the turn gathers while it runs (not part of the meta); the loop gives each
+    # turn its own, and every step of the turn (a child signal) shares it.
+    state: TurnState | None = field(default=None, compare=False, hash=False, repr=False)
 
     @classmethod
     def from_meta(cls, meta: Mapping[str, Any] | None) -> TurnContext:
@@ -104,16 +136,18 @@ class TurnContext:
             return cls()
         if not isinstance(meta, Mapping):
             raise ProtocolError("meta must be a property list")
-        texts = {name: _text(meta, key, ids=True) for key, name in _TEXT_KEYS.items()}
-        used = meta.get("models-used")
-        if used is not None and (not isinstance(used, list)
-                                 or not all(isinstance(m, str) for m in used)):
-            raise ProtocolError(":models-used must be a list of model names")
+        def text(key: str) -> str | None:
+            return _text(meta, key, ids=True)
+
         extra = {str(k): v for k, v in meta.items() if str(k) not in KEYS}
-        return cls(**texts, private=bool(meta.get("private")),
+        return cls(face=text("source"), origin=text("origin"), session_id=text("session-id"),
+                   turn_id=text("turn-id"), heading=text("heading"), hook=text("hook"),
+                   flightplan=text("flightplan"), attached=text("attached"),
+                   workspace=text("workspace"), client=text("client"),
+                   hook_act=text("hook-act"), background_act=text("background-act"),
+                   private=bool(meta.get("private")),
                    reflex=_tier(meta) == "reflex", choice=TurnChoice.from_meta(meta),
-                   extra=MappingProxyType(extra) if extra else _NO_EXTRA,
-                   models_used=list(used) if used is not None else None)
+                   extra=MappingProxyType(extra) if extra else _NO_EXTRA)
 
     def to_meta(self) -> dict[str, Any]:
         """The meta plist (as a dict) this context reads back from."""
@@ -134,8 +168,6 @@ class TurnContext:
             meta["tools"] = sorted(choice.tools)
         if choice.budget is not None:
             meta["budget"] = choice.budget
-        if self.models_used:
-            meta["models-used"] = list(self.models_used)
         meta.update(self.extra)
         return meta
 

@@ -26,6 +26,7 @@ from passepartout.loop.actions import Action, ApprovalRequest
 from passepartout.loop.events import Channel, Denied, Error, Event, ToolResult
 from passepartout.loop.replytext import ReplyText
 from passepartout.signals import Keyword, Signal
+from passepartout.turn import TurnContext
 
 log = logging.getLogger(__name__)
 
@@ -65,9 +66,9 @@ class Proposals:
                 self._queued.pop(next(iter(self._queued)))
             self._queued[ticket] = proposal
         signal = Signal(payload={"sensor": Keyword(SENSOR), TICKET: ticket},
-                        meta={"source": Keyword(SOURCE), "origin": Keyword("cron"),
-                              "heading": node_id, "turn-id": f"{skill}-act-{ticket}",
-                              SENSOR: skill})
+                        turn=TurnContext(face=SOURCE, origin="cron", heading=node_id,
+                                         turn_id=f"{skill}-act-{ticket}",
+                                         background_act=skill))
         if self.inject(signal):
             return True
         with self._lock:

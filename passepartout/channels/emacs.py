@@ -196,7 +196,8 @@ class EmacsChannel:
         if peer is None:
             log.debug("no Emacs connection for session %s: %s dropped", session, event.kind)
             return
-        call = self._callback(session, str(turn), event, signal.turn.models_used)
+        state = signal.turn.state
+        call = self._callback(session, str(turn), event, state.models if state else None)
         if call is not None:
             peer.call(*call)
 

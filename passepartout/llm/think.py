@@ -101,7 +101,6 @@ class ModelLayer:
         self._pending: dict[str, list[Action]] = {}
         self._flushed: dict[str, int] = {}
         self._counts: dict[int, tuple[Message, str, int]] = {}
-        self._turn_spend: dict[str, float] = {}  # a preset's :budget caps its turn
         self._lock = threading.Lock()
 
     def close(self) -> None:
@@ -263,9 +262,8 @@ class ModelLayer:
             on_text=on_text, cancel=thought.cancel, before_attempt=before,
             on_fallback=on_fallback,
         )
-        used = signal.turn.models_used
-        if used is not None:
-            used.append(result.model)
+        if signal.turn.state is not None:
+            signal.turn.state.answered(result.model)
         if result.settled is None:
             self._book(result.model, result.provider, result.reply, assembly.tokens, thought)
         else:
@@ -297,8 +295,8 @@ class ModelLayer:
                            estimate: float) -> None:
         if choice.budget is None:
             return
-        with self._lock:
-            spent = self._turn_spend.get(_turn_key(thought.signal), 0.0)
+        state = thought.signal.turn.state
+        spent = state.spent if state is not None else 0.0
         if spent + estimate > choice.budget:
             raise BudgetError(
                 f"Budget reached: this turn has spent ${spent:.4f} of its preset's "
@@ -328,11 +326,8 @@ class ModelLayer:
             reply.text + "".join(c.name + c.arguments for c in reply.tool_calls), model)
         cost = tokens.price(model).cost(tokens_in, tokens_out, usage.cached_tokens)
         signal = thought.signal
-        with self._lock:
-            if len(self._turn_spend) > 10_000:
-                self._turn_spend.clear()
-            turn = _turn_key(signal)
-            self._turn_spend[turn] = self._turn_spend.get(turn, 0.0) + cost
+        if signal.turn.state is not None:  # a preset's :budget caps its turn
+            signal.turn.state.spend(cost)
         self.ledger.record(Call(
             model=model,
             provider=provider or _provider_name(model),
@@ -452,7 +447,3 @@ def _caches_prompts(model: str) -> bool:
 def _provider_name(model: str) -> str:
     return model.split("/", 1)[0] if "/" in model else "unknown"
 
-
-def _turn_key(signal: Signal) -> str:
-    """The turn a call belongs to (its steps share a turn id)."""
-    return signal.turn.turn_id or signal.session_id or "background"

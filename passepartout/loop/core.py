@@ -31,6 +31,7 @@ from passepartout.loop.hooks import (
 from passepartout.loop.perceive import perceive
 from passepartout.loop.reason import Reasoner
 from passepartout.signals import Keyword, Signal
+from passepartout.turn import TurnState
 
 if TYPE_CHECKING:
     from passepartout.engine.registry import Registry
@@ -201,9 +202,9 @@ class Loop:
             self.reports.append(Report(err.kind, err.message, None))
             return []
         cancel = self._turn_event(signal)
-        # The models that answered, shared by every step of the turn (a child signal
-        # shares its context): the faces say which model replied.
-        signal.turn = dataclasses.replace(signal.turn, models_used=[])
+        # What the turn gathers (the models that answered, its spend), shared by every
+        # step of the turn: a child signal shares its context.
+        signal.turn = dataclasses.replace(signal.turn, state=TurnState())
         done: list[Action] = []
         # The turn's own workspace, when its face named one (passepartout.workspace).
         with workspace.entered(signal.turn.workspace):
