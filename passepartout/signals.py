@@ -15,7 +15,7 @@ import math
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import InitVar, dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import sexpdata
@@ -264,25 +264,30 @@ def plist_to_dict(items: Any) -> dict[str, Any]:
 _NO_TURN = TurnContext()
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class Signal:
     """One message through the loop: what happened, where it came from, how deep.
 
-    Its context is typed (:class:`~passepartout.turn.TurnContext`); ``meta``, a plist
-    read as a dict, is only how a signal is built from the wire or by hand: it is read
-    and checked once, here (a :class:`ProtocolError` when a field is malformed)."""
+    Its context is typed (``turn``, a :class:`~passepartout.turn.TurnContext`); ``meta``,
+    a plist read as a dict, is only a way to build a signal from the wire or by hand: it
+    is read and checked once, here (a :class:`ProtocolError` when a field is malformed).
+    """
 
-    type: str = "event"
-    payload: dict[str, Any] = field(default_factory=dict)
-    meta: InitVar[Mapping[str, Any] | None] = None
-    depth: int = 0
-    turn: TurnContext = _NO_TURN
+    type: str
+    payload: dict[str, Any]
+    depth: int
+    turn: TurnContext
 
-    def __post_init__(self, meta: Mapping[str, Any] | None) -> None:
-        if meta is not None:
-            if self.turn is not _NO_TURN:
-                raise TypeError("a Signal takes meta or turn, not both")
-            self.turn = TurnContext.from_meta(meta)
+    def __init__(self, type: str = "event", payload: dict[str, Any] | None = None,
+                 meta: Mapping[str, Any] | None = None, depth: int = 0, *,
+                 turn: TurnContext | None = None) -> None:
+        if meta is not None and turn is not None:
+            raise TypeError("a Signal takes meta or turn, not both")
+        self.type = type
+        self.payload = {} if payload is None else payload
+        self.depth = depth
+        self.turn = turn if turn is not None else (
+            TurnContext.from_meta(meta) if meta is not None else _NO_TURN)
 
     @property
     def sensor(self) -> str | None:
