@@ -2,8 +2,8 @@
 
 It owns ``:user-input`` (what no higher skill, such as the reflexes, answered),
 ``:tool-output`` (the next step of a multi-step turn) and, in a chat, ``:loop-error``
-when the model can usefully explain what went wrong.  The tier comes from the signal's
-meta, else a ``classifier`` service, else seed 000's keyword rule.  The built-in tools
+when the model can usefully explain what went wrong.  The tier comes from the turn's
+context, else a ``classifier`` service, else seed 000's keyword rule.  The built-in tools
 (read-file, write-file, grep-search, memory-search, schedule, eval, emacs-eval, shell)
 come with this skill; every call they get still passes the gates.
 """

@@ -2,7 +2,7 @@
 
 SHIPPED: dict[str, str] = {
     'archivist.py': 'e154df4f30bb620ff2372f10ae58fce9edc38769a1c8f89d62f1fcac0f21e6bf',
-    'chat.py': 'f72d80236c4f19b3d19741f22db355f8e22c4da81f90c961210aa2a15e5e77a2',
+    'chat.py': '00b73c94333f63216005757ed0a687b8619c9e5ed27624e0af9de068fcd864a6',
     'dispatcher.py': 'fca8187d22307ddfcca15d2e8cd68bde772ad521684a85d37f599d648eff6632',
     'events.py': 'ed5358ddfa5b6d276d9d7566e7dcb36ce1f9078ad7946cc8c11fc0c1c47f1292',
     'files.py': '00e92a5564e98123bcbf1b355e8d92e418d09e4b4f8fe17f736799d9bc097182',

@@ -26,7 +26,7 @@ def perceive(raw: Any) -> Signal:
     else:
         raise ProtocolError(f"cannot perceive a {type(raw).__name__}", raw_message=repr(raw)[:200])
     if not isinstance(signal.payload, dict):
-        raise ProtocolError("payload and meta must be property lists")
+        raise ProtocolError("the payload must be a property list")
     if signal.type == "event" and signal.sensor is None:
         raise ProtocolError("an event needs a :sensor in its payload")
     return signal
