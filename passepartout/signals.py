@@ -21,8 +21,8 @@ from typing import Any
 import sexpdata
 
 from passepartout.errors import ProtocolError
-from passepartout.sexpread import DECLINED, SPECIAL_FLOATS, read_plain
 from passepartout.turn import TurnContext
+from passepartout.wire.sexpread import DECLINED, SPECIAL_FLOATS, read_plain
 
 
 class Keyword(str):

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 from daemon_proc import Daemons, scratch_daemons, wait_for
 from fakellm import FakeLLM
+from passepartout.wire.client import connect
 
-from passepartout.daemonclient import connect
 from passepartout.testing.jobapproval import approve_jobs
 
 JOB = """* Check the backups

@@ -26,10 +26,9 @@ from pathlib import Path
 
 import pytest
 from daemon_proc import Daemons, scratch_daemons, wait_for
+from passepartout.wire.client import DaemonError, connect
+from passepartout.wire.place import Place, PlaceError
 from test_daemon_users import ROOT_ONLY, other_uid
-
-from passepartout.daemon.place import Place, PlaceError
-from passepartout.daemonclient import DaemonError, connect
 
 pytestmark = pytest.mark.attack
 TOKEN = "f" * 64
