@@ -7,6 +7,7 @@ so the EPC server and ``passepartout chat`` are thin.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import uuid
@@ -25,6 +26,7 @@ from passepartout.loop.events import Channel, Event, Notice, ToolCall, ToolResul
 from passepartout.services import Services
 from passepartout.signals import Keyword, Signal
 from passepartout.tools import Tool, ToolBelt
+from passepartout.turn import TurnContext
 
 log = logging.getLogger(__name__)
 
@@ -128,13 +130,20 @@ class Agent:
         session_id: str,
         source: str = "emacs",
         turn_id: str | None = None,
+        context: TurnContext | None = None,
         **meta: Any,
     ) -> str:
-        """Queue a person's prompt for the session's lane; returns the turn id."""
+        """Queue a person's prompt for the session's lane; returns the turn id.
+
+        The rest of the turn's context is ``context`` (read and checked already) or
+        ``meta`` (read here: a :class:`ProtocolError` when a field is malformed)."""
         turn = turn_id or uuid.uuid4().hex[:12]
+        if context is not None and meta:
+            raise TypeError("submit takes a context or meta fields, not both")
+        base = context if context is not None else TurnContext.from_meta(meta)
         signal = Signal(
             payload={"sensor": Keyword("user-input"), "text": text},
-            meta={"source": Keyword(source), "session-id": session_id, "turn-id": turn, **meta},
+            turn=dataclasses.replace(base, face=source, session_id=session_id, turn_id=turn),
         )
         self.stimuli.inject(signal)
         return turn
@@ -177,8 +186,8 @@ class Agent:
         self.channels[source] = channel
 
     def _channel(self, signal: Signal) -> Channel | None:
-        source = signal.meta.get("source")
-        return self.channels.get(str(source)) if source is not None else None
+        face = signal.turn.face
+        return self.channels.get(face) if face is not None else None
 
     def _emit(self, signal: Signal, event: Event) -> None:
         for observe in list(self.observers):
@@ -198,8 +207,7 @@ class Agent:
     def notify(self, notice: Notice, *, to: tuple[str, ...] | None = None) -> int:
         """A word to every person's face (or the faces of the sources ``to``), bound to
         no chat; how many were told."""
-        signal = Signal(payload={"sensor": Keyword("notify")},
-                        meta={"origin": Keyword("notify")})
+        signal = Signal(payload={"sensor": Keyword("notify")}, turn=TurnContext(origin="notify"))
         shown = self.loop.shown(notice)
         seen: list[Channel] = []
         for source, channel in list(self.channels.items()):

@@ -20,7 +20,7 @@ import re
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from passepartout.errors import PipelineError
 from passepartout.llm.tokens import MESSAGE_OVERHEAD, REPLY_PRIMING, content_text
@@ -28,6 +28,9 @@ from passepartout.org.entry import entry_lines
 from passepartout.org.heading import heading_line
 from passepartout.security.privacy import DEFAULT_TAG as DEFAULT_PRIVATE_TAG
 from passepartout.security.privacy import node_is_private
+
+if TYPE_CHECKING:
+    from passepartout.signals import Signal
 
 log = logging.getLogger(__name__)
 
@@ -184,21 +187,20 @@ def peripheral_sections(
     return sections
 
 
-def focus_for(signal: Any, services: Mapping[str, Any]) -> Focus | None:
+def focus_for(signal: Signal, services: Mapping[str, Any]) -> Focus | None:
     """The heading a turn's context is about: a cron job's or hook's own heading, the
     person's point for a chat turn, nothing for other background work (the person's
     point is no business of a job that runs while they work elsewhere)."""
-    meta = getattr(signal, "meta", {}) or {}
-    origin = str(meta.get("origin") or meta.get("source") or "")
-    if origin in JOB_ORIGINS:
-        node_id = str(meta.get("heading") or "")
+    turn = signal.turn
+    if (turn.origin or turn.face) in JOB_ORIGINS:
+        node_id = turn.heading or ""
         orchestrator = services.get("orchestrator")
         registry = getattr(orchestrator, "registry", None)
         node = registry.node(node_id) if node_id and registry is not None else None
         if node is None:
             return Focus(id=node_id) if node_id else None
         return Focus(node.id, node.file, node.heading, " / ".join(node.outline) or None)
-    if getattr(signal, "session_id", None):
+    if signal.session_id:
         return Focus.from_service(services.get("focus"))
     return None
 

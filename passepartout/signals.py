@@ -15,12 +15,13 @@ import math
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import sexpdata
 
 from passepartout.errors import ProtocolError
+from passepartout.turn import TurnContext
 from passepartout.wire.sexpread import DECLINED, SPECIAL_FLOATS, Keyword, Symbol, read_plain
 
 MAX_NESTING = 100  # deeper input is refused before it can exhaust the stack
@@ -241,14 +242,33 @@ def plist_to_dict(items: Any) -> dict[str, Any]:
     return result
 
 
-@dataclass(slots=True)
-class Signal:
-    """One message through the loop: what happened, where it came from, how deep."""
+_NO_TURN = TurnContext()
 
-    type: str = "event"
-    payload: dict[str, Any] = field(default_factory=dict)
-    meta: dict[str, Any] = field(default_factory=dict)
-    depth: int = 0
+
+@dataclass(slots=True, init=False)
+class Signal:
+    """One message through the loop: what happened, where it came from, how deep.
+
+    Its context is typed (``turn``, a :class:`~passepartout.turn.TurnContext`); ``meta``,
+    a plist read as a dict, is only a way to build a signal from the wire or by hand: it
+    is read and checked once, here (a :class:`ProtocolError` when a field is malformed).
+    """
+
+    type: str
+    payload: dict[str, Any]
+    depth: int
+    turn: TurnContext
+
+    def __init__(self, type: str = "event", payload: dict[str, Any] | None = None,
+                 meta: Mapping[str, Any] | None = None, depth: int = 0, *,
+                 turn: TurnContext | None = None) -> None:
+        if meta is not None and turn is not None:
+            raise TypeError("a Signal takes meta or turn, not both")
+        self.type = type
+        self.payload = {} if payload is None else payload
+        self.depth = depth
+        self.turn = turn if turn is not None else (
+            TurnContext.from_meta(meta) if meta is not None else _NO_TURN)
 
     @property
     def sensor(self) -> str | None:
@@ -257,18 +277,17 @@ class Signal:
 
     @property
     def session_id(self) -> str | None:
-        value = self.meta.get("session-id")
-        return str(value) if value is not None else None
+        return self.turn.session_id
 
     def child(self, payload: dict[str, Any], *, type: str = "event") -> Signal:
-        """A feedback signal one level deeper that keeps this signal's meta."""
-        return Signal(type=type, payload=payload, meta=dict(self.meta), depth=self.depth + 1)
+        """A feedback signal one level deeper in the same turn (the same context)."""
+        return Signal(type=type, payload=payload, turn=self.turn, depth=self.depth + 1)
 
     def to_plist(self) -> dict[str, Any]:
         return {
             "type": Keyword(self.type),
             "depth": self.depth,
-            "meta": _keywordize(self.meta),
+            "meta": _keywordize(self.turn.to_meta()),
             "payload": _keywordize(self.payload),
         }
 

@@ -50,10 +50,9 @@ def checked(raw: Any) -> Path:
 
 
 @contextmanager
-def entered(meta: Any) -> Iterator[Path | None]:
-    """For the turn of ``meta`` (a signal's): its ``workspace``, when it names one that
-    is valid, holds until the turn ends."""
-    raw = meta.get(META_KEY) if isinstance(meta, dict) else None
+def entered(raw: str | None) -> Iterator[Path | None]:
+    """For a turn: the ``workspace`` its context names (``raw``), when valid, holds
+    until the turn ends."""
     try:
         path = checked(raw) if raw is not None else None
     except ProtocolError:

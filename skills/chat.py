@@ -2,8 +2,8 @@
 
 It owns ``:user-input`` (what no higher skill, such as the reflexes, answered),
 ``:tool-output`` (the next step of a multi-step turn) and, in a chat, ``:loop-error``
-when the model can usefully explain what went wrong.  The tier comes from the signal's
-meta, else a ``classifier`` service, else seed 000's keyword rule.  The built-in tools
+when the model can usefully explain what went wrong.  The tier comes from the turn's
+context, else a ``classifier`` service, else seed 000's keyword rule.  The built-in tools
 (read-file, write-file, grep-search, memory-search, schedule, eval, emacs-eval, shell)
 come with this skill; every call they get still passes the gates.
 """
@@ -13,7 +13,6 @@ from __future__ import annotations
 from passepartout.api import Prompt, Signal, defskill, host
 from passepartout.llm import install
 from passepartout.llm.builtin_tools import builtin_tools
-from passepartout.llm.choice import TurnChoice
 from passepartout.llm.models import TIERS, classify_tier
 from passepartout.llm.think import ModelLayer
 
@@ -36,7 +35,7 @@ def chat_text(signal: Signal) -> str:
 
 
 def chat_trigger(signal: Signal) -> bool:
-    if str(signal.meta.get("tier") or "") == "reflex":
+    if signal.turn.reflex:
         return False  # the orchestrator runs reflex jobs without a model
     sensor = signal.sensor
     if sensor == "user-input":
@@ -51,8 +50,8 @@ def chat_trigger(signal: Signal) -> bool:
 
 
 def chat_tier(signal: Signal, text: str) -> str:
-    tier = str(signal.meta.get("tier") or "")
-    if tier in TIERS and tier != "reflex":
+    tier = signal.turn.choice.tier  # cognition or reasoning, never a reflex job's
+    if tier in TIERS:
         return tier
     classifier = AGENT.services.classifier if AGENT is not None else None
     if callable(classifier):
@@ -78,7 +77,7 @@ def chat_augment(signal: Signal) -> str:
     tools this turn offers, so a preset's short list is the list the model reads."""
     if AGENT is None:
         return ""
-    choice = TurnChoice.from_meta(signal.meta)
+    choice = signal.turn.choice
     lines = [f"- {t.name}{' (asks the person first)' if t.impact == 'high' else ''}: "
              f"{t.description}" for t in AGENT.tools()
              if getattr(t, "offered", True) and choice.allows(t.name)]

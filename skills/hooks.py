@@ -161,9 +161,7 @@ def hooks_stop() -> None:
 
 
 def hooks_trigger(signal: Signal) -> bool:
-    from passepartout.events.hookact import SENSOR
-
-    return bool(signal.meta.get(SENSOR))
+    return bool(signal.turn.hook_act)
 
 
 def hooks_reflex(signal: Signal) -> Action | None:

@@ -38,7 +38,7 @@ def intents_read(signal: Signal) -> intents.Intent | None:
         return None
     # What a person types, not a job's prompt: a cron or hook heading is an instruction
     # for its model ("A reminder ... in the evening" once scheduled a job of its own).
-    if str(signal.meta.get("origin") or "") in ("cron", "hook"):
+    if signal.turn.origin in ("cron", "hook"):
         return None
     if str(AGENT.config.extra.get("PASSEPARTOUT_INTENTS", "on")).strip().lower() in (
             "off", "0", "no", "false"):

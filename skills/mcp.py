@@ -77,7 +77,7 @@ def mcp_trigger(signal: Signal) -> bool:
     """The output of a write an MCP client asked for (run from a Flight Plan)."""
     from passepartout.mcp.memex import ORIGIN
 
-    return signal.sensor == "tool-output" and str(signal.meta.get("origin", "")) == ORIGIN
+    return signal.sensor == "tool-output" and signal.turn.origin == ORIGIN
 
 
 def mcp_reflex(signal: Signal) -> Action:

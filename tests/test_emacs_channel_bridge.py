@@ -145,9 +145,9 @@ def test_org_edit_becomes_a_signal_for_the_orchestrator(
     assert signal.payload["file"] == "/memex/p.org"
     assert signal.payload["properties"] == [Keyword("CRON"), "daily"]
     # From Emacs, bound to the connection that saved it (a held job is asked there).
-    assert signal.meta["source"] == Keyword("emacs")
-    assert set(signal.meta) == {"source", "session-id"}
-    assert str(signal.meta["session-id"]).startswith("org-edit-")
+    assert signal.turn.face == "emacs"
+    assert set(signal.turn.to_meta()) == {"source", "session-id"}
+    assert str(signal.session_id).startswith("org-edit-")
     client.close()
 
 

@@ -173,12 +173,12 @@ def test_model_tiers_are_injected_tagged_with_their_heading(
     clock.set("2026-05-05 07:45")  # Weekly summary (cognition), Good job (cognition) due
     started = orch.on_heartbeat()
     assert "arch-1" not in started and "integrity-1" in started
-    by_heading = {s.meta["heading"]: s for s in injected.signals}
+    by_heading = {s.turn.heading: s for s in injected.signals}
     good = by_heading["good-1"]
     assert good.payload == {"sensor": "user-input",
                             "text": "Good job\n\nFind the list of open tasks."}
-    assert good.meta["origin"] == "cron" and good.meta["source"] == "cron"
-    assert good.meta["tier"] == "cognition" and good.meta["session-id"] == "cron:good-1"
+    assert good.turn.origin == "cron" and good.turn.face == "cron"
+    assert good.turn.tier == "cognition" and good.session_id == "cron:good-1"
     # The loop's events come back through the background channel and end the run.
     assert orch.on_heartbeat() == []  # still running: not started again
     orch.channel.send(good, Reply("3 open tasks"))
@@ -195,7 +195,7 @@ def test_a_hook_node_that_asks_for_a_tier_prompts_the_model(
     path = orch.memex_dir / "projects" / "deep" / "guarded.org"
     path.write_text(path.read_text().replace(":ID: guard-1", ":ID: guard-1\n:TIER: cognition"))
     orch.rescan(path)
-    assert [(s.meta["origin"], s.meta["heading"]) for s in injected.signals] == [
+    assert [(s.turn.origin, s.turn.heading) for s in injected.signals] == [
         ("hook", "guard-1")]
 
 

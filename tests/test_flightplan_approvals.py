@@ -118,7 +118,7 @@ def test_rejected_with_a_reason_feeds_it_back(
     results: list[dict[str, Any]] = injected[0].payload["results"]
     assert results[0]["ok"] is False
     assert "Not in the work folder, please." in results[0]["output"]
-    assert injected[0].meta["session-id"] == "job-1"
+    assert injected[0].session_id == "job-1"
     heartbeat(agent)
     assert len(injected) == 1  # handled once
 

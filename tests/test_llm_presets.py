@@ -11,8 +11,8 @@ from llm_agent import make_agent, make_config, user_signal
 
 from passepartout.config import Config
 from passepartout.errors import ProtocolError
-from passepartout.llm.choice import TurnChoice
 from passepartout.server.methods import METHODS, Bridge, Refusal
+from passepartout.turn import TurnChoice
 
 pytest_plugins = ["llm_agent"]
 

@@ -81,7 +81,7 @@ def test_the_orchestrator_marks_private_nodes_and_notes_it(tmp_path: Path) -> No
         assert not orch.is_private("standup-1") and not orch.is_private("hook-1")
         started = orch.on_heartbeat()
         assert sorted(started) == ["review-1", "standup-1"]
-        marked = {str(s.meta["heading"]): bool(s.meta.get("private")) for s in injected}
+        marked = {str(s.turn.heading): s.turn.private for s in injected}
         assert marked == {"review-1": True, "standup-1": False}
         log = (tmp_path / "home" / "events.org").read_text()
         assert "review-1 is in a private subtree" in log

@@ -4,6 +4,7 @@ events.org when the scribe's answer did not come."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from passepartout.background.acts import Outcomes
@@ -46,7 +47,7 @@ def test_an_answer_that_did_not_come_is_recorded(tmp_path: Path) -> None:
     assert got == [] and "the model's answer did not come" in text
     assert "the provider is down" in text
     outcomes.expect("scribe-2", got.append)
-    signal.meta["turn-id"] = "scribe-2"
+    signal.turn = dataclasses.replace(signal.turn, turn_id="scribe-2")
     outcomes.send(signal, Reply("A note."))
     outcomes.send(signal, Done(False))
     assert got == ["A note."]

@@ -26,6 +26,7 @@ from passepartout.loop.actions import Action, ApprovalRequest
 from passepartout.loop.events import Channel, Denied, Error, Event, ToolResult
 from passepartout.loop.replytext import ReplyText
 from passepartout.signals import Keyword, Signal
+from passepartout.turn import TurnContext
 
 log = logging.getLogger(__name__)
 
@@ -65,9 +66,9 @@ class Proposals:
                 self._queued.pop(next(iter(self._queued)))
             self._queued[ticket] = proposal
         signal = Signal(payload={"sensor": Keyword(SENSOR), TICKET: ticket},
-                        meta={"source": Keyword(SOURCE), "origin": Keyword("cron"),
-                              "heading": node_id, "turn-id": f"{skill}-act-{ticket}",
-                              SENSOR: skill})
+                        turn=TurnContext(face=SOURCE, origin="cron", heading=node_id,
+                                         turn_id=f"{skill}-act-{ticket}",
+                                         background_act=skill))
         if self.inject(signal):
             return True
         with self._lock:
@@ -103,7 +104,7 @@ class Outcomes:
 
     def send(self, signal: Signal, event: Event) -> None:
         try:
-            if signal.meta.get(SENSOR):
+            if signal.turn.background_act:
                 self._acted(signal, event)
             else:
                 self._reply(signal, event)
@@ -111,7 +112,7 @@ class Outcomes:
             log.exception("background outcome handling failed")
 
     def _reply(self, signal: Signal, event: Event) -> None:
-        turn = str(signal.meta.get("turn-id") or "")
+        turn = signal.turn.turn_id or ""
         with self._lock:
             wait = self._waiting.get(turn)
             done = wait[1].take(event) if wait is not None else None
@@ -121,15 +122,15 @@ class Outcomes:
         on_reply, replies = wait
         answer = replies.answer(done)
         if answer is None:
-            node = str(signal.meta.get("heading") or "") or None
+            node = signal.turn.heading
             self.events.record(Entry("background", "the model's answer did not come",
                                      replies.text or "(no answer)", "warning", node))
             return
         on_reply(answer)
 
     def _acted(self, signal: Signal, event: Event) -> None:
-        skill = str(signal.meta.get(SENSOR))
-        node = str(signal.meta.get("heading") or "") or None
+        skill = str(signal.turn.background_act)
+        node = signal.turn.heading
         match event:
             case Denied(action=action, reason=reason, flightplan=plan):
                 title = (f"{skill}: {action} waits for approval (Flight Plan {plan})"

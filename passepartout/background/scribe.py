@@ -31,6 +31,7 @@ from passepartout.fsutil import atomic_write
 from passepartout.llm.tokens import content_text
 from passepartout.org.drawer import entry_properties
 from passepartout.signals import Keyword, Signal
+from passepartout.turn import TurnChoice, TurnContext
 
 log = logging.getLogger(__name__)
 
@@ -173,13 +174,11 @@ class Scribe:
         notes = self.notes_file(job)
         self.bg.outcomes.expect(turn, lambda text: self.write(job, notes, start, end,
                                                               material, text))
-        meta: dict[str, object] = {
-            "source": Keyword(SOURCE), "origin": Keyword("cron"), "heading": job.id,
-            "tier": Keyword("cognition"), "turn-id": turn}
-        if self.bg.orchestrator.is_private(job.id):
-            meta["private"] = True
+        context = TurnContext(face=SOURCE, origin="cron", heading=job.id, turn_id=turn,
+                              choice=TurnChoice(tier="cognition"),
+                              private=self.bg.orchestrator.is_private(job.id))
         signal = Signal(payload={"sensor": Keyword("user-input"),
-                                 "text": prompt + material.text()}, meta=meta)
+                                 "text": prompt + material.text()}, turn=context)
         if not self.bg.agent.stimuli.inject(signal):
             self.bg.outcomes.forget(turn)
             raise RuntimeError("the agent is not taking input; no note asked for")

@@ -121,7 +121,7 @@ class Background:
 
 def trigger_for(name: str) -> Callable[[Signal], bool]:
     """A skill's trigger: the proposals it made, and what the loop sends back of them."""
-    return lambda signal: signal.meta.get(SENSOR) == name
+    return lambda signal: signal.turn.background_act == name
 
 
 def reflex_for(agent: Any) -> Callable[[Signal], Action | None]:

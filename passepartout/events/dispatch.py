@@ -22,6 +22,7 @@ from passepartout.events.jobs import Job, Tier
 from passepartout.loop.actions import ApprovalRequest
 from passepartout.loop.events import Denied, Done, Error, Event, Reply
 from passepartout.signals import Keyword, Signal
+from passepartout.turn import TurnChoice, TurnContext
 
 log = logging.getLogger(__name__)
 
@@ -124,18 +125,18 @@ class Dispatcher:
                    file: str | None = None) -> bool:
         """Inject ``prompt`` for ``tier``'s model, tagged with its origin and heading."""
         turn = f"{origin}-{uuid.uuid4().hex[:10]}"
-        meta: dict[str, Any] = {
-            "source": Keyword(origin), "origin": Keyword(origin), "heading": node_id,
-            "tier": Keyword(tier.value), "session-id": f"{origin}:{node_id}", "turn-id": turn}
-        model = self.model_of(node_id)
-        if model:
-            meta["model"] = model
-        if self.is_private(node_id):
-            meta["private"] = True
+        private = self.is_private(node_id)
+        reflex = tier.value == "reflex"
+        choice = TurnChoice(model=self.model_of(node_id) or None,
+                            tier=None if reflex else tier.value)
+        context = TurnContext(face=origin, origin=origin, heading=node_id,
+                              session_id=f"{origin}:{node_id}", turn_id=turn, private=private,
+                              reflex=reflex, choice=choice)
+        if private:
             self.events.record(Entry(origin, f"{self.name_of(node_id)} is in a private subtree",
                                      "its prompt goes to the local model only "
                                      "(PASSEPARTOUT_PRIVATE_JOBS)", "info", node_id, file))
-        signal = Signal(payload={"sensor": Keyword("user-input"), "text": prompt}, meta=meta)
+        signal = Signal(payload={"sensor": Keyword("user-input"), "text": prompt}, turn=context)
         with self._lock:
             self._runs[turn] = _Run(node_id, origin, [])
         if self.inject is None or not self.inject(signal):
@@ -152,7 +153,7 @@ class Dispatcher:
     # -- what the loop says about a run (through BackgroundChannel) ----------------------
 
     def on_event(self, signal: Signal, event: Event) -> None:
-        turn = str(signal.meta.get("turn-id") or "")
+        turn = signal.turn.turn_id or ""
         with self._lock:
             run = self._runs.get(turn)
         if run is None:

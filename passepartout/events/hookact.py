@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from passepartout.events.jobs import OrgNode
 from passepartout.loop.actions import Action
 from passepartout.signals import Keyword, Signal
+from passepartout.turn import TurnContext
 
 log = logging.getLogger(__name__)
 
@@ -66,9 +67,9 @@ class HookActions:
             self._queued[ticket] = proposal
         signal = Signal(
             payload={"sensor": Keyword(SENSOR), TICKET_ARG: ticket},
-            meta={"source": Keyword("hook"), "origin": Keyword("hook"), "heading": node.id,
-                  "session-id": f"hook:{node.id}", "turn-id": f"hook-act-{ticket}",
-                  SENSOR: ticket, "hook": hook})
+            turn=TurnContext(face="hook", origin="hook", heading=node.id,
+                             session_id=f"hook:{node.id}", turn_id=f"hook-act-{ticket}",
+                             hook_act=ticket, hook=hook))
         if self.inject is not None and self.inject(signal):
             return True
         with self._lock:

@@ -16,7 +16,6 @@ import threading
 from collections.abc import Callable
 
 from passepartout.events.eventlog import Entry, EventLog
-from passepartout.events.hookact import SENSOR
 from passepartout.loop.actions import ApprovalRequest
 from passepartout.loop.events import Channel, Denied, Error, Event, ToolResult
 from passepartout.loop.replytext import ReplyText
@@ -51,7 +50,7 @@ class HookReplies:
 
     def send(self, signal: Signal, event: Event) -> None:
         try:
-            if signal.meta.get(SENSOR):
+            if signal.turn.hook_act:
                 self._acted(signal, event)
             else:
                 self._capture(signal, event)
@@ -63,8 +62,8 @@ class HookReplies:
         return self.inner.approve(request)
 
     def _capture(self, signal: Signal, event: Event) -> None:
-        turn = str(signal.meta.get("turn-id") or "")
-        node_id = str(signal.meta.get("heading") or "")
+        turn = signal.turn.turn_id
+        node_id = signal.turn.heading
         if not turn or not node_id:
             return
         with self._lock:
@@ -84,8 +83,8 @@ class HookReplies:
 
     def _acted(self, signal: Signal, event: Event) -> None:
         # A proposed action the gates refused, or that failed: say so where hooks report.
-        hook = str(signal.meta.get("hook") or "hook")
-        node_id = str(signal.meta.get("heading") or "") or None
+        hook = signal.turn.hook or "hook"
+        node_id = signal.turn.heading
         match event:
             case Denied(action=action, reason=reason):
                 self.events.record(Entry("hook", f"{hook}: {action} refused", reason,

@@ -56,7 +56,7 @@ class ShownTurns:
         self._lock = threading.Lock()
 
     def observe(self, signal: Signal, event: Event) -> None:
-        session, turn_id = signal.session_id, signal.meta.get("turn-id")
+        session, turn_id = signal.session_id, signal.turn.turn_id
         if not session or not turn_id:
             return
         key = (str(session), str(turn_id))

@@ -30,7 +30,7 @@ from passepartout.context import (
 from passepartout.errors import BudgetError, PassepartoutError
 from passepartout.llm import models, tokens
 from passepartout.llm.budget import Budgets
-from passepartout.llm.choice import TurnChoice
+from passepartout.llm.choice import system_text
 from passepartout.llm.ledger import Call, Ledger
 from passepartout.llm.provider import CallResult, Cancelled, Provider
 from passepartout.llm.sessions import SessionStore
@@ -51,6 +51,7 @@ from passepartout.loop.actions import Action, Thought
 from passepartout.loop.events import Chunk, Notice
 from passepartout.security.privacy import private_tag
 from passepartout.signals import Signal
+from passepartout.turn import TurnChoice
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +102,6 @@ class ModelLayer:
         self._pending: dict[str, list[Action]] = {}
         self._flushed: dict[str, int] = {}
         self._counts: dict[int, tuple[Message, str, int]] = {}
-        self._turn_spend: dict[str, float] = {}  # a preset's :budget caps its turn
         self._lock = threading.Lock()
 
     def close(self) -> None:
@@ -121,7 +121,7 @@ class ModelLayer:
             raise
 
     def _think(self, thought: Thought) -> list[Action]:
-        choice = TurnChoice.from_meta(thought.signal.meta)  # Emacs's model, tier, preset
+        choice = thought.signal.turn.choice  # the face's model, tier, preset
         tier = thought.prompt.tier
         if choice.tier and tier != "reflex":
             tier = choice.tier
@@ -181,7 +181,7 @@ class ModelLayer:
         else:
             messages = [{"role": "user", "content": thought.prompt.text}]
         self.sessions.append(key, *messages, persistent=persistent)
-        self.sessions.answering(key, signal.meta.get("turn-id"))
+        self.sessions.answering(key, signal.turn.turn_id)
 
     def _final(self, reply: Reply, result: CallResult, key: str, persistent: bool) -> Action:
         text = reply.text or "(the model returned an empty answer)"
@@ -192,15 +192,16 @@ class ModelLayer:
     def _private_run(self, signal: Signal) -> bool:
         """A cron or hook run of a node in a private subtree (marked by the dispatcher,
         and checked again here with this agent's tag)."""
-        if signal.meta.get("private"):
+        turn = signal.turn
+        if turn.private:
             return True
-        if origin_of(signal) not in ("cron", "hook") or not signal.meta.get("heading"):
+        if turn.kind not in ("cron", "hook") or not turn.heading:
             return False
         orchestrator = self.agent.services.orchestrator
         check = getattr(orchestrator, "is_private", None)
         if check is None:
             return False
-        return bool(check(str(signal.meta["heading"]), private_tag(self.agent.services)))
+        return bool(check(turn.heading, private_tag(self.agent.services)))
 
     # -- one call ----------------------------------------------------------------------
 
@@ -209,7 +210,7 @@ class ModelLayer:
         """The messages for this step, fitted under CONTEXT_MAX_TOKENS."""
         history = repair_tool_pairs(model_messages(self.sessions.messages(key,
                                                                           persistent=persistent)))
-        extra = TurnChoice.from_meta(thought.signal.meta).system_text()
+        extra = system_text(thought.signal.turn.choice)
         prefix = system_message("\n\n".join([INSTRUCTIONS, *thought.system, *extra]),
                                 cache=_caches_prompts(model))
         count = tokens.counter(model)
@@ -219,8 +220,8 @@ class ModelLayer:
         query = thought.prompt.text if thought.signal.sensor == "user-input" else ""
         sections = peripheral_sections(memory, focus, query,
                                        private_tag=private_tag(self.agent.services))
-        attached = thought.signal.meta.get("attached")  # filtered by the bridge
-        if isinstance(attached, str) and attached:
+        attached = thought.signal.turn.attached  # filtered by the bridge
+        if attached:
             sections.append(Section("attached", attached, RANK_FOCUS))
         sections.append(Section("now", "Now: " + dt.datetime.now().astimezone()
                                 .strftime("%A %Y-%m-%d %H:%M %Z"), 5))
@@ -237,7 +238,7 @@ class ModelLayer:
 
     def _call(self, thought: Thought, route: models.Route, key: str, persistent: bool,
               partial: list[str]) -> CallResult:
-        choice = TurnChoice.from_meta(thought.signal.meta)
+        choice = thought.signal.turn.choice
         schemas = ([t.schema() for t in self.agent.tools()
                     if t.offered and choice.allows(t.name)]
                    if thought.prompt.use_tools else [])
@@ -264,9 +265,8 @@ class ModelLayer:
             on_text=on_text, cancel=thought.cancel, before_attempt=before,
             on_fallback=on_fallback,
         )
-        used = signal.meta.get("models-used")
-        if isinstance(used, list):
-            used.append(result.model)
+        if signal.turn.state is not None:
+            signal.turn.state.answered(result.model)
         if result.settled is None:
             self._book(result.model, result.provider, result.reply, assembly.tokens, thought)
         else:
@@ -298,8 +298,8 @@ class ModelLayer:
                            estimate: float) -> None:
         if choice.budget is None:
             return
-        with self._lock:
-            spent = self._turn_spend.get(_turn_key(thought.signal), 0.0)
+        state = thought.signal.turn.state
+        spent = state.spent if state is not None else 0.0
         if spent + estimate > choice.budget:
             raise BudgetError(
                 f"Budget reached: this turn has spent ${spent:.4f} of its preset's "
@@ -329,11 +329,8 @@ class ModelLayer:
             reply.text + "".join(c.name + c.arguments for c in reply.tool_calls), model)
         cost = tokens.price(model).cost(tokens_in, tokens_out, usage.cached_tokens)
         signal = thought.signal
-        with self._lock:
-            if len(self._turn_spend) > 10_000:
-                self._turn_spend.clear()
-            turn = _turn_key(signal)
-            self._turn_spend[turn] = self._turn_spend.get(turn, 0.0) + cost
+        if signal.turn.state is not None:  # a preset's :budget caps its turn
+            signal.turn.state.spend(cost)
         self.ledger.record(Call(
             model=model,
             provider=provider or _provider_name(model),
@@ -342,7 +339,7 @@ class ModelLayer:
             tokens_cached=usage.cached_tokens,
             cost=cost,
             tier=thought.prompt.tier,
-            origin=origin_of(signal),
+            origin=signal.turn.kind,
             session=signal.session_id,
             heading=heading_of(signal, self.agent.services.focus),
             estimated=estimated,
@@ -427,26 +424,16 @@ def session_of(signal: Signal) -> tuple[str, bool]:
     """The conversation a signal belongs to, and whether it is kept across restarts."""
     if signal.session_id:
         return signal.session_id, True
-    meta = signal.meta
-    anchor = meta.get("turn-id") or meta.get("heading") or "background"
-    return f"{origin_of(signal)}:{anchor}", False
-
-
-def origin_of(signal: Signal) -> str:
-    origin = signal.meta.get("origin")
-    if origin:
-        return str(origin)
-    if signal.session_id:
-        return "chat"
-    source = signal.meta.get("source")
-    return str(source) if source in ("cron", "hook", "heartbeat") else "background"
+    turn = signal.turn
+    anchor = turn.turn_id or turn.heading or "background"
+    return f"{turn.kind}:{anchor}", False
 
 
 def heading_of(signal: Signal, focus: Any) -> str | None:
     """The org heading a call serves: the signal's own, else (for a chat) the focus."""
-    heading = signal.meta.get("heading")
+    heading = signal.turn.heading
     if heading:
-        return str(heading)
+        return heading
     if signal.session_id:
         found = Focus.from_service(focus)
         return found.id if found else None
@@ -463,7 +450,3 @@ def _caches_prompts(model: str) -> bool:
 def _provider_name(model: str) -> str:
     return model.split("/", 1)[0] if "/" in model else "unknown"
 
-
-def _turn_key(signal: Signal) -> str:
-    """The turn a call belongs to (its steps share a turn id)."""
-    return str(signal.meta.get("turn-id") or signal.session_id or "background")

@@ -27,14 +27,11 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT = 300.0
-BACKGROUND_SOURCES = frozenset({"cron", "hook", "heartbeat", "background", "flightplan"})
 
 
 def is_background(signal: Signal) -> bool:
     """A signal no person is waiting on: nobody to ask now."""
-    meta = signal.meta
-    return (str(meta.get("source", "")) in BACKGROUND_SOURCES
-            or str(meta.get("origin", "")) in BACKGROUND_SOURCES)
+    return signal.turn.background
 
 
 class Approvals:
@@ -49,7 +46,7 @@ class Approvals:
     def __call__(self, request: ApprovalRequest) -> bool:
         request = dataclasses.replace(request, timeout=self.timeout)
         signal = request.signal
-        channel = self.channels.get(str(signal.meta.get("source", "")))
+        channel = self.channels.get(signal.turn.face or "")
         if channel is None or is_background(signal):
             background = self.hooks.one(BACKGROUND_APPROVAL)
             if background is None:

@@ -8,6 +8,7 @@ rolls memory back through the hook the memory store provides.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import logging
 import threading
 from collections.abc import Callable
@@ -30,6 +31,7 @@ from passepartout.loop.hooks import (
 from passepartout.loop.perceive import perceive
 from passepartout.loop.reason import Reasoner
 from passepartout.signals import Keyword, Signal
+from passepartout.turn import TurnState
 
 if TYPE_CHECKING:
     from passepartout.engine.registry import Registry
@@ -179,11 +181,11 @@ class Loop:
 
     def _turn_event(self, signal: Signal) -> threading.Event:
         event = threading.Event()
-        turn = signal.meta.get("turn-id")
+        turn = signal.turn.turn_id
         event.turn = turn  # type: ignore[attr-defined]
         with self._lock:
-            if turn is not None and str(turn) in self._cancelled_turns:
-                del self._cancelled_turns[str(turn)]  # consumed: it is this turn's now
+            if turn is not None and turn in self._cancelled_turns:
+                del self._cancelled_turns[turn]  # consumed: it is this turn's now
                 event.set()
             if signal.session_id is not None:
                 self._cancels[signal.session_id] = event
@@ -200,12 +202,12 @@ class Loop:
             self.reports.append(Report(err.kind, err.message, None))
             return []
         cancel = self._turn_event(signal)
-        # The models that answered, shared by every step of the turn (a child signal
-        # copies the meta, not this list): the faces say which model replied.
-        signal.meta["models-used"] = []
+        # What the turn gathers (the models that answered, its spend), shared by every
+        # step of the turn: a child signal shares its context.
+        signal.turn = dataclasses.replace(signal.turn, state=TurnState())
         done: list[Action] = []
         # The turn's own workspace, when its face named one (passepartout.workspace).
-        with workspace.entered(signal.meta):
+        with workspace.entered(signal.turn.workspace):
             self._run_turn(signal, cancel, done)
         return done
 
@@ -229,7 +231,7 @@ class Loop:
             with self._lock:
                 if signal.session_id is not None and self._cancels.get(signal.session_id) is cancel:
                     del self._cancels[signal.session_id]
-            if signal.meta.get("turn-id") is not None:
+            if signal.turn.turn_id is not None:
                 self.emit(signal, Done(cancel.is_set()))
 
     def _step(self, signal: Signal, cancel: threading.Event, done: list[Action]) -> list[Signal]:
@@ -326,7 +328,7 @@ def _merge_tool_outputs(feedback: list[Signal]) -> list[Signal]:
         results.extend(s.payload.get("results") or [])
     merged = Signal(
         payload={"sensor": Keyword("tool-output"), "results": results},
-        meta=outputs[0].meta,
+        turn=outputs[0].turn,
         depth=outputs[0].depth,
     )
     return [merged, *(s for s in feedback if s.sensor != "tool-output")]

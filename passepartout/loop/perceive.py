@@ -25,8 +25,8 @@ def perceive(raw: Any) -> Signal:
         signal = Signal.from_plist(plist_to_dict(raw))
     else:
         raise ProtocolError(f"cannot perceive a {type(raw).__name__}", raw_message=repr(raw)[:200])
-    if not isinstance(signal.payload, dict) or not isinstance(signal.meta, dict):
-        raise ProtocolError("payload and meta must be property lists")
+    if not isinstance(signal.payload, dict):
+        raise ProtocolError("the payload must be a property list")
     if signal.type == "event" and signal.sensor is None:
         raise ProtocolError("an event needs a :sensor in its payload")
     return signal

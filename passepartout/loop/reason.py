@@ -36,7 +36,7 @@ class Reasoner:
     def reason(self, signal: Signal, emit: Emit, cancel: threading.Event) -> list[Action]:
         skill = self.registry.triggered(signal)
         if skill is None:
-            if signal.sensor == "user-input" and signal.meta.get("turn-id") is not None:
+            if signal.sensor == "user-input" and signal.turn.turn_id is not None:
                 why = self.unanswered()
                 raise SkillError("no skill answers a chat" + (f": {why}" if why else "")
                                  + " (`passepartout doctor` says more)")

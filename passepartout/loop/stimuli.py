@@ -19,6 +19,7 @@ from passepartout.errors import ProtocolError
 from passepartout.loop.core import Loop
 from passepartout.loop.perceive import perceive
 from passepartout.signals import Keyword, Signal
+from passepartout.turn import TurnContext
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +130,7 @@ class Stimuli:
             self.inject(
                 Signal(
                     payload={"sensor": Keyword("heartbeat"), "unix-time": int(time.time())},
-                    meta={"source": Keyword("heartbeat")},
+                    turn=TurnContext(face="heartbeat"),
                 )
             )
 

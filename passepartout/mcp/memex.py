@@ -353,7 +353,7 @@ def snapshot_first(agent: Any) -> Callable[[Action, Signal], None]:
     for (its signal's origin is ``mcp``), whether it runs now or from a Flight Plan."""
 
     def before(action: Action, signal: Signal) -> None:
-        if (action.target == "tool" and str(signal.meta.get("origin", "")) == ORIGIN
+        if (action.target == "tool" and signal.turn.origin == ORIGIN
                 and action.name in WRITES.values()):
             store = agent.services.memory
             if store is not None:

@@ -296,16 +296,16 @@ class ApprovalBook:
                         and self.forgery(plan, known) is None):
                     return plan
             plan_id = f"fp-{digest[:8]}-{secrets.token_hex(3)}"
-            meta = request.signal.meta
+            turn = request.signal.turn
             created = timestamp()
             props = {
                 "ID": plan_id,
                 "HASH": digest,
                 "CREATED": created,
-                "SOURCE": str(meta.get("source", "")),
-                "SESSION": str(meta.get("session-id", "")),
-                "ORIGIN": str(meta.get("origin", "")),
-                "HEADING": str(meta.get("heading", "")),
+                "SOURCE": turn.face or "",
+                "SESSION": turn.session_id or "",
+                "ORIGIN": turn.origin or "",
+                "HEADING": turn.heading or "",
                 "CALL_ID": action.call_id or "",
             }
             props = {k: v for k, v in props.items() if v}

@@ -25,6 +25,7 @@ from passepartout.org.heading import heading_line
 from passepartout.security import vault
 from passepartout.security.orgtext import drawer, one_line, org_json, src_block, timestamp
 from passepartout.signals import Signal
+from passepartout.turn import TurnContext
 
 log = logging.getLogger(__name__)
 
@@ -99,16 +100,16 @@ class AuditLog:
             text = text[:MAX_ACTION_CHARS] + f" ... [{len(text) - MAX_ACTION_CHARS} more chars]"
         else:
             text = org_json(json.loads(text), indent=1)
-        meta = signal.meta if signal is not None else {}
+        turn = signal.turn if signal is not None else TurnContext()
         props = {
             "TIME": timestamp(),
             "DECISION": decision,
             "GATE": gate,
             "REASON": self.mask(reason),
             "HASH": action.digest(),
-            "SOURCE": str(meta.get("source", "")),
-            "SESSION": str(meta.get("session-id", "")),
-            "ORIGIN": str(meta.get("origin", "")),
+            "SOURCE": turn.face or "",
+            "SESSION": turn.session_id or "",
+            "ORIGIN": turn.origin or "",
         }
         # Every piece goes through orgtext: a tool argument holding a line break of any
         # kind (U+2028 too) must not start a heading of its own in this file.

@@ -35,6 +35,7 @@ from passepartout.security.approvals import (
 )
 from passepartout.security.audit import AuditLog
 from passepartout.signals import Keyword, Signal
+from passepartout.turn import TurnContext
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +81,7 @@ class ApprovalRecords:
 
     def answered(self, request: ApprovalRequest, granted: bool) -> None:
         signal, action = request.signal, request.action
-        who = f"the person ({signal.meta.get('source')})"
+        who = f"the person ({signal.turn.face})"
         self.audit.note(
             "allow" if granted else "deny",
             "approval",
@@ -176,12 +177,12 @@ class FlightPlanRunner:
 
     def _signal(self, plan: FlightPlan) -> Signal:
         props = plan.properties
-        meta: dict[str, Any] = {"source": Keyword(props.get("SOURCE") or "flightplan")}
-        for key, prop in (("session-id", "SESSION"), ("origin", "ORIGIN"), ("heading", "HEADING")):
-            if props.get(prop):
-                meta[key] = props[prop]
-        meta["flightplan"] = plan.id
-        return Signal(payload={"sensor": Keyword("approval"), "flightplan": plan.id}, meta=meta)
+        context = TurnContext(face=props.get("SOURCE") or "flightplan",
+                              session_id=props.get("SESSION") or None,
+                              origin=props.get("ORIGIN") or None,
+                              heading=props.get("HEADING") or None, flightplan=plan.id)
+        return Signal(payload={"sensor": Keyword("approval"), "flightplan": plan.id},
+                      turn=context)
 
     def _run(self, plan: FlightPlan, expected: str) -> Outcome:
         action = plan.action()

@@ -92,7 +92,7 @@ def install(agent: Any) -> Security:
 
     def masked_feedback(feedback: Signal) -> Signal:
         return Signal(type=feedback.type, payload=sec.vault.mask_value(feedback.payload),
-                      meta=feedback.meta, depth=feedback.depth)
+                      turn=feedback.turn, depth=feedback.depth)
 
     # Everything the loop shows the person is masked (streamed text, errors, refusals),
     # and a tool's output goes back to the model masked, whichever tool it was.

@@ -10,6 +10,7 @@ either waits for it off-thread or queues its work until boot is done.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import threading
@@ -23,6 +24,7 @@ from passepartout.server.backlog import replay, waiting_flight_plans
 from passepartout.server.focus import FOCUS_BODY_MAX, Focus, FocusHolder
 from passepartout.server.peer import EmacsChannel, Peer, emit
 from passepartout.signals import Keyword, Signal, Symbol, plist_to_dict
+from passepartout.turn import TurnContext
 
 if TYPE_CHECKING:
     from passepartout.agent import Agent
@@ -221,16 +223,16 @@ def _chat_send(bridge: Bridge, peer: Peer, session: str, turn: str, text: str,
     if not session or not turn:
         raise Refusal("bad-arguments", "chat-send: session-id and turn-id must not be empty")
     meta = {k: v for k, v in context.items() if k not in _RESERVED_META}
-    from passepartout.llm.choice import TurnChoice
     from passepartout.server import attachments
 
     try:  # a preset's malformed field is refused here, before the turn starts
         items = attachments.read_items(meta.pop("attachments", None))
-        TurnChoice.from_meta(meta)
-        if meta.get("tier") == "reflex":
+        turn_context = TurnContext.from_meta({**meta, "origin": Keyword("chat")})
+        if turn_context.reflex:
             raise ProtocolError(":tier must be cognition or reasoning (a chat asks a model)")
-        if meta.get(workspace.META_KEY) is not None:  # the project the turn came from
-            meta[workspace.META_KEY] = str(workspace.checked(meta[workspace.META_KEY]))
+        if turn_context.workspace is not None:  # the project the turn came from
+            turn_context = dataclasses.replace(
+                turn_context, workspace=str(workspace.checked(turn_context.workspace)))
     except ProtocolError as err:
         raise Refusal("bad-arguments", f"chat-send: {err.message}") from None
     bridge.channel.bind(session, peer, turn)
@@ -247,9 +249,11 @@ def _chat_send(bridge: Bridge, peer: Peer, session: str, turn: str, text: str,
                 emit(peer, protocol.TurnError(session, turn, "refused", err.message))
                 emit(peer, protocol.Done(session, turn))
                 return
-            meta["attached"] = attachments.section_text(parts)
-        agent.submit(text, session_id=session, source=peer.face, turn_id=turn,
-                     origin=Keyword("chat"), **meta)
+            attached = attachments.section_text(parts)
+            context = dataclasses.replace(turn_context, attached=attached or None)
+        else:
+            context = turn_context
+        agent.submit(text, session_id=session, source=peer.face, turn_id=turn, context=context)
 
     bridge.when_ready(submit)
     return turn

@@ -186,7 +186,7 @@ class EmacsChannel:
     def send(self, signal: Signal, event: Event) -> None:
         """Map one loop event to its callback (see the wire contract in DESIGN.md)."""
         session = signal.session_id
-        turn = signal.meta.get("turn-id")
+        turn = signal.turn.turn_id
         if session is None or turn is None:
             self._send_unbound(event)
             return
@@ -197,14 +197,14 @@ class EmacsChannel:
         if peer is None:
             log.debug("no Emacs connection for session %s: %s dropped", session, event.kind)
             return
-        sent = self._protocol_event(session, str(turn), event, signal.meta)
+        state = signal.turn.state
+        sent = self._protocol_event(session, str(turn), event, state.models if state else None)
         if sent is not None:
             emit(peer, sent)
 
     def _protocol_event(self, session: str, turn: str, event: Event,
-                        meta: dict[str, Any] | None = None) -> protocol.Event | None:
+                        used: list[str] | None = None) -> protocol.Event | None:
         key = (session, turn)
-        meta = meta or {}
         match event:
             case Chunk(text=text):
                 with self._lock:
@@ -222,7 +222,7 @@ class EmacsChannel:
             case Done(cancelled=cancelled):
                 with self._lock:
                     self._streamed.pop(key, None)
-                model, local = answered_by(meta)
+                model, local = answered_by(used)
                 return protocol.Done(session, turn, cancelled, model, local)
             case ApprovalAsked():
                 return None  # approve() itself asks, with the id the answer must carry
@@ -257,8 +257,8 @@ class EmacsChannel:
     def approve(self, request: ApprovalRequest) -> bool:
         """Ask Emacs and wait for the answer (on the session's lane, never the socket's)."""
         session = request.signal.session_id
-        turn = request.signal.meta.get("turn-id")
-        peer = self.peer_for(session, str(turn) if turn else None)
+        turn = request.signal.turn.turn_id
+        peer = self.peer_for(session, turn or None)
         if peer is None and session is None:
             # No session: the client that last attached and shows things to a person.
             open_peers = self.faces() or self.peers()
@@ -354,12 +354,11 @@ class EmacsChannel:
             return len(self._pending)
 
 
-def answered_by(meta: dict[str, Any]) -> tuple[str | None, bool | None]:
+def answered_by(used: list[str] | None) -> tuple[str | None, bool | None]:
     """Which model answered a turn (its last call), and whether it is the local one."""
     from passepartout.llm.provider import is_local
 
-    used = meta.get("models-used")
-    if not isinstance(used, list) or not used:
+    if not used:
         return None, None
     model = str(used[-1])
     return model, is_local(model)
