@@ -173,7 +173,7 @@ def test_a_turn_carries_the_name_of_the_face_that_sent_it(
     context = [Keyword("source"), Keyword("cron")]  # reserved: the face's own word wins
     assert wire.ok("chat-send", "s1", "t1", "hi", context) == "t1"
     (signal,) = seen
-    assert signal.meta["source"] == Keyword(face)
+    assert signal.turn.face == face
     assert agent.channels[face] is bridge.channel  # its approvals are asked on the wire
     wire.close()
 

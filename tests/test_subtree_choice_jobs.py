@@ -95,7 +95,7 @@ def test_a_prompt_of_a_heading_carries_its_model(tmp_path: Path) -> None:
     dispatcher.model_of = {"h1": "openai/work-model"}.get
     assert dispatcher.run_prompt("h1", "Go", Tier.REASONING, "hook")
     assert dispatcher.run_prompt("h2", "Go", Tier.COGNITION, "cron")
-    assert seen[0].meta["model"] == "openai/work-model"
+    assert seen[0].turn.choice.model == "openai/work-model"
     assert "model" not in seen[1].meta
 
 
