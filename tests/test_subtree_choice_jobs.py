@@ -96,7 +96,7 @@ def test_a_prompt_of_a_heading_carries_its_model(tmp_path: Path) -> None:
     assert dispatcher.run_prompt("h1", "Go", Tier.REASONING, "hook")
     assert dispatcher.run_prompt("h2", "Go", Tier.COGNITION, "cron")
     assert seen[0].turn.choice.model == "openai/work-model"
-    assert "model" not in seen[1].meta
+    assert seen[1].turn.choice.model is None
 
 
 JOB = """* Work
