@@ -8,12 +8,12 @@ import os
 import shutil
 import subprocess
 import tempfile
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from agents import wait_for
 from wire_client import PYTHON, ROOT, server_env
 
 
@@ -118,17 +118,6 @@ def libfaketime() -> str:
     if not found:
         pytest.fail("libfaketime is missing: `make deps` installs faketime")
     return found[0]
-
-
-def wait_for(probe: Callable[[], object], timeout: float, what: str) -> object:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = probe()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
 
 
 def scratch_daemons(tmp_path: Path) -> Iterator[Daemons]:

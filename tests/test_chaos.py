@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from daemon_proc import Daemons, scratch_daemons, wait_for
+from agents import wait_for
+from daemon_proc import Daemons, scratch_daemons
 from fakellm import FakeLLM
 from fakellm_protocol import RecordedRequest, Reply, ToolCall
 

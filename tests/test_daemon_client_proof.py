@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from daemon_proc import Daemons, scratch_daemons, wait_for
+from agents import wait_for
+from daemon_proc import Daemons, scratch_daemons
 from test_daemon_users import ROOT_ONLY, other_uid
 
 from passepartout.daemon.place import Place, PlaceError

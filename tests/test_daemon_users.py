@@ -20,7 +20,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from daemon_proc import Daemons, scratch_daemons, wait_for
+from agents import wait_for
+from daemon_proc import Daemons, scratch_daemons
 
 from passepartout.daemon.place import Place, PlaceError
 from passepartout.daemonclient import connect, frame

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from daemon_proc import Daemons, scratch_daemons, wait_for
+from agents import wait_for
+from daemon_proc import Daemons, scratch_daemons
 from fake_signal import ACCOUNT, FakeSignal
 from fakellm import FakeLLM
 
