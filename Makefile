@@ -10,6 +10,9 @@ ELISP := $(wildcard elisp/*.el)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export HF_HUB_OFFLINE := 1
+# The suites run on two workers, a test file's tests on one (its module-wide daemon
+# started once); `make test-py PYTEST_PARALLEL=` runs them in one process.
+PYTEST_PARALLEL ?= -n 2 --dist loadfile
 
 .PHONY: all demo doctor install deps venv minilm test test-py test-attacks-user test-el lint lint-py compile lint-el bench pin-skills dist wheel package-el clean
 
@@ -102,12 +105,12 @@ package-el: deps
 test: install lint test-py test-el
 
 test-py: install
-	$(PY) -m pytest -q
-	PY=$(PY) tests/attacks-as-user
+	$(PY) -m pytest -q $(PYTEST_PARALLEL)
+	PY=$(PY) tests/attacks-as-user $(PYTEST_PARALLEL)
 
 # The attack suites alone, as an unprivileged user (made when run as root).
 test-attacks-user: install
-	PY=$(PY) tests/attacks-as-user
+	PY=$(PY) tests/attacks-as-user $(PYTEST_PARALLEL)
 
 lint: lint-py compile lint-el
 
