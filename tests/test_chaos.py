@@ -114,11 +114,8 @@ def model() -> Iterator[ChaosModel]:
 
 @pytest.fixture
 def daemons(tmp_path: Path, model: ChaosModel) -> Iterator[Daemons]:
-    for running in scratch_daemons(tmp_path):
-        running.env.update(OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=model.base_url,
-                           PASSEPARTOUT_MODEL="openai/gpt-4o",
-                           PASSEPARTOUT_MODEL_COGNITION="openai/gpt-4o-mini",
-                           PASSEPARTOUT_STREAM="1")
+    for running in scratch_daemons(tmp_path, model.base_url):
+        running.env.update(PASSEPARTOUT_STREAM="1")
         yield running
 
 

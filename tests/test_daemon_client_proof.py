@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 from agents import wait_for
-from daemon_proc import Daemons, scratch_daemons
+from daemon_proc import Daemons
 from test_daemon_users import ROOT_ONLY, other_uid
 
 from passepartout.daemon.place import Place, PlaceError
@@ -34,11 +34,6 @@ from passepartout.daemonclient import DaemonError, connect
 
 pytestmark = pytest.mark.attack
 TOKEN = "f" * 64
-
-
-@pytest.fixture
-def daemons(tmp_path: Path) -> Iterator[Daemons]:
-    yield from scratch_daemons(tmp_path)
 
 
 @dataclass

@@ -16,12 +16,12 @@ import os
 import pwd
 import socket
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from agents import wait_for
-from daemon_proc import Daemons, scratch_daemons
+from daemon_proc import Daemons
 
 from passepartout.daemon.place import Place, PlaceError
 from passepartout.daemonclient import connect, frame
@@ -29,11 +29,6 @@ from passepartout.signals import Symbol
 
 pytestmark = pytest.mark.attack
 ROOT_ONLY = "acting as a second local user needs root (the run as root checks it)"
-
-
-@pytest.fixture
-def daemons(tmp_path: Path) -> Iterator[Daemons]:
-    yield from scratch_daemons(tmp_path)
 
 
 def other_uid() -> int:
