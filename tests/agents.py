@@ -58,15 +58,16 @@ def skill_folder(folder: Path, shipped: Iterable[str], *, home: Path | str | Non
     return folder
 
 
-def boot_agent(config: Config, *, skills: Path | None = None,
+def boot_agent(config: Config, *, skills: Path | list[Path] | None = None,
                think: Callable[[Thought], list[Action]] | None = None,
                model: bool = False, threads: bool = False,
                channel: Any = None) -> Agent:
     """An agent over ``config``, booted: its skills from ``skills`` (a folder, see
-    ``skill_folder``) or every shipped one; ``think`` instead of a model; ``model``
+    ``skill_folder``, or folders) or every shipped one; ``think`` instead of a model; ``model``
     installs the model layer first (no warm-up call); ``threads`` starts the loop's
     threads; ``channel`` is registered as the attached client."""
-    agent = Agent(config, think=think, skill_dirs=[skills] if skills is not None else None)
+    folders = [skills] if isinstance(skills, Path) else skills
+    agent = Agent(config, think=think, skill_dirs=folders)
     if model:
         llm.install(agent, warm=False)
     agent.boot(start_threads=threads)
