@@ -99,10 +99,10 @@ class Daemons:
         approve_text(self.home, self.memex, path, text)
         path.write_text(text, encoding=encoding)
 
-    def wait_ready(self, timeout: float = 30.0) -> str:
-        """``passepartout status`` once the agent has booted. Until then the test asks
-        the daemon itself over its socket: a ``passepartout status`` process per look
-        would take the processor from the boot it waits for."""
+    def wait_ready(self, timeout: float = 30.0) -> None:
+        """Return once the daemon's agent has booted. The test asks the daemon itself
+        over its socket: a ``passepartout status`` process per look would take the
+        processor from the boot it waits for."""
         from passepartout.daemonclient import DaemonError, as_dict, connect
 
         def booted() -> bool:
@@ -118,7 +118,6 @@ class Daemons:
                 return False
 
         wait_for(booted, timeout, "the daemon's agent to boot", interval=0.1)
-        return self.cli("status").stdout
 
     def close(self) -> None:
         for proc in self.started:

@@ -128,8 +128,8 @@ def test_status_shows_the_daemon_and_stop_waits_until_it_has_exited(
     assert allowed.returncode == 0 and "allowed: tidy-1" in allowed.stdout, allowed.stdout
     offline = daemons.cli("cron", "list").stdout
     proc = daemons.start()
-    shown = daemons.wait_ready()
-    assert isinstance(shown, str)
+    daemons.wait_ready()
+    shown = daemons.cli("status").stdout
     assert f"pid        {proc.pid}" in shown
     assert f"socket     {daemons.rundir}/daemon.sock" in shown
     assert "health     " in shown and "clients    0" in shown
