@@ -199,7 +199,9 @@ def test_prompt_reply_as_a_note_under_the_heading_fires_nothing_again(
     try:
         edit(path, "a colour", "one colour", env=env)
         wait_for(lambda: "Reply of the agent" in path.read_text(), what="the note")
-        settle(agent, 0.7)
+        # The note changes the heading: the hook fires on it and sees it as ours.
+        wait_for(lambda: "the agent's own edit" in events_text(env), what="the echo")
+        assert agent.stimuli.wait_idle(30)
         text = path.read_text()
         assert model.request_count == 1  # the note is the agent's own edit: no new run
         note = text.split("Name one colour.\n", 1)[1]
@@ -269,7 +271,11 @@ def test_summarize_writes_the_summary_into_the_heading(
             wait_for(lambda: ":SUMMARY:" in path.read_text(), what="the summary")
         else:
             wait_for(lambda: "*** Summary" in path.read_text(), what="the summary")
-        settle(agent, 0.7)
+        if where == "property":  # the summary changes the heading: the echo is seen
+            wait_for(lambda: "the agent's own edit" in events_text(env), what="the echo")
+            assert agent.stimuli.wait_idle(30)
+        else:  # a child heading is not the heading's own text: no event to wait on
+            settle(agent, 0.7)
         text = path.read_text()
         asked = str(model.last_request.messages)
         assert "Write them first." in asked and "1234" not in asked  # private withheld
@@ -282,8 +288,6 @@ def test_summarize_writes_the_summary_into_the_heading(
         # verify-integrity on the same heading: the person's edit warned, the agent's not.
         warnings = [n for n in emacs.notes if n[0] == "warning"]
         assert len(warnings) == 1 and "outside the agent" in warnings[0][1]
-        if where == "property":  # a child heading is not the heading's own text
-            wait_for(lambda: "the agent's own edit" in events_text(env), what="the echo")
     finally:
         agent.shutdown()
 
