@@ -10,9 +10,11 @@ ELISP := $(wildcard elisp/*.el)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export HF_HUB_OFFLINE := 1
-# The suites run on two workers, a test file's tests on one (its module-wide daemon
-# started once); `make test-py PYTEST_PARALLEL=` runs them in one process.
-PYTEST_PARALLEL ?= -n 2 --dist loadfile
+# `make test-py PYTEST_PARALLEL="-n 2 --dist loadfile"` runs the suites on two workers,
+# a test file's tests on one (its module-wide daemon started once). Not the default:
+# on a busy two-core machine two workers made the hook tests see two model requests
+# for one edit.
+PYTEST_PARALLEL ?=
 
 .PHONY: all demo doctor install deps venv minilm test test-py test-attacks-user test-el lint lint-py compile lint-el bench pin-skills dist wheel package-el clean
 
