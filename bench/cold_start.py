@@ -29,8 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 from fakellm import FakeLLM  # noqa: E402
-
-from passepartout.daemon.face import Chunk, Done, Face  # noqa: E402
+from passepartout.faces.face import Face
+from passepartout.protocol import Chunk, Done
 
 MODEL = "openai/gpt-4o-mini"
 

@@ -1,6 +1,6 @@
 """What each method Emacs may call does: the explicit method table of the EPC server.
 
-The transport (:mod:`passepartout.emacs`) reads frames, checks the token and converts
+The transport (:mod:`passepartout.server.epc`) reads frames, checks the token and converts
 values; it hands a method its checked arguments and the calling connection.  Every
 method returns at once: a prompt goes to the session's lane, and the few that may take
 time (reloading a skill, reading jobs or history) are marked ``slow`` and run off the
@@ -18,17 +18,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from passepartout import workspace
-from passepartout.channels.backlog import replay, waiting_flight_plans
-from passepartout.channels.emacs import (
-    ON_DONE,
-    ON_ERROR,
-    ON_NOTIFY,
-    ON_STATUS,
-    EmacsChannel,
-    Peer,
-)
-from passepartout.channels.focus import FOCUS_BODY_MAX, Focus, FocusHolder
 from passepartout.errors import PassepartoutError, ProtocolError
+from passepartout.server.backlog import replay, waiting_flight_plans
+from passepartout.server.focus import FOCUS_BODY_MAX, Focus, FocusHolder
+from passepartout.server.peer import ON_DONE, ON_ERROR, ON_NOTIFY, ON_STATUS, Peer
+from passepartout.server.peer import PeerChannel as EmacsChannel
 from passepartout.signals import Keyword, Signal, Symbol, plist_to_dict
 
 if TYPE_CHECKING:
@@ -227,8 +221,8 @@ def _chat_send(bridge: Bridge, peer: Peer, session: str, turn: str, text: str,
     if not session or not turn:
         raise Refusal("bad-arguments", "chat-send: session-id and turn-id must not be empty")
     meta = {k: v for k, v in context.items() if k not in _RESERVED_META}
-    from passepartout.channels import attachments
     from passepartout.llm.choice import TurnChoice
+    from passepartout.server import attachments
 
     try:  # a preset's malformed field is refused here, before the turn starts
         items = attachments.read_items(meta.pop("attachments", None))
@@ -324,7 +318,7 @@ def _context(bridge: Bridge, peer: Peer) -> str:
 
 def _attachments_preview(bridge: Bridge, peer: Peer, items: Any) -> str:
     """What the given parts would add to a turn, read and filtered as a turn reads them."""
-    from passepartout.channels import attachments
+    from passepartout.server import attachments
 
     try:
         parts = attachments.resolve(attachments.read_items(items),
@@ -343,8 +337,8 @@ def _attachments_preview(bridge: Bridge, peer: Peer, items: Any) -> str:
 
 
 def _rewrite_check(bridge: Bridge, peer: Peer, fields: dict[str, Any]) -> dict[str, Any]:
-    """The gates' verdict on a rewrite the person accepted (passepartout.channels.rewrite)."""
-    from passepartout.channels import rewrite
+    """The gates' verdict on a rewrite the person accepted (passepartout.server.rewrite)."""
+    from passepartout.server import rewrite
 
     try:
         proposal = rewrite.Rewrite.from_fields(fields)
@@ -439,7 +433,7 @@ def _session_history(bridge: Bridge, peer: Peer, session: str) -> Any:
 
 
 def _sessions(bridge: Bridge, peer: Peer) -> Any:
-    from passepartout.daemon.views import sessions
+    from passepartout.server.views import sessions
 
     return sessions(bridge.config.home) or None
 

@@ -15,21 +15,21 @@ import sys
 from collections.abc import Sequence
 
 from passepartout import __version__
-from passepartout.channels.terminal_streams import escaped_output
 from passepartout.errors import PassepartoutError
+from passepartout.faces.terminal.streams import escaped_output
 
 # subcommand -> (module, help); each module has add_arguments(parser) and run(args) -> int
 COMMANDS: dict[str, tuple[str, str]] = {
-    "serve": ("passepartout.serve", "run the EPC server for Emacs (prints the port)"),
-    "daemon": ("passepartout.daemon", "run the agent as your one daemon, until SIGTERM"),
-    "status": ("passepartout.daemon.status", "say whether the daemon runs, and what it does"),
-    "stop": ("passepartout.daemon.stop", "stop the daemon (memory saved) and wait for it"),
-    "service": ("passepartout.service", "install or remove the daemon as a user service"),
-    "cron": ("passepartout.daemon.cron", "list the cron jobs: next run, last result"),
-    "sessions": ("passepartout.daemon.sessions", "list the chat sessions, to resume one"),
-    "chat": ("passepartout.channels.terminal", "talk to the agent in the terminal"),
-    "tui": ("passepartout.tui", "the full-screen chat in the terminal, attached to the daemon"),
-    "doctor": ("passepartout.doctor", "check the installation and say what to fix"),
+    "serve": ("passepartout.server.serve", "run the EPC server for Emacs (prints the port)"),
+    "daemon": ("passepartout.cli.daemon", "run the agent as your one daemon, until SIGTERM"),
+    "status": ("passepartout.cli.status", "say whether the daemon runs, and what it does"),
+    "stop": ("passepartout.cli.stop", "stop the daemon (memory saved) and wait for it"),
+    "service": ("passepartout.cli.service", "install or remove the daemon as a user service"),
+    "cron": ("passepartout.cli.cron", "list the cron jobs: next run, last result"),
+    "sessions": ("passepartout.cli.sessions", "list the chat sessions, to resume one"),
+    "chat": ("passepartout.faces.terminal.chat", "talk to the agent in the terminal"),
+    "tui": ("passepartout.faces.tui", "the full-screen chat in the terminal, attached to the daemon"),
+    "doctor": ("passepartout.cli.doctor", "check the installation and say what to fix"),
     "local-model": ("passepartout.llm.local_fetch",
                     "fetch the offline model's weights (pinned) for the local extra"),
     "cost": (
@@ -41,8 +41,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "grant": ("passepartout.security.grant_cli", "list, add or accept standing grants"),
     "skills": ("passepartout.engine.trust_cli", "list the skills; review and trust one"),
     "hooks": ("passepartout.events.hooks_cli", "list the :HOOK: names that have handlers"),
-    "acp": ("passepartout.acp.main", "speak the Agent Client Protocol on stdio (agent-shell, Zed)"),
-    "mcp": ("passepartout.mcp.face", "serve the memex to other agents over MCP (stdio or "
+    "acp": ("passepartout.faces.acp.main", "speak the Agent Client Protocol on stdio (agent-shell, Zed)"),
+    "mcp": ("passepartout.faces.mcp", "serve the memex to other agents over MCP (stdio or "
             "--http); `mcp tools|allow|deny`: the MCP servers' tools you approved"),
 }
 

@@ -52,7 +52,7 @@ class DaemonClient:
 
     def __init__(self, path: Path | str, token: str, *, timeout: float = 30.0,
                  client: Mapping[str, Any] | None = None, shown: Path | None = None) -> None:
-        from passepartout.daemon.place import PlaceError, peer_credentials
+        from passepartout.wire.place import PlaceError, peer_credentials
 
         self.timeout = timeout
         self.callbacks: list[tuple[str, list[Any]]] = []
@@ -183,8 +183,8 @@ def connect(home: Path, *, timeout: float = 30.0,
     Nothing is sent before the daemon is proved ours: its directory and ``daemon.json``
     are our own user's with private modes (no symlinks), the token is read only from a
     0600 file of ours, and the socket's peer is a process of our own user; any of these
-    failing is a :class:`~passepartout.daemon.place.PlaceError` (a DaemonError)."""
-    from passepartout.daemon.place import Place, read_token
+    failing is a :class:`~passepartout.wire.place.PlaceError` (a DaemonError)."""
+    from passepartout.wire.place import Place, read_token
 
     place = Place.find(home, environ)
     deadline = time.monotonic() + CONNECT_TIMEOUT

@@ -313,7 +313,7 @@ def run_checks(config: Config,
 
 
 def _messaging_checks(config: Config) -> list[tuple[str, bool, str, str]]:
-    from passepartout.messaging.checks import messaging_checks
+    from passepartout.faces.messaging.checks import messaging_checks
 
     return messaging_checks(config)
 

@@ -8,11 +8,11 @@ client list and the handler's life cycle; the handler's protocol parts are repla
   :meth:`Connection.handle` checks 6 hex digits, caps the frame size (64 KiB before the
   token, 8 MiB after) and gives a body 30 s to arrive, then closes the connection;
 - admission: ``ThreadingMixIn`` gives every connection a thread, token or not; here a
-  connection waits for its token under :mod:`passepartout.admission` (at most 16 at
+  connection waits for its token under :mod:`passepartout.wire.admission` (at most 16 at
   once, each for a few seconds, whatever it sent), and its writer thread starts only
   once it has presented the token;
 - dispatch: its ``_handle`` runs any registered function with no token check and sends
-  ``repr(err)`` back; here only the table in :mod:`passepartout.bridge` answers, after
+  ``repr(err)`` back; here only the table in :mod:`passepartout.server.methods` answers, after
   ``hello``, and errors are ``(KIND MESSAGE)``;
 - writing: its ``_send`` writes from whichever thread calls it, without a lock, so a
   lane's callback and a reply could interleave their bytes; here every write holds the
@@ -48,14 +48,14 @@ from typing import Any
 from epc.handler import EPCHandler
 from epc.server import EPCServer
 
-from passepartout.admission import Admission
-from passepartout.bridge import METHODS, Bridge, Method, Refusal
-from passepartout.channels.emacs import CALLBACKS
 from passepartout.errors import PassepartoutError, ProtocolError
 from passepartout.security.vault import mask_value
+from passepartout.server.methods import METHODS, Bridge, Method, Refusal
+from passepartout.server.peer import CALLBACKS
 from passepartout.signals import Symbol, plist_to_dict
 from passepartout.signals import dumps as encode
 from passepartout.signals import loads as decode
+from passepartout.wire.admission import Admission
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +112,7 @@ class _FrameError(Exception):
 
 
 class Connection(EPCHandler):
-    """One Emacs connection (a :class:`~passepartout.channels.emacs.Peer`)."""
+    """One Emacs connection (a :class:`~passepartout.server.peer.Peer`)."""
 
     server: BridgeServer
 

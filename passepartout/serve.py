@@ -1,6 +1,6 @@
 """``passepartout serve``: the EPC server that Emacs starts.
 
-Emacs writes a fresh token as the first line of stdin (:mod:`passepartout.servetoken`;
+Emacs writes a fresh token as the first line of stdin (:mod:`passepartout.wire.token`;
 ``--token-file`` for a start by hand); every connection must present it.
 The port is the first and only line on stdout, printed before anything slow: the agent
 (skills, memory) boots after it on a thread, and the model layer that the chat skill
@@ -27,15 +27,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from passepartout.admission import Admission
 from passepartout.config import Config
 from passepartout.errors import ConfigError, PassepartoutError
-from passepartout.servetoken import TokenError, receive_token
+from passepartout.wire.admission import Admission
+from passepartout.wire.token import TokenError, receive_token
 
 if TYPE_CHECKING:
-    from passepartout.bridge import Bridge
-    from passepartout.emacs import BridgeServer
     from passepartout.loop.actions import Think
+    from passepartout.server.epc import BridgeServer
+    from passepartout.server.methods import Bridge
 
 log = logging.getLogger(__name__)
 
@@ -68,8 +68,8 @@ def run_server(config: Config, *, think: Think | None = None,
     sys.stdout = sys.stderr  # a library's stray print must never follow the port line
     port_ms = (time.perf_counter() - started) * 1000
     # Connections wait in the listen backlog while python-epc and the rest import.
-    from passepartout.bridge import Bridge
-    from passepartout.emacs import BridgeServer
+    from passepartout.server.epc import BridgeServer
+    from passepartout.server.methods import Bridge
 
     bridge = Bridge(config)
     server = BridgeServer(bridge, token, listener=listener, admission=admission)

@@ -1,8 +1,8 @@
 """``passepartout service install|uninstall|show``: the daemon as a user service.
 
-On Linux a systemd user unit (``~/.config/systemd/user/passepartout.service``:
+On Linux a systemd user unit (``~/.config/systemd/user/passepartout.cli.service``:
 ``passepartout daemon``, restarted on failure, started with the session); on macOS a
-launchd agent (``~/Library/LaunchAgents/org.passepartout.daemon.plist``, kept alive
+launchd agent (``~/Library/LaunchAgents/org.passepartout.cli.daemon.plist``, kept alive
 unless it exits cleanly).  The settings that say where the agent's files are
 (``PASSEPARTOUT_HOME``, ``PASSEPARTOUT_CONFIG_DIR``, ``MEMEX_DIR``...) are carried
 into the service as they are set when it is installed; everything else comes from
@@ -25,8 +25,8 @@ from pathlib import Path
 from passepartout.errors import PassepartoutError
 from passepartout.fsutil import atomic_write
 
-UNIT_NAME = "passepartout.service"
-AGENT_LABEL = "org.passepartout.daemon"
+UNIT_NAME = "passepartout.cli.service"
+AGENT_LABEL = "org.passepartout.cli.daemon"
 # Where the agent's files are: what a service started outside the shell would not know.
 CARRIED = ("PASSEPARTOUT_HOME", "PASSEPARTOUT_CONFIG_DIR", "MEMEX_DIR", "MEMEX_SCAN_DIRS",
            "SKILLS_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME")

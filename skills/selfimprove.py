@@ -84,15 +84,16 @@ class selfimprove_Service:
         if trial is None:
             return Verdict.deny("test this exact content with skill-test first")
         if not trial.passed:
-            from passepartout.messaging.boundary import outbound
+            from passepartout.faces.messaging.boundary import outbound
 
             return Verdict.deny(outbound(f"its tests do not pass: {trial.summary()}"))
         return Verdict.ask(f"{proposal.describe()}; {trial.summary()}; once approved it is "
                            f"written, trusted by its hash and loaded:\n{proposal.diff()}")
 
     def test(self, file_name: str, content: str) -> str:
+        from passepartout.faces.messaging.boundary import outbound
+
         from passepartout.errors import PipelineError
-        from passepartout.messaging.boundary import outbound
         from passepartout.selfimprove.proposal import ProposalError
 
         try:
@@ -107,8 +108,9 @@ class selfimprove_Service:
                         f"{proposal.diff()}")
 
     def install(self, file_name: str, content: str) -> str:
+        from passepartout.faces.messaging.boundary import outbound
+
         from passepartout.errors import PipelineError
-        from passepartout.messaging.boundary import outbound
         from passepartout.selfimprove.install import put_in_place
         from passepartout.selfimprove.proposal import ProposalError
 

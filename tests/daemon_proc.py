@@ -103,7 +103,7 @@ class Daemons:
         """Return once the daemon's agent has booted. The test asks the daemon itself
         over its socket: a ``passepartout status`` process per look would take the
         processor from the boot it waits for."""
-        from passepartout.daemonclient import DaemonError, as_dict, connect
+        from passepartout.wire.client import DaemonError, as_dict, connect
 
         def booted() -> bool:
             if self.started and self.started[-1].poll() is not None:

@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from passepartout.server.peer import ON_APPROVAL, ON_NOTIFY
+from passepartout.server.peer import PeerChannel as EmacsChannel
 from security_agent import Script, call, make_agent, user
 
-from passepartout.channels.emacs import ON_APPROVAL, ON_NOTIFY, EmacsChannel
 from passepartout.events.dispatch import BackgroundChannel, Dispatcher
 from passepartout.loop import Action, ApprovalRequest
 from passepartout.loop.approvals import Approvals

@@ -39,17 +39,11 @@ from agents import wait_for
 from daemon_proc import Daemons, scratch_daemons
 from fakellm import FakeLLM
 from fakellm_protocol import RecordedRequest, Reply, ToolCall
+from passepartout.faces.face import Face
+from passepartout.protocol import ApprovalAsked, Disconnected, Done, ToolEvent, TurnError
+from passepartout.wire.client import DaemonError
 
 from passepartout.config import Config
-from passepartout.daemon.face import (
-    ApprovalAsked,
-    Disconnected,
-    Done,
-    Face,
-    ToolEvent,
-    TurnError,
-)
-from passepartout.daemonclient import DaemonError
 from passepartout.memory.store import MemoryStore
 from passepartout.security.trust_cli import book
 

@@ -20,8 +20,8 @@ from pathlib import Path
 from agents import wait_for
 from daemon_proc import Daemons
 from fakellm import FakeLLM
+from passepartout.wire.client import connect
 
-from passepartout.daemonclient import connect
 from passepartout.testing.jobapproval import approve_jobs
 
 JOB = """* Check the backups

@@ -27,10 +27,9 @@ from pathlib import Path
 import pytest
 from agents import wait_for
 from daemon_proc import Daemons
+from passepartout.wire.client import DaemonError, connect
+from passepartout.wire.place import Place, PlaceError
 from test_daemon_users import ROOT_ONLY, other_uid
-
-from passepartout.daemon.place import Place, PlaceError
-from passepartout.daemonclient import DaemonError, connect
 
 pytestmark = pytest.mark.attack
 TOKEN = "f" * 64

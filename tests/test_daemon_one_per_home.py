@@ -27,11 +27,11 @@ import pytest
 from agents import wait_for
 from daemon_proc import Daemons
 from fakellm import FakeLLM
+from passepartout.faces.face import Face
+from passepartout.protocol import Chunk, Done
 from test_daemon_emacs import EMACS, emacs
 from test_mcp_server import call
 from wire_client import ROOT
-
-from passepartout.daemon.face import Chunk, Done, Face
 
 SHIM = '''
 import os

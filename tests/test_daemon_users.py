@@ -22,9 +22,9 @@ from pathlib import Path
 import pytest
 from agents import wait_for
 from daemon_proc import Daemons
+from passepartout.wire.client import connect, frame
+from passepartout.wire.place import Place, PlaceError
 
-from passepartout.daemon.place import Place, PlaceError
-from passepartout.daemonclient import connect, frame
 from passepartout.signals import Symbol
 
 pytestmark = pytest.mark.attack

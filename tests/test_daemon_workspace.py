@@ -17,9 +17,8 @@ from pathlib import Path
 import pytest
 from daemon_proc import Daemons
 from fakellm import FakeLLM
-
-from passepartout.channels.emacs import ON_APPROVAL, ON_DONE
-from passepartout.daemonclient import DaemonError, connect
+from passepartout.server.peer import ON_APPROVAL, ON_DONE
+from passepartout.wire.client import DaemonError, connect
 
 
 def _tool_output(fake: FakeLLM) -> str:

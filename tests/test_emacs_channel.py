@@ -8,8 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-
-from passepartout.channels.emacs import (
+from passepartout.server.peer import (
     CALLBACKS,
     ON_APPROVAL,
     ON_CHUNK,
@@ -17,8 +16,9 @@ from passepartout.channels.emacs import (
     ON_ERROR,
     ON_NOTIFY,
     ON_TOOL,
-    EmacsChannel,
 )
+from passepartout.server.peer import PeerChannel as EmacsChannel
+
 from passepartout.errors import PipelineError
 from passepartout.loop import Action, ApprovalRequest
 from passepartout.loop.events import (

@@ -14,15 +14,15 @@ from typing import Any
 
 import pytest
 from agents import boot_agent, skill_folder
+from passepartout.server.epc import BridgeServer
+from passepartout.server.focus import Focus
+from passepartout.server.methods import Bridge
 from wire_client import WireClient
 from wire_scripted_server import scripted_think
 
 from passepartout.agent import Agent
-from passepartout.bridge import Bridge
-from passepartout.channels.focus import Focus
 from passepartout.config import Config
 from passepartout.context import Focus as ContextFocus
-from passepartout.emacs import BridgeServer
 from passepartout.signals import Keyword, Signal
 
 TOKEN = "in-process-token"

@@ -12,11 +12,11 @@ from typing import ClassVar
 
 import pytest
 from fakellm import FakeLLM
+from passepartout.server.focus import Focus as HeldFocus
+from passepartout.server.focus import FocusHolder
+from passepartout.server.methods import METHODS, Bridge
 
-from passepartout import doctor
-from passepartout.bridge import METHODS, Bridge
-from passepartout.channels.focus import Focus as HeldFocus
-from passepartout.channels.focus import FocusHolder
+from passepartout.cli import doctor
 from passepartout.config import Config
 from passepartout.context import Focus, focus_for, peripheral_sections
 from passepartout.events.jobs import Tier, derive_id

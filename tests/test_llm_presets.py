@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from fakellm import FakeLLM
 from llm_agent import make_agent, make_config, user_signal
+from passepartout.server.methods import METHODS, Bridge, Refusal
 
-from passepartout.bridge import METHODS, Bridge, Refusal
 from passepartout.config import Config
 from passepartout.errors import ProtocolError
 from passepartout.llm.choice import TurnChoice

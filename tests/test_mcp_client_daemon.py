@@ -13,9 +13,9 @@ import pytest
 from daemon_proc import Daemons
 from fakellm import FakeLLM
 from mcp_peers import pin_peer
+from passepartout.faces.face import Face
+from passepartout.protocol import ApprovalAsked, Chunk, Done, ToolEvent
 from test_mcp_client import live_members, silent_pids
-
-from passepartout.daemon.face import ApprovalAsked, Chunk, Done, Face, ToolEvent
 
 PEER = str(Path(__file__).with_name("mcp_peers.py"))
 

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from passepartout.cli.doctor import check_sandbox
 
-from passepartout.doctor import check_sandbox
 from passepartout.security import sandbox_scope
 from passepartout.security.git_hardening import GIT_ENV
 from passepartout.security.sandbox import (

@@ -19,20 +19,13 @@ import pytest
 from agents import wait_for
 from daemon_proc import Daemons
 from fakellm import FakeLLM
+from passepartout.faces.face import Face
+from passepartout.protocol import ApprovalAsked, Chunk, Done, Notice, ToolEvent, TurnError
+from passepartout.protocol import decode as parse_event
+from passepartout.server.peer import ON_APPROVAL, ON_CHUNK, ON_DONE, ON_TOOL
+from passepartout.wire.client import DaemonError, as_dict, connect
 from wire_client import PYTHON, ROOT
 
-from passepartout.channels.emacs import ON_APPROVAL, ON_CHUNK, ON_DONE, ON_TOOL
-from passepartout.daemon.face import (
-    ApprovalAsked,
-    Chunk,
-    Done,
-    Face,
-    Notice,
-    ToolEvent,
-    TurnError,
-)
-from passepartout.daemon.face_events import parse_event
-from passepartout.daemonclient import DaemonError, as_dict, connect
 from passepartout.signals import Keyword, Symbol
 
 ABORT = 134  # "terminate called without an active exception"

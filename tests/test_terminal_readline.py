@@ -17,9 +17,8 @@ from pathlib import Path
 
 import pytest
 from fakellm import FakeLLM
+from passepartout.faces.terminal.history import HISTORY_LENGTH, LineReader, complete
 from terminal_modes import MODES, chat_mode
-
-from passepartout.channels.terminal_history import HISTORY_LENGTH, LineReader, complete
 
 pytest_plugins = ["llm_agent"]
 

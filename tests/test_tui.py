@@ -14,11 +14,10 @@ from pathlib import Path
 import pytest
 from daemon_proc import Daemons, scratch_daemons
 from fakellm import FakeLLM
+from passepartout.faces.face import Face
+from passepartout.faces.tui.app import ApprovalScreen, PassepartoutApp
 from textual.containers import VerticalScroll
 from textual.widgets import Static
-
-from passepartout.daemon.face import Face
-from passepartout.tui.app import ApprovalScreen, PassepartoutApp
 
 JOB = """* Water the plants
 :PROPERTIES:

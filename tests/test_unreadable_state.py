@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from fakellm import FakeLLM
 from llm_agent import agent_memory, make_agent, make_config, user_signal
+from passepartout.cli.doctor import check_dirs
 
-from passepartout.doctor import check_dirs
 from passepartout.sqlitefile import UNREADABLE, open_database, set_aside_files
 
 pytest_plugins = ["llm_agent"]

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 from fakellm import FakeLLM
+from passepartout.server.epc import frame
 
-from passepartout.emacs import frame
 from passepartout.llm.provider import Provider
 from passepartout.security.vault import Vault, get_vault, set_vault
 from passepartout.signals import Symbol

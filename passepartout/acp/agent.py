@@ -40,8 +40,8 @@ from acp.schema import (
 )
 
 from passepartout import __version__
-from passepartout.acp.permission import NO, OPTIONS, Answer, answer_of
-from passepartout.acp.updates import (
+from passepartout.faces.acp.permission import NO, OPTIONS, Answer, answer_of
+from passepartout.faces.acp.updates import (
     PromptError,
     ToolTracker,
     Update,
@@ -51,19 +51,18 @@ from passepartout.acp.updates import (
     session_info,
     usage_update,
 )
-from passepartout.daemon.face import (
+from passepartout.faces.face import Face, Turn
+from passepartout.protocol import (
     ApprovalAsked,
     Chunk,
     Disconnected,
     Done,
     Event,
-    Face,
     Notice,
     ToolEvent,
-    Turn,
     TurnError,
 )
-from passepartout.daemonclient import DaemonError
+from passepartout.wire.client import DaemonError
 
 log = logging.getLogger(__name__)
 

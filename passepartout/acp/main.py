@@ -19,7 +19,7 @@ from passepartout.config import Config
 from passepartout.errors import PassepartoutError
 
 if TYPE_CHECKING:
-    from passepartout.daemon.face import Face
+    from passepartout.faces.face import Face
 
 APPROVAL_TIMEOUT = 600.0  # a person reads the request in the editor before answering
 
@@ -30,8 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from passepartout.daemon.face import Face
-    from passepartout.daemon.start import ensure_daemon
+    from passepartout.faces.face import Face
+    from passepartout.wire.start import ensure_daemon
 
     if not _is_stream(sys.stdout):
         print("passepartout acp: standard output must be a pipe or a socket (an ACP client "
@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
 async def _serve(face: Face, context_max: int) -> None:
     from acp import Agent, run_agent
 
-    from passepartout.acp.agent import AcpAgent
+    from passepartout.faces.acp.agent import AcpAgent
 
     # The methods not defined (fork, modes' config) are answered "method not found";
     # session/resume is still marked unstable in the SDK: served all the same.

@@ -40,7 +40,7 @@ from acp.schema import (
     UserMessageChunk,
 )
 
-from passepartout.daemon.face_events import ApprovalAsked, ToolEvent
+from passepartout.protocol import ApprovalAsked, ToolEvent
 from passepartout.security.orgtext import one_line
 from passepartout.signals import Keyword
 
@@ -101,9 +101,9 @@ def prompt_parts(blocks: Sequence[Any]) -> Prompt:
     """The prompt's text blocks, each resource named in it by URI where it came; an
     embedded text resource (a file the person attached, its text inline) and a link to
     a file become attachments, which the daemon judges by the place they claim and
-    filters as Emacs's (:mod:`passepartout.channels.attachments`).  Too large or too
+    filters as Emacs's (:mod:`passepartout.server.attachments`).  Too large or too
     many: a :class:`PromptError`."""
-    from passepartout.channels.attachments import ITEMS_MAX, PROMPT_BYTES, RESOURCE_BYTES
+    from passepartout.protocol import ITEMS_MAX, PROMPT_BYTES, RESOURCE_BYTES
 
     parts: list[str] = []
     items: list[list[Any]] = []
@@ -326,7 +326,7 @@ def context_window(model: str) -> int | None:
 
 
 def _calls(value: Any) -> list[dict[str, Any]]:
-    from passepartout.daemonclient import as_dict
+    from passepartout.wire.client import as_dict
 
     if not isinstance(value, list):
         return []

@@ -12,7 +12,7 @@ private lines teach the private index, and the secret mask applies.  Each part a
 the whole are bounded.
 
 An ACP client sends an embedded resource as its claimed URI and its text, and a link as
-a file to read (:func:`passepartout.acp.updates.prompt_parts`): the claimed place is
+a file to read (:func:`passepartout.faces.acp.updates.prompt_parts`): the claimed place is
 judged like a file Emacs names, and the text is filtered like a buffer's.
 
 The places refused, to reading too: what the file tools never read (credential and

@@ -3,7 +3,7 @@
 Each chat session is bound to the Emacs connection (a :class:`Peer`) that sent its last
 prompt, so that several clients attached to one daemon each get their own replies and
 approvals; notices go to every client, and those sent while no client that shows them
-(a *face*) was attached wait in a :class:`~passepartout.channels.backlog.Backlog` for
+(a *face*) was attached wait in a :class:`~passepartout.server.backlog.Backlog` for
 the next one.  Nothing here waits for Emacs except :meth:`EmacsChannel.approve`, which runs on
 the session's lane and waits for the person's answer, at most the request's timeout
 (the agent's one approval limit); a timeout, a closed connection or a stopping server
@@ -20,8 +20,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, assert_never
 
-from passepartout.channels.backlog import Backlog
-from passepartout.channels.backlog import Notice as Missed
 from passepartout.errors import PipelineError, ProtocolError
 from passepartout.loop import Action, ApprovalRequest
 from passepartout.loop.approvals import DEFAULT_TIMEOUT
@@ -37,6 +35,8 @@ from passepartout.loop.events import (
     ToolCall,
     ToolResult,
 )
+from passepartout.server.backlog import Backlog
+from passepartout.server.backlog import Notice as Missed
 from passepartout.signals import Signal, Symbol, plist_to_dict
 
 log = logging.getLogger(__name__)

@@ -19,10 +19,10 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from passepartout.channels.attachments import TEXT_MAX, private_lines
 from passepartout.errors import ProtocolError
 from passepartout.loop.actions import Action
 from passepartout.security.orgprivacy import MARKER
+from passepartout.server.attachments import TEXT_MAX, private_lines
 from passepartout.signals import Keyword, Signal
 
 log = logging.getLogger(__name__)

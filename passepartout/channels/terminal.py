@@ -24,18 +24,18 @@ import sys
 import threading
 from typing import Any, TextIO
 
-from passepartout.channels.terminal_answers import (
+from passepartout.config import Config
+from passepartout.errors import PassepartoutError
+from passepartout.faces.terminal.answers import (
     ANSWERS_FLAG,
     Answers,
     FromStream,
     FromTerminal,
     Refuse,
 )
-from passepartout.channels.terminal_commands import HELP, ChatState, answer, command_word
-from passepartout.channels.terminal_history import LineReader
-from passepartout.channels.terminal_streams import escaped_output
-from passepartout.config import Config
-from passepartout.errors import PassepartoutError
+from passepartout.faces.terminal.commands import HELP, ChatState, answer, command_word
+from passepartout.faces.terminal.history import LineReader
+from passepartout.faces.terminal.streams import escaped_output
 from passepartout.loop.actions import ApprovalRequest
 from passepartout.loop.events import (
     ApprovalAsked,
@@ -235,9 +235,9 @@ def run_chat(
 
 def _attached(config: Config, reader: TextIO, writer: TextIO, channel: TerminalChannel,
               session: str, interactive: bool) -> int:
-    from passepartout.channels.terminal_attached import chat_attached
-    from passepartout.daemon.face import Face
-    from passepartout.daemon.start import ensure_daemon
+    from passepartout.faces.face import Face
+    from passepartout.faces.terminal.attached import chat_attached
+    from passepartout.wire.start import ensure_daemon
 
     def attach() -> Face | None:
         return Face.attach(config.home, client={"approval-timeout": config.approval_timeout})
@@ -289,7 +289,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from passepartout.serve import exit_process
+    from passepartout.ownplace import exit_process
 
     with escaped_output():
         code = run_chat(

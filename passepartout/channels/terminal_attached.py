@@ -1,9 +1,9 @@
 """``passepartout chat`` attached to the running daemon (the default).
 
-The chat is one more face of the daemon (:class:`~passepartout.daemon.face.Face`):
+The chat is one more face of the daemon (:class:`~passepartout.faces.face.Face`):
 the same sessions, memory, ledger and cron as Emacs.  Each line read is a prompt sent
 in the chat's session; the turn's events are shown by the same
-:class:`~passepartout.channels.terminal.TerminalChannel` as in ``--standalone``, and an
+:class:`~passepartout.faces.terminal.chat.TerminalChannel` as in ``--standalone``, and an
 approval the daemon asks is answered where :mod:`terminal_answers` says (only a yes
 approves; the daemon waits as long as the terminal does).  Notifications of the daemon
 (a cron job's result, a warning) are shown as they come, between the chat's lines.
@@ -19,26 +19,25 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
-from passepartout.channels.terminal import TURN_TIMEOUT, TerminalChannel
-from passepartout.channels.terminal_commands import HELP, ChatState, answer, command_word
-from passepartout.channels.terminal_history import LineReader
 from passepartout.config import Config
-from passepartout.daemon.face import (
+from passepartout.faces.face import Face, Turn
+from passepartout.faces.terminal.chat import TURN_TIMEOUT, TerminalChannel
+from passepartout.faces.terminal.commands import HELP, ChatState, answer, command_word
+from passepartout.faces.terminal.history import LineReader
+from passepartout.loop import events as ev
+from passepartout.protocol import (
     ApprovalAsked,
     Chunk,
     Disconnected,
     Done,
     Event,
-    Face,
     Notice,
     ToolEvent,
-    Turn,
     TurnError,
 )
-from passepartout.daemonclient import DaemonError
-from passepartout.loop import events as ev
 from passepartout.security.termtext import terminal_safe
 from passepartout.services import Services
+from passepartout.wire.client import DaemonError
 
 log = logging.getLogger(__name__)
 

@@ -140,7 +140,7 @@ def _session(state: ChatState, rest: str) -> str:
 
 
 def _sessions(state: ChatState) -> list[dict[str, Any]]:
-    from passepartout.daemon.views import sessions
+    from passepartout.server.views import sessions
 
     return sessions(state.config.home)
 

@@ -1,5 +1,5 @@
 """The daemon: one agent per person that every face (Emacs, the terminal, the command
-line) attaches to.  ``passepartout daemon`` runs :mod:`passepartout.daemon.server`."""
+line) attaches to.  ``passepartout daemon`` runs :mod:`passepartout.server.daemon`."""
 
 from __future__ import annotations
 
@@ -21,10 +21,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from passepartout.config import Config
-    from passepartout.daemon.server import run_daemon
     from passepartout.errors import ConfigError
-    from passepartout.ownplace import settle_in
-    from passepartout.serve import exit_process
+    from passepartout.ownplace import exit_process, settle_in
+    from passepartout.server.daemon import run_daemon
 
     try:
         config = Config.load()
@@ -44,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _detach(config: Config) -> int:
-    from passepartout.daemon.start import StartError, ensure_daemon
+    from passepartout.wire.start import StartError, ensure_daemon
 
     try:
         running = ensure_daemon(config)

@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from passepartout.config import Config
-from passepartout.daemon.views import cron_jobs, held_jobs, table
-from passepartout.daemonclient import DaemonClient, DaemonError, as_dict, connect
 from passepartout.errors import ConfigError
 from passepartout.security.orgtext import one_line
+from passepartout.server.views import cron_jobs, held_jobs, table
+from passepartout.wire.client import DaemonClient, DaemonError, as_dict, connect
 
 log = logging.getLogger(__name__)
 
@@ -156,7 +156,7 @@ def _deny(config: Config, wanted: str) -> int:
 
     found = [item for item in held_jobs(config) if item["id"] == wanted]
     if not found:  # an approved heading may be denied too
-        from passepartout.daemon.views import _memex_nodes
+        from passepartout.server.views import _memex_nodes
 
         memex = Path(config.memex_dir)
         found = [{"id": n.id, "node": n, "hash": job_hash(n, memex),

@@ -1,10 +1,10 @@
 """A face of the daemon on the client side: prompts out, typed events back.
 
 :class:`Face` holds one connection to the running daemon (the EPC wire of
-:mod:`passepartout.daemonclient`, the same ``hello`` and method table as Emacs) and one
+:mod:`passepartout.wire.client`, the same ``hello`` and method table as Emacs) and one
 reader thread.  The reader answers every callback the daemon sends, turns it into an
 :data:`Event` (a small frozen dataclass per callback of the wire contract, in
-:mod:`passepartout.daemon.face_events`) and routes it: the events of a turn go to that
+:mod:`passepartout.protocol`) and routes it: the events of a turn go to that
 turn's :class:`Turn` (iterate it in the caller's thread: an approval is asked there,
 never on the reader), everything else (notifications, status, events of turns this
 face did not start) to the listeners given to :meth:`Face.listen`.  Calls may be made
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from passepartout.daemon.face_events import (
+from passepartout.protocol import (
     ApprovalAsked,
     Chunk,
     Disconnected,
@@ -39,10 +39,10 @@ from passepartout.daemon.face_events import (
     StatusChanged,
     ToolEvent,
     TurnError,
-    parse_event,
 )
-from passepartout.daemonclient import DaemonClient, DaemonError, as_dict, connect, frame
+from passepartout.protocol import decode as parse_event
 from passepartout.signals import Symbol
+from passepartout.wire.client import DaemonClient, DaemonError, as_dict, connect, frame
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
 """The events a face of the daemon receives: one small frozen dataclass per callback
-of the wire contract (the ``ON_*`` names of :mod:`passepartout.channels.emacs`), and
+of the wire contract (the ``ON_*`` names of :mod:`passepartout.server.peer`), and
 :func:`parse_event`, which makes one of a callback's name and arguments."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from passepartout.channels.emacs import (
+from passepartout.errors import ProtocolError
+from passepartout.server.peer import (
     ON_APPROVAL,
     ON_CHUNK,
     ON_DONE,
@@ -19,8 +20,7 @@ from passepartout.channels.emacs import (
     ON_STATUS,
     ON_TOOL,
 )
-from passepartout.daemonclient import as_dict
-from passepartout.errors import ProtocolError
+from passepartout.wire.client import as_dict
 
 log = logging.getLogger(__name__)
 

@@ -45,8 +45,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from passepartout.daemonclient import DaemonError
 from passepartout.fsutil import atomic_write
+from passepartout.wire.client import DaemonError
 
 LOCK_TRIES = 10
 MAX_SOCKET_PATH = 100  # sun_path holds 108 bytes on Linux, 104 on macOS

@@ -1,9 +1,9 @@
 """``passepartout daemon``: the agent as one long-lived process per person.
 
 It runs in the foreground until SIGTERM, SIGINT or SIGHUP (a service manager sends
-the first), holds the lock of its :class:`~passepartout.daemon.place.Place` for its
+the first), holds the lock of its :class:`~passepartout.wire.place.Place` for its
 whole life (a second start says where the first runs and exits 1), and serves the EPC
-wire of :mod:`passepartout.emacs` twice, with one admission (at most 16 connections
+wire of :mod:`passepartout.server.epc` twice, with one admission (at most 16 connections
 waiting for the token, 5 s each) for both:
 
 - on ``daemon.sock``, a Unix socket in a 0700 directory; the daemon also refuses a
@@ -32,18 +32,12 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from passepartout.admission import Admission
 from passepartout.config import Config
-from passepartout.daemon.place import (
-    HomeLock,
-    Place,
-    PlaceError,
-    clear_pointer,
-    write_pointer,
-)
 from passepartout.errors import ConfigError
 from passepartout.fsutil import atomic_write
-from passepartout.serve import listen, serve_until_stopped, setup_logging
+from passepartout.server.serve import listen, serve_until_stopped, setup_logging
+from passepartout.wire.admission import Admission
+from passepartout.wire.place import HomeLock, Place, PlaceError, clear_pointer, write_pointer
 
 if TYPE_CHECKING:
     from passepartout.loop.actions import Think
@@ -142,8 +136,8 @@ def _serve(config: Config, place: Place, admission: Admission, stop: threading.E
     except OSError as err:
         log.error("cannot listen: %s", err)
         return 1
-    from passepartout.bridge import Bridge
-    from passepartout.emacs import BridgeServer
+    from passepartout.server.epc import BridgeServer
+    from passepartout.server.methods import Bridge
 
     bridge = Bridge(config)
     servers = [BridgeServer(bridge, token, listener=sock, admission=admission)
@@ -162,7 +156,7 @@ def _serve(config: Config, place: Place, admission: Admission, stop: threading.E
         place.write_info(info)
         log.info("daemon %d ready on %s and 127.0.0.1:%d", os.getpid(), place.socket, port)
         print(f"{PROG}: pid {os.getpid()}, socket {place.socket}, port {port}", flush=True)
-        from passepartout.messaging.run import start_faces
+        from passepartout.faces.messaging.run import start_faces
 
         start_faces(config, stop)  # the configured messaging faces, clients of this socket
 

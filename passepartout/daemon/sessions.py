@@ -7,8 +7,8 @@ import argparse
 from typing import Any
 
 from passepartout.config import Config
-from passepartout.daemon.views import sessions, table
-from passepartout.daemonclient import as_dict, connect
+from passepartout.server.views import sessions, table
+from passepartout.wire.client import as_dict, connect
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from passepartout.config import Config
-from passepartout.daemon.place import HomeLock, Place, PlaceError
 from passepartout.errors import PassepartoutError
+from passepartout.wire.place import HomeLock, Place, PlaceError
 
 START_TIMEOUT = 30.0
 _TAIL_LINES = 6

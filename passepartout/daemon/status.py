@@ -9,9 +9,9 @@ import argparse
 from typing import Any
 
 from passepartout.config import Config
-from passepartout.daemon.place import Place
-from passepartout.daemon.server import uptime
-from passepartout.daemonclient import DaemonClient, DaemonError, as_dict, connect
+from passepartout.server.daemon import uptime
+from passepartout.wire.client import DaemonClient, DaemonError, as_dict, connect
+from passepartout.wire.place import Place
 
 NOT_RUNNING = 3
 

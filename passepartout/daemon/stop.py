@@ -20,8 +20,8 @@ import sys
 import time
 
 from passepartout.config import Config
-from passepartout.daemon.place import HomeLock, Place
-from passepartout.daemonclient import DaemonError, as_dict, connect
+from passepartout.wire.client import DaemonError, as_dict, connect
+from passepartout.wire.place import HomeLock, Place
 
 STOP_WAIT = 40.0  # the daemon's own bound on shutdown is 20 s, plus the boot's 10 s
 ASK_TIMEOUT = 10.0

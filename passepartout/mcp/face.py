@@ -65,9 +65,9 @@ class DaemonLink:
         self.timeout = approval + 30.0
 
     def call(self, client: str, operation: str, args: dict[str, Any]) -> str:
-        from passepartout.daemon.start import ensure_daemon
-        from passepartout.daemonclient import DaemonError, connect
         from passepartout.signals import Keyword
+        from passepartout.wire.client import DaemonError, connect
+        from passepartout.wire.start import ensure_daemon
 
         ensure_daemon(self.config)
         daemon = connect(self.config.home, timeout=self.timeout)

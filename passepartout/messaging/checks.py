@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from passepartout.config import Config
 from passepartout.errors import ConfigError
-from passepartout.messaging.settings import signal_settings, telegram_settings
+from passepartout.faces.messaging.settings import signal_settings, telegram_settings
 
 
 def messaging_checks(config: Config) -> list[tuple[str, bool, str, str]]:

@@ -1,5 +1,5 @@
 """The generic part of a messaging face: who may talk, one session per chat, replies,
-approvals and notices, over a :class:`~passepartout.daemon.face.Face`.
+approvals and notices, over a :class:`~passepartout.faces.face.Face`.
 
 - A message whose chat or sender is not allowed is ignored and logged, never answered
   (not even "no"): a stranger learns nothing, and nothing runs.
@@ -14,7 +14,7 @@ approvals and notices, over a :class:`~passepartout.daemon.face.Face`.
   gates let Emacs run unasked.
 - Notices (a cron job's result) go to every allowed chat when the person opted in.
 
-Everything sent passes :func:`~passepartout.messaging.boundary.outbound`.
+Everything sent passes :func:`~passepartout.faces.messaging.boundary.outbound`.
 """
 
 from __future__ import annotations
@@ -30,21 +30,27 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from passepartout.daemon.face import (
+from passepartout.faces.face import Face
+from passepartout.faces.messaging.boundary import outbound
+from passepartout.faces.messaging.transport import (
+    Answer,
+    Incoming,
+    Message,
+    Transport,
+    TransportError,
+)
+from passepartout.mcp.untrusted import one_line
+from passepartout.protocol import (
     ApprovalAsked,
     Chunk,
     Disconnected,
     Done,
     Event,
-    Face,
     Notice,
     ToolEvent,
     TurnError,
 )
-from passepartout.daemonclient import DaemonError
-from passepartout.mcp.untrusted import one_line
-from passepartout.messaging.boundary import outbound
-from passepartout.messaging.transport import Answer, Incoming, Message, Transport, TransportError
+from passepartout.wire.client import DaemonError
 
 log = logging.getLogger(__name__)
 

@@ -18,12 +18,12 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 
 from passepartout.config import Config
-from passepartout.daemon.face import Face
-from passepartout.daemonclient import DaemonError
 from passepartout.errors import ConfigError
-from passepartout.messaging.relay import Relay
-from passepartout.messaging.settings import signal_settings, telegram_settings
-from passepartout.messaging.transport import Transport
+from passepartout.faces.face import Face
+from passepartout.faces.messaging.relay import Relay
+from passepartout.faces.messaging.settings import signal_settings, telegram_settings
+from passepartout.faces.messaging.transport import Transport
+from passepartout.wire.client import DaemonError
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +107,7 @@ def _telegram(extra: Mapping[str, str]) -> tuple[Transport, frozenset[str], bool
     settings = telegram_settings(extra)
     if settings is None:
         return None
-    from passepartout.messaging.telegram import TelegramTransport
+    from passepartout.faces.messaging.telegram import TelegramTransport
 
     return TelegramTransport(settings), settings.allowed, settings.notify
 
@@ -116,6 +116,6 @@ def _signal(extra: Mapping[str, str]) -> tuple[Transport, frozenset[str], bool] 
     settings = signal_settings(extra)
     if settings is None:
         return None
-    from passepartout.messaging.signal_cli import SignalTransport
+    from passepartout.faces.messaging.signal_cli import SignalTransport
 
     return SignalTransport(settings), settings.allowed, settings.notify

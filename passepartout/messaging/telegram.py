@@ -22,9 +22,9 @@ from typing import Any
 
 import httpx
 
-from passepartout.messaging.boundary import pieces
-from passepartout.messaging.settings import TelegramSettings
-from passepartout.messaging.transport import Answer, Incoming, Message, TransportError
+from passepartout.faces.messaging.boundary import pieces
+from passepartout.faces.messaging.settings import TelegramSettings
+from passepartout.faces.messaging.transport import Answer, Incoming, Message, TransportError
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """What a messaging face receives from a service, and what it asks of one.
 
 A transport speaks one protocol (the Bot API, signal-cli's JSON-RPC) and nothing else:
-who may talk, sessions and approvals are :mod:`passepartout.messaging.relay`'s.
+who may talk, sessions and approvals are :mod:`passepartout.faces.messaging.relay`'s.
 """
 
 from __future__ import annotations

@@ -18,13 +18,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from passepartout.config import Config
-    from passepartout.daemon.face import Face
-    from passepartout.daemon.start import StartError, ensure_daemon
-    from passepartout.daemonclient import DaemonError
     from passepartout.errors import ConfigError
+    from passepartout.faces.face import Face
+    from passepartout.wire.client import DaemonError
+    from passepartout.wire.start import StartError, ensure_daemon
 
     try:
-        from passepartout.tui.app import PassepartoutApp
+        from passepartout.faces.tui.app import PassepartoutApp
     except ImportError:
         print("passepartout tui: Textual is not installed (make install, or pip install "
               "'passepartout[tui]')", file=sys.stderr)

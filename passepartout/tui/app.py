@@ -25,20 +25,20 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Input, Static
 from textual.worker import get_current_worker
 
-from passepartout.daemon.face import (
+from passepartout.faces.face import Face
+from passepartout.faces.tui.panel import Panel, read_panel
+from passepartout.protocol import (
     ApprovalAsked,
     Chunk,
     Disconnected,
     Done,
     Event,
-    Face,
     Notice,
     ToolEvent,
     TurnError,
 )
-from passepartout.daemonclient import DaemonError
 from passepartout.security.termtext import terminal_safe
-from passepartout.tui.panel import Panel, read_panel
+from passepartout.wire.client import DaemonError
 
 log = logging.getLogger(__name__)
 

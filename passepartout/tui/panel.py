@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from passepartout.daemon.face import Face
+from passepartout.faces.face import Face
 from passepartout.security.approvals import PENDING, parse
 
 log = logging.getLogger(__name__)
