@@ -10,6 +10,11 @@ ELISP := $(wildcard elisp/*.el)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export HF_HUB_OFFLINE := 1
+# `make test-py PYTEST_PARALLEL="-n 2 --dist loadfile"` runs the suites on two workers,
+# a test file's tests on one (its module-wide daemon started once). Not the default:
+# on a busy two-core machine two workers made the hook tests see two model requests
+# for one edit.
+PYTEST_PARALLEL ?=
 
 .PHONY: all demo doctor install deps venv minilm emacs-backports test test-py test-attacks-user test-el lint lint-py compile lint-el bench pin-skills dist wheel package-el clean
 
@@ -102,8 +107,8 @@ package-el: deps
 test: install lint test-py test-el
 
 test-py: install emacs-backports
-	$(PY) -m pytest -q
-	PY=$(PY) tests/attacks-as-user
+	$(PY) -m pytest -q $(PYTEST_PARALLEL)
+	PY=$(PY) tests/attacks-as-user $(PYTEST_PARALLEL)
 
 # Emacs 29+ for the test of `package-vc-install' (bookworm's Emacs is 28): backports'
 # Emacs unpacked into the venv, the system's left alone.  Where that cannot be done, the
@@ -114,7 +119,7 @@ emacs-backports: install
 
 # The attack suites alone, as an unprivileged user (made when run as root).
 test-attacks-user: install
-	PY=$(PY) tests/attacks-as-user
+	PY=$(PY) tests/attacks-as-user $(PYTEST_PARALLEL)
 
 lint: lint-py compile lint-el
 

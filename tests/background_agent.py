@@ -6,15 +6,13 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import re
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from passepartout import llm
+from agents import boot_agent, skill_folder, wait_for
+
 from passepartout.agent import Agent
 from passepartout.config import Config
-from passepartout.engine.loader import SHIPPED_SKILLS_DIR
 from passepartout.security.install import install
 from passepartout.signals import Keyword, Signal
 from passepartout.testing.jobapproval import approve_jobs, approve_text
@@ -54,13 +52,7 @@ def make_agent(tmp_path: Path, env: dict[str, str], files: dict[str, str],
            "PASSEPARTOUT_STREAM": "0", "PASSEPARTOUT_EMBEDDINGS": "off",
            "PASSEPARTOUT_WORKSPACE": str(memex)}
     config = Config.from_mapping(env, config_dir=Path(env["PASSEPARTOUT_CONFIG_DIR"]))
-    skills = tmp_path / "skills"
-    skills.mkdir(parents=True, exist_ok=True)
-    for name in SKILLS:
-        (skills / name).symlink_to(SHIPPED_SKILLS_DIR / name)
-    agent = Agent(config, skill_dirs=[skills])
-    llm.install(agent, warm=False)
-    agent.boot(start_threads=False)
+    agent = boot_agent(config, skills=skill_folder(tmp_path / "skills", SKILLS), model=True)
     status = agent.status()["skills"]
     assert all(status[n] == "ready" for n in ("scribe", "gardener", "archivist")), status
     orchestrator = agent.services["orchestrator"]
@@ -97,17 +89,6 @@ def stamp(moment: dt.datetime, repeat: str = "+1h") -> str:
     return f"<{moment:%Y-%m-%d %a %H:%M} {repeat}>"
 
 
-def wait_until(condition: Callable[[], Any], timeout: float = 15.0, what: str = "") -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not in time: {what or condition}")
-        time.sleep(0.02)
-
-
 def events_text(env: dict[str, str]) -> str:
     path = Path(env["PASSEPARTOUT_HOME"]) / "events.org"
     return path.read_text(encoding="utf-8") if path.exists() else ""
@@ -133,7 +114,7 @@ def run_job(agent: Agent, name: str) -> str:
         job = orch.job(job_id)
         return (job is not None and job.last_run is not None and job.last_run >= now
                 and not job.running and job)
-    job = wait_until(ran, what=f"a run of {name} at {now}")
+    job = wait_for(ran, what=f"a run of {name} at {now}")
     assert agent.stimuli.wait_idle(30)
     return str(job.last_result)
 

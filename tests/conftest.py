@@ -1,4 +1,5 @@
-"""Shared fixtures: an isolated configuration, and the fake model server."""
+"""Shared fixtures: an isolated configuration, the fake model server, a daemon's scratch
+environment."""
 
 from __future__ import annotations
 
@@ -12,10 +13,11 @@ import pytest
 
 # Helper modules with asserts of their own, imported by the suites (llm_agent is also a
 # plugin of some): rewritten like test modules, so that their asserts explain failures.
-pytest.register_assert_rewrite("llm_agent", "fakellm", "wire_client")
+pytest.register_assert_rewrite("llm_agent", "fakellm", "wire_client", "daemon_proc", "agents")
 
 import other_account  # noqa: E402
-from fakellm import fake_llm  # noqa: E402,F401  (the fixture, shared by every suite)
+from daemon_proc import Daemons, daemons_under, scratch_daemons  # noqa: E402
+from fakellm import FakeLLM, fake_llm  # noqa: E402,F401  (the fixture, shared by every suite)
 
 from passepartout.config import Config  # noqa: E402
 
@@ -46,26 +48,6 @@ def config(env: dict[str, str]) -> Config:
     return Config.from_mapping(env, config_dir=Path(env["PASSEPARTOUT_CONFIG_DIR"]))
 
 
-def _daemons_under(root: str) -> list[int]:
-    """The ``passepartout daemon`` processes whose state directory is under ``root``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            args = (entry / "cmdline").read_bytes().split(b"\0")
-            if b"passepartout" not in b" ".join(args) or b"daemon" not in args:
-                continue
-            environ = (entry / "environ").read_bytes().split(b"\0")
-        except OSError:  # gone, or not ours to read
-            continue
-        homes = [v.split(b"=", 1)[1].decode(errors="replace") for v in environ
-                 if v.startswith(b"PASSEPARTOUT_HOME=")]
-        if homes and homes[0].startswith(root):
-            found.append(int(entry.name))
-    return found
-
-
 @pytest.fixture(autouse=True, scope="session")
 def _another_accounts_daemon() -> Iterator[None]:
     """The run shares the machine with another account's daemon, as on any workstation:
@@ -81,6 +63,17 @@ def _another_accounts_daemon() -> Iterator[None]:
     finally:
         os.environ.pop(other_account.ENV, None)
         listener.stop()
+
+
+@pytest.fixture
+def daemons(tmp_path: Path, fake_llm: FakeLLM) -> Iterator[Daemons]:  # noqa: F811
+    """The daemon suites' one fixture: an environment of its own for ``passepartout
+    daemon`` (state, config, memex, runtime directory under the test's scratch place),
+    its model the fake server; nothing is started until the test says
+    ``daemons.start()``, and every daemon is stopped at the end. A suite that needs
+    more (one daemon for the module, files in place before the start) calls
+    ``scratch_daemons`` itself."""
+    yield from scratch_daemons(tmp_path, fake_llm.base_url)
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -100,11 +93,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     import time
 
     factory = getattr(session.config, "_tmp_path_factory", None)
-    if factory is None:
-        return
+    if factory is None or hasattr(session.config, "workerinput"):
+        return  # a worker of ``-n``: its scratch places are under the main process's
     root = str(factory.getbasetemp())
     deadline = time.monotonic() + 5.0  # one told to stop may still be saving memory
-    while (leaked := _daemons_under(root)) and time.monotonic() < deadline:
+    while (leaked := daemons_under(root)) and time.monotonic() < deadline:
         time.sleep(0.2)
     for pid in leaked:
         with contextlib.suppress(OSError):

@@ -8,12 +8,12 @@ import os
 import shutil
 import subprocess
 import tempfile
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from agents import wait_for
 from wire_client import PYTHON, ROOT, server_env
 
 
@@ -99,10 +99,26 @@ class Daemons:
         approve_text(self.home, self.memex, path, text)
         path.write_text(text, encoding=encoding)
 
-    def wait_ready(self, timeout: float = 30.0) -> str:
-        """``passepartout status`` once the agent has booted."""
-        return wait_for(lambda: (lambda out: out if "still starting" not in out else None)(
-            self.cli("status").stdout), timeout, "the daemon's agent to boot")
+    def wait_ready(self, timeout: float = 30.0) -> None:
+        """Return once the daemon's agent has booted. The test asks the daemon itself
+        over its socket: a ``passepartout status`` process per look would take the
+        processor from the boot it waits for."""
+        from passepartout.errors import DaemonError
+        from passepartout.wire.client import as_dict, connect
+
+        def booted() -> bool:
+            if self.started and self.started[-1].poll() is not None:
+                raise AssertionError(f"the daemon exited while starting: {self.log()}")
+            try:
+                client = connect(self.home, timeout=5.0, environ=self.env)
+                if client is None:  # not listening yet
+                    return False
+                with client:
+                    return bool(as_dict(client.call("status")).get("ready"))
+            except DaemonError:  # starting: its files or socket not all there yet
+                return False
+
+        wait_for(booted, timeout, "the daemon's agent to boot", interval=0.1)
 
     def close(self) -> None:
         for proc in self.started:
@@ -120,28 +136,50 @@ def libfaketime() -> str:
     return found[0]
 
 
-def wait_for(probe: Callable[[], object], timeout: float, what: str) -> object:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = probe()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
+def model_env(base_url: str) -> dict[str, str]:
+    """The settings pointing a daemon's model layer at a fake server."""
+    return {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": base_url,
+            "OPENAI_API_BASE": base_url, "PASSEPARTOUT_MODEL": "openai/gpt-4o",
+            "PASSEPARTOUT_MODEL_COGNITION": "openai/gpt-4o-mini"}
 
 
-def scratch_daemons(tmp_path: Path) -> Iterator[Daemons]:
-    """For a fixture: the environment of a daemon, every daemon killed at the end."""
+def daemons_under(root: str) -> list[int]:
+    """The ``passepartout daemon`` processes whose state directory is under ``root``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            args = (entry / "cmdline").read_bytes().split(b"\0")
+            if b"passepartout" not in b" ".join(args) or b"daemon" not in args:
+                continue
+            environ = (entry / "environ").read_bytes().split(b"\0")
+        except OSError:  # gone, or not ours to read
+            continue
+        homes = [v.split(b"=", 1)[1].decode(errors="replace") for v in environ
+                 if v.startswith(b"PASSEPARTOUT_HOME=")]
+        if homes and homes[0].startswith(root):
+            found.append(int(entry.name))
+    return found
+
+
+def scratch_daemons(tmp_path: Path, model_url: str | None = None) -> Iterator[Daemons]:
+    """The environment of a daemon (its model the fake server at ``model_url`` when
+    given); at the end every daemon started in it is killed, and one a client started
+    (``passepartout chat``, ``acp``) is told to stop."""
     # A Unix socket's path must stay short (108 bytes): the runtime directory is in /tmp.
     for name in ("config", "memex/projects", "memex/system"):
         (tmp_path / name).mkdir(parents=True)
     runtime = Path(tempfile.mkdtemp(prefix="ppd-", dir="/tmp"))  # made 0700
     env = server_env(tmp_path, XDG_RUNTIME_DIR=str(runtime), PASSEPARTOUT_STREAM="0")
     env.update(HOME=str(tmp_path), HEARTBEAT_INTERVAL="0.5")
+    if model_url is not None:
+        env.update(model_env(model_url))
     running = Daemons(tmp_path, env)
     try:
         yield running
     finally:
         running.close()
+        if daemons_under(str(tmp_path)):  # started by a client, not by the test
+            running.cli("stop")
         shutil.rmtree(runtime, ignore_errors=True)

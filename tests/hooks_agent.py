@@ -3,15 +3,12 @@ tests look at: events.org, the heading's file, memory's snapshots, the notificat
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from passepartout import llm
+from agents import boot_agent, skill_folder, wait_for
+
 from passepartout.agent import Agent
 from passepartout.config import Config
-from passepartout.engine.loader import SHIPPED_SKILLS_DIR
 from passepartout.loop.actions import ApprovalRequest
 from passepartout.loop.events import Event, Notice
 from passepartout.signals import Signal
@@ -46,31 +43,13 @@ def make_agent(tmp_path: Path, env: dict[str, str], files: dict[str, str],
            "PASSEPARTOUT_MODEL_COGNITION": "openai/gpt-4o-mini",
            "PASSEPARTOUT_STREAM": "0", "PASSEPARTOUT_EMBEDDINGS": "off", **settings}
     config = Config.from_mapping(env, config_dir=Path(env["PASSEPARTOUT_CONFIG_DIR"]))
-    skills = tmp_path / "skills"
-    skills.mkdir(parents=True, exist_ok=True)
-    for name in SKILLS:
-        if not (skills / name).is_symlink():  # a second start on the same home
-            (skills / name).symlink_to(SHIPPED_SKILLS_DIR / name)
-    agent = Agent(config, skill_dirs=[skills])
-    llm.install(agent, warm=False)
-    agent.boot(start_threads=False)
+    agent = boot_agent(config, skills=skill_folder(tmp_path / "skills", SKILLS), model=True)
     assert agent.status()["skills"]["hooks"] == "ready", agent.status()
     orchestrator = agent.services["orchestrator"]
     assert orchestrator.ready.wait(10)
     assert agent.registry.exports("memory").memory_SERVICE.imported.wait(10)
-    wait_until(lambda: orchestrator.watching)
+    wait_for(lambda: orchestrator.watching)
     return agent
-
-
-def wait_until(condition: Callable[[], Any], timeout: float = 10.0, what: str = "") -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not in time: {what or condition}")
-        time.sleep(0.02)
 
 
 def events_text(env: dict[str, str]) -> str:

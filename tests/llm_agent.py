@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +13,7 @@ import pytest
 
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 
+from agents import boot_agent, wait_for
 from fakellm import FakeLLM, fake_llm  # noqa: F401
 
 from passepartout.agent import Agent
@@ -66,20 +66,14 @@ def make_config(tmp_path: Path, **env: str) -> Config:
 
 
 def make_agent(config: Config, recorder: Recorder | None = None) -> tuple[Agent, Recorder]:
-    agent = Agent(config)
-    agent.boot(start_threads=False)
+    """An agent with every shipped skill, its model the fake server."""
     rec = recorder or Recorder()
-    agent.register_channel("emacs", rec)
-    return agent, rec
+    return boot_agent(config, channel=rec), rec
 
 
 def agent_memory(agent: Agent, timeout: float = 20.0) -> Any:
     """The memory store the memory skill opens in the background."""
-    deadline = time.monotonic() + timeout
-    while "memory" not in agent.services:
-        if time.monotonic() > deadline:
-            raise AssertionError("the memory skill did not open its store")
-        time.sleep(0.02)
+    wait_for(lambda: "memory" in agent.services, timeout, "the memory skill's store")
     return agent.services["memory"]
 
 

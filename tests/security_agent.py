@@ -3,7 +3,6 @@ a scripted ``think`` instead of a model, and a channel that records what it is s
 
 from __future__ import annotations
 
-import shutil
 import threading
 import time
 from collections.abc import Callable
@@ -11,13 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agents import boot_agent, skill_folder
+
 from passepartout.agent import Agent
 from passepartout.config import Config
-from passepartout.engine.loader import SHIPPED_SKILLS_DIR
 from passepartout.loop.actions import Action, ApprovalRequest, Thought
 from passepartout.loop.events import Event, fields
 from passepartout.signals import Keyword, Signal
-from passepartout.testing.skilltrust import trust_skills
 
 SECURITY_SKILLS = ("policy.py", "dispatcher.py", "files.py", "shell.py", "flightplans.py")
 SCRIPTED_SKILL = '''
@@ -78,19 +77,16 @@ def make_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     }
 
 
-def make_agent(tmp_path: Path, script: Script, **extra: str) -> tuple[Agent, Channel]:
+def make_agent(tmp_path: Path, script: Script, *extra_skills: str,
+               **extra: str) -> tuple[Agent, Channel]:
+    """An agent with the security skills, ``extra_skills`` (shipped file names) and a
+    scripted model."""
     env = make_env(tmp_path, **extra)
-    skills = tmp_path / "skills"
-    for name in SECURITY_SKILLS:
-        shutil.copy(SHIPPED_SKILLS_DIR / name, skills / name)
-    (skills / "scripted.py").write_text(SCRIPTED_SKILL)
-    trust_skills(env["PASSEPARTOUT_HOME"], skills / "scripted.py")  # as the person would
+    skills = skill_folder(tmp_path / "skills", (*SECURITY_SKILLS, *extra_skills),
+                          home=env["PASSEPARTOUT_HOME"], own={"scripted.py": SCRIPTED_SKILL})
     config = Config.from_mapping(env, config_dir=tmp_path / "config")
-    agent = Agent(config, think=script, skill_dirs=[skills])
-    agent.boot(start_threads=False)
     channel = Channel()
-    agent.register_channel("emacs", channel)
-    return agent, channel
+    return boot_agent(config, skills=skills, think=script, channel=channel), channel
 
 
 def user(text: str = "go", *, source: str = "emacs", **meta: Any) -> Signal:
@@ -107,14 +103,11 @@ def jobs_agent(tmp_path: Path, script: Script, *extra_skills: str,
     """An agent with the security skills, the events skill and the chat skill (the
     ``schedule`` tool), ``extra_skills`` (shipped file names) and a scripted model."""
     env = make_env(tmp_path, PASSEPARTOUT_EMBEDDINGS="off", **env_extra)
-    skills = tmp_path / "skills"
-    for name in (*SECURITY_SKILLS, "events.py", "chat.py", *extra_skills):
-        shutil.copy(SHIPPED_SKILLS_DIR / name, skills / name)
-    (skills / "scripted.py").write_text(SCRIPTED_SKILL)
-    trust_skills(env["PASSEPARTOUT_HOME"], skills / "scripted.py")  # as the person would
+    skills = skill_folder(tmp_path / "skills", (*SECURITY_SKILLS, "events.py", "chat.py",
+                                                *extra_skills),
+                          home=env["PASSEPARTOUT_HOME"], own={"scripted.py": SCRIPTED_SKILL})
     config = Config.from_mapping(env, config_dir=tmp_path / "config")
-    agent = Agent(config, think=script, skill_dirs=[skills])
-    agent.boot(start_threads=False)
+    agent = boot_agent(config, skills=skills, think=script)
     agent.loop.think = script  # the chat skill installs the model layer; a script instead
     assert agent.services["orchestrator"].ready.wait(10)
     channel = Channel()

@@ -47,17 +47,11 @@ def shared(tmp_path_factory: pytest.TempPathFactory, model: FakeLLM) -> Iterator
     """One daemon environment for the module (a daemon boots in seconds); the first test
     lets ``passepartout acp`` start the daemon, the others find it running."""
     tmp = tmp_path_factory.mktemp("acp")
-    for running in scratch_daemons(tmp):
+    for running in scratch_daemons(tmp, model.base_url):
         (tmp / "work").mkdir()
         (tmp / "config" / ".env").write_text(f"BANK_PASSWORD={BANK}\n")
-        running.env.update(OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=model.base_url,
-                           PASSEPARTOUT_MODEL="openai/gpt-4o", PASSEPARTOUT_STREAM="1",
-                           PASSEPARTOUT_WORKSPACE=str(tmp / "work"))
-        try:
-            yield running
-        finally:
-            if running.cli("status").returncode == 0:
-                running.cli("stop")
+        running.env.update(PASSEPARTOUT_STREAM="1", PASSEPARTOUT_WORKSPACE=str(tmp / "work"))
+        yield running
 
 
 @pytest.fixture

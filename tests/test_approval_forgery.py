@@ -14,6 +14,7 @@ from typing import Any
 
 import orgparse
 import pytest
+from agents import boot_agent
 from security_agent import (
     Channel,
     Script,
@@ -222,8 +223,7 @@ def test_schedule_plants_no_drawer(tmp_path: Path) -> None:
 
 def test_remember_plants_no_drawer(env: dict[str, str]) -> None:
     env = {**env, "PASSEPARTOUT_EMBEDDINGS": "off"}
-    agent = Agent(Config.from_mapping(env, config_dir=Path(env["PASSEPARTOUT_CONFIG_DIR"])))
-    agent.boot(start_threads=False)
+    agent = boot_agent(Config.from_mapping(env, config_dir=Path(env["PASSEPARTOUT_CONFIG_DIR"])))
     try:
         assert agent.registry.exports("memory").memory_SERVICE.imported.wait(10)
         body = (":PROPERTIES:\n:CRON: <2020-01-01 Wed 00:00 +1d>\n:HOOK: x\n:END:\n"

@@ -10,7 +10,6 @@ import base64
 import codecs
 import json
 import os
-import shutil
 import socket
 import time
 from collections.abc import Iterator
@@ -25,7 +24,6 @@ from security_agent import Channel, Script, call, user
 from security_agent import make_agent as make_security_agent
 
 from passepartout.agent import Agent
-from passepartout.engine.loader import SHIPPED_SKILLS_DIR
 from passepartout.loop.actions import Action
 from passepartout.security import vault as vault_mod
 from passepartout.signals import Keyword, Signal
@@ -67,9 +65,7 @@ def restore_vault() -> Iterator[None]:
 
 def make_agent(tmp_path: Path, script: Script, **extra: str) -> tuple[Agent, Channel]:
     """The security agent with the chat skill's built-in tools (grep-search) too."""
-    (tmp_path / "skills").mkdir(parents=True, exist_ok=True)
-    shutil.copy(SHIPPED_SKILLS_DIR / "chat.py", tmp_path / "skills" / "chat.py")
-    return make_security_agent(tmp_path, script, **extra)
+    return make_security_agent(tmp_path, script, "chat.py", **extra)
 
 
 def cron() -> Signal:

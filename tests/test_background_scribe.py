@@ -11,7 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-from background_agent import SimClock, allow_rules, make_agent, run_job, wait_until
+from agents import wait_for
+from background_agent import SimClock, allow_rules, make_agent, run_job
 from fakellm import FakeLLM
 
 from passepartout.background.scribe import Scribe, read_events
@@ -60,7 +61,7 @@ def test_the_days_material_becomes_one_note_with_links_back(
         result = run_job(agent, "scribe")
         assert result == "asked the cognition model for a note of 1 chat session(s) and 1 event(s)"
         notes = memex / "notes" / "scribe.org"
-        text = wait_until(lambda: notes.exists() and "notes of the day" in notes.read_text()
+        text = wait_for(lambda: notes.exists() and "notes of the day" in notes.read_text()
                           and notes.read_text(), what="the note")
         assert "- The venue is Hall B, May 3.\n,* not a heading\n" in text
         assert "[[passepartout:chat-42][chat chat-42]] (2 message(s))" in text

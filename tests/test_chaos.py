@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from daemon_proc import Daemons, scratch_daemons, wait_for
+from agents import wait_for
+from daemon_proc import Daemons, scratch_daemons
 from fakellm import FakeLLM
 from fakellm_protocol import RecordedRequest, Reply, ToolCall
 
@@ -43,7 +44,14 @@ from passepartout.config import Config
 from passepartout.errors import DaemonError
 from passepartout.faces.face import Face
 from passepartout.memory.store import MemoryStore
-from passepartout.protocol import Allow, ApprovalAsked, Disconnected, Done, ToolFinished, TurnError
+from passepartout.protocol import (
+    Allow,
+    ApprovalAsked,
+    Disconnected,
+    Done,
+    ToolFinished,
+    TurnError,
+)
 from passepartout.security.trust_cli import book
 
 ROUNDS = 4
@@ -107,11 +115,8 @@ def model() -> Iterator[ChaosModel]:
 
 @pytest.fixture
 def daemons(tmp_path: Path, model: ChaosModel) -> Iterator[Daemons]:
-    for running in scratch_daemons(tmp_path):
-        running.env.update(OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=model.base_url,
-                           PASSEPARTOUT_MODEL="openai/gpt-4o",
-                           PASSEPARTOUT_MODEL_COGNITION="openai/gpt-4o-mini",
-                           PASSEPARTOUT_STREAM="1")
+    for running in scratch_daemons(tmp_path, model.base_url):
+        running.env.update(PASSEPARTOUT_STREAM="1")
         yield running
 
 

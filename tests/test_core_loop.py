@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 import pytest
+from agents import wait_for
 
 from passepartout.engine import Registry, Skill
 from passepartout.loop import (
@@ -257,8 +258,7 @@ def test_stimuli_keep_each_session_in_order_and_beat() -> None:
     for i in range(20):
         stimuli.inject(user_input(str(i), **{"session-id": "a"}))
     assert stimuli.inject("(:broken") is False
-    time.sleep(0.3)
     assert stimuli.wait_idle(5)
+    wait_for(lambda: len(beats) >= 2, 5, "two heartbeats between the prompts")
     stimuli.stop()
     assert [d["text"] for d in rec.of("reply")] == [f"echo: {i}" for i in range(20)]
-    assert len(beats) >= 2

@@ -7,6 +7,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from agents import boot_agent
 
 from passepartout.engine import Registry, SkillLoader, Status, require
 from passepartout.engine.discovery import discover, topological_order
@@ -218,9 +219,7 @@ def test_hot_reload_changes_behaviour_and_a_broken_version_leaves_the_old(tmp_pa
 
 
 def test_shipped_skills_load_like_a_users(tmp_path: Path, config) -> None:  # type: ignore[no-untyped-def]
-    from passepartout.agent import Agent
-
-    agent = Agent(config).boot(start_threads=False)
+    agent = boot_agent(config)
     try:
         statuses = {e.name: e.status for e in agent.loader.report()}
         assert statuses["policy"] is Status.READY

@@ -15,11 +15,10 @@ import json
 import re
 import signal
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-from daemon_proc import Daemons, scratch_daemons, wait_for
+from agents import wait_for
+from daemon_proc import Daemons
 from fakellm import FakeLLM
 
 from passepartout.testing.jobapproval import approve_jobs
@@ -55,17 +54,6 @@ Tidy up.
 """
 
 
-@pytest.fixture
-def daemons(tmp_path: Path) -> Iterator[Daemons]:
-    yield from scratch_daemons(tmp_path)
-
-
-def model(daemons: Daemons, fake: FakeLLM) -> None:
-    daemons.env.update(OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=fake.base_url,
-                       PASSEPARTOUT_MODEL="openai/gpt-4o",
-                       PASSEPARTOUT_MODEL_COGNITION="openai/gpt-4o-mini")
-
-
 def events(daemons: Daemons) -> str:
     path = daemons.home / "events.org"
     return path.read_text(encoding="utf-8") if path.exists() else ""
@@ -74,7 +62,6 @@ def events(daemons: Daemons) -> str:
 def test_a_cron_job_written_into_the_memex_runs_with_no_emacs(
     daemons: Daemons, fake_llm: FakeLLM
 ) -> None:
-    model(daemons, fake_llm)
     fake_llm.reply("All three backups are from last night.")
     daemons.start()
     daemons.wait_ready()
@@ -141,8 +128,8 @@ def test_status_shows_the_daemon_and_stop_waits_until_it_has_exited(
     assert allowed.returncode == 0 and "allowed: tidy-1" in allowed.stdout, allowed.stdout
     offline = daemons.cli("cron", "list").stdout
     proc = daemons.start()
-    shown = daemons.wait_ready()
-    assert isinstance(shown, str)
+    daemons.wait_ready()
+    shown = daemons.cli("status").stdout
     assert f"pid        {proc.pid}" in shown
     assert f"socket     {daemons.rundir}/daemon.sock" in shown
     assert "health     " in shown and "clients    0" in shown
@@ -171,7 +158,6 @@ def test_status_shows_the_daemon_and_stop_waits_until_it_has_exited(
 def test_a_daemon_killed_with_sigkill_comes_back_and_runs_the_missed_job_once(
     daemons: Daemons, fake_llm: FakeLLM
 ) -> None:
-    model(daemons, fake_llm)
     fake_llm.reply("Noted: the plants.")
     # Daily, next at the start of a minute at least two minutes from now.
     when = (dt.datetime.now() + dt.timedelta(minutes=3)).replace(second=0, microsecond=0)

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from daemon_proc import Daemons, scratch_daemons, wait_for
+from agents import wait_for
+from daemon_proc import Daemons
 from test_daemon_users import ROOT_ONLY, other_uid
 
 from passepartout.errors import DaemonError
@@ -34,11 +35,6 @@ from passepartout.wire.place import Place, PlaceError
 
 pytestmark = pytest.mark.attack
 TOKEN = "f" * 64
-
-
-@pytest.fixture
-def daemons(tmp_path: Path) -> Iterator[Daemons]:
-    yield from scratch_daemons(tmp_path)
 
 
 @dataclass

@@ -15,11 +15,11 @@ from __future__ import annotations
 import datetime as dt
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from daemon_proc import Daemons, scratch_daemons, wait_for
+from agents import wait_for
+from daemon_proc import Daemons
 from fakellm import FakeLLM
 from wire_client import ROOT
 
@@ -36,17 +36,6 @@ JOB = """* Check the backups
 :END:
 Say whether last night's backups are fresh.
 """
-
-
-@pytest.fixture
-def daemons(tmp_path: Path, fake_llm: FakeLLM) -> Iterator[Daemons]:
-    for running in scratch_daemons(tmp_path):
-        running.env.update(OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=fake_llm.base_url,
-                           OPENAI_API_BASE=fake_llm.base_url,
-                           PASSEPARTOUT_MODEL="openai/gpt-4o",
-                           PASSEPARTOUT_MODEL_COGNITION="openai/gpt-4o-mini",
-                           LITELLM_LOCAL_MODEL_COST_MAP="True")
-        yield running
 
 
 def events(daemons: Daemons) -> str:

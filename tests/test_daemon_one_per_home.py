@@ -21,11 +21,11 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from daemon_proc import Daemons, scratch_daemons, wait_for
+from agents import wait_for
+from daemon_proc import Daemons
 from fakellm import FakeLLM
 from test_daemon_emacs import EMACS, emacs
 from test_mcp_server import call
@@ -80,12 +80,11 @@ if _import_gate:
 
 
 @pytest.fixture
-def daemons(tmp_path: Path) -> Iterator[Daemons]:
-    for running in scratch_daemons(tmp_path):
-        # The state directory is the default one for HOME, so that an environment with
-        # nothing but HOME names it too.
-        running.env["PASSEPARTOUT_HOME"] = str(tmp_path / ".local" / "state" / "passepartout")
-        yield running
+def daemons(daemons: Daemons) -> Daemons:
+    # The state directory is the default one for HOME, so that an environment with
+    # nothing but HOME names it too.
+    daemons.env["PASSEPARTOUT_HOME"] = str(daemons.tmp / ".local" / "state" / "passepartout")
+    return daemons
 
 
 def minimal(daemons: Daemons, **extra: str) -> dict[str, str]:
@@ -116,8 +115,6 @@ def test_clients_with_a_minimal_environment_find_the_daemon_and_start_no_second(
     (config / ".env").write_text(
         f"MEMEX_DIR={daemons.memex}\nPASSEPARTOUT_EMBEDDINGS=off\n"
         f"OPENAI_API_KEY=sk-test\nOPENAI_BASE_URL={fake_llm.base_url}\n")
-    daemons.env.update(OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=fake_llm.base_url,
-                       PASSEPARTOUT_MODEL="openai/gpt-4o")
     fake_llm.reply("Found you.")
     proc = daemons.start()
     bare = minimal(daemons)

@@ -16,11 +16,12 @@ import os
 import pwd
 import socket
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from daemon_proc import Daemons, scratch_daemons, wait_for
+from agents import wait_for
+from daemon_proc import Daemons
 
 from passepartout.signals import Symbol
 from passepartout.wire.client import connect, frame
@@ -28,11 +29,6 @@ from passepartout.wire.place import Place, PlaceError
 
 pytestmark = pytest.mark.attack
 ROOT_ONLY = "acting as a second local user needs root (the run as root checks it)"
-
-
-@pytest.fixture
-def daemons(tmp_path: Path) -> Iterator[Daemons]:
-    yield from scratch_daemons(tmp_path)
 
 
 def other_uid() -> int:

@@ -12,24 +12,15 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from daemon_proc import Daemons, scratch_daemons
+from daemon_proc import Daemons
 from fakellm import FakeLLM
 
 from passepartout import protocol
 from passepartout.errors import DaemonError
 from passepartout.wire.client import connect
-
-
-@pytest.fixture
-def daemons(tmp_path: Path, fake_llm: FakeLLM) -> Iterator[Daemons]:
-    for running in scratch_daemons(tmp_path):
-        running.env.update(OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=fake_llm.base_url,
-                           PASSEPARTOUT_MODEL="openai/gpt-4o")
-        yield running
 
 
 def _tool_output(fake: FakeLLM) -> str:

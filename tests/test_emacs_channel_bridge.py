@@ -13,18 +13,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agents import boot_agent, skill_folder
 from wire_client import WireClient
 from wire_scripted_server import scripted_think
 
 from passepartout.agent import Agent
 from passepartout.config import Config
 from passepartout.context import Focus as ContextFocus
-from passepartout.engine.loader import SHIPPED_SKILLS_DIR
 from passepartout.server.epc import BridgeServer
 from passepartout.server.focus import Focus
 from passepartout.server.methods import Bridge
 from passepartout.signals import Keyword, Signal
-from passepartout.testing.skilltrust import trust_skills
 
 TOKEN = "in-process-token"
 
@@ -32,14 +31,9 @@ TOKEN = "in-process-token"
 @pytest.fixture
 def skill_dir(tmp_path: Path) -> Path:
     """The mandatory gates and the test chat skill, without the model layer's chat skill."""
-    folder = tmp_path / "skills"
-    folder.mkdir()
-    for name in ("policy.py", "dispatcher.py"):
-        (folder / name).write_text((SHIPPED_SKILLS_DIR / name).read_text())
     wirechat = Path(__file__).parent / "wire_skills" / "wirechat.py"
-    (folder / "wirechat.py").write_text(wirechat.read_text())
-    trust_skills(tmp_path / "home", folder / "wirechat.py")  # as the person would
-    return folder
+    return skill_folder(tmp_path / "skills", ("policy.py", "dispatcher.py"),
+                        home=tmp_path / "home", own={"wirechat.py": wirechat.read_text()})
 
 
 @pytest.fixture
@@ -59,8 +53,7 @@ def server(bridge: Bridge) -> Iterator[BridgeServer]:
 
 
 def make_agent(config: Config, skill_dir: Path) -> Agent:
-    agent = Agent(config, think=scripted_think, skill_dirs=[skill_dir])
-    return agent.boot()
+    return boot_agent(config, skills=skill_dir, think=scripted_think, threads=True)
 
 
 def connect(server: BridgeServer) -> WireClient:

@@ -9,12 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agents import boot_agent, skill_folder, wait_for
 from fakellm import FakeLLM
 
-from passepartout import llm
 from passepartout.agent import Agent
 from passepartout.config import Config
-from passepartout.engine.loader import SHIPPED_SKILLS_DIR
 from passepartout.signals import Keyword, Signal
 from passepartout.testing.jobapproval import approve_jobs
 from passepartout.testing.skilltrust import trust_skills
@@ -53,13 +52,7 @@ def make_agent(tmp_path: Path, env: dict[str, str], jobs: str) -> Agent:
            "PASSEPARTOUT_EMBEDDINGS": "off"}
     config = Config.from_mapping(env, config_dir=Path(env["PASSEPARTOUT_CONFIG_DIR"]))
     # The skills this needs, without the others' start-up costs (embeddings and such).
-    skills = tmp_path / "skills"
-    skills.mkdir(parents=True, exist_ok=True)
-    for name in SKILLS:
-        (skills / name).symlink_to(SHIPPED_SKILLS_DIR / name)
-    agent = Agent(config, skill_dirs=[skills])
-    llm.install(agent, warm=False)
-    agent.boot(start_threads=False)
+    agent = boot_agent(config, skills=skill_folder(tmp_path / "skills", SKILLS), model=True)
     assert agent.services["orchestrator"].ready.wait(10)
     assert agent.registry.exports("memory").memory_SERVICE.imported.wait(10)
     return agent
@@ -117,7 +110,7 @@ def test_a_reflex_job_runs_without_a_model_and_a_cognition_job_is_booked_on_its_
         assert model_env.request_count == 1  # the digest; the reflex job asked nobody
         assert model_env.last_request.model == "gpt-4o-mini"
         orch = agent.services["orchestrator"]
-        wait_until(lambda: not orch.job("digest-1").running)
+        wait_for(lambda: not orch.job("digest-1").running)
         digest = orch.job("digest-1")
         assert digest.last_result == "Three notes changed."
         assert orch.job("check-1").last_result == "42 notes"
@@ -133,14 +126,6 @@ def test_a_reflex_job_runs_without_a_model_and_a_cognition_job_is_booked_on_its_
         assert "reflex count-notes done" in log and "digest-1: done" in log
     finally:
         agent.shutdown()
-
-
-def wait_until(condition: Any, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.02)
 
 
 WATCHER_SKILL = '''"""A skill of the test's own: it registers a hook handler when it loads."""

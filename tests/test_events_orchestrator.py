@@ -3,11 +3,11 @@ and dispatch by tier on the heartbeat."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import events_memex
 import pytest
+from agents import wait_for
 from events_memex import UTC, Clock, at
 
 from passepartout.errors import ProtocolError
@@ -110,15 +110,6 @@ def test_the_watcher_keeps_the_registry_current(orch: Orchestrator) -> None:
     finally:
         orch.stop()
     assert not orch.watching
-
-
-def wait_for(condition: object, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():  # type: ignore[operator]
-            return
-        time.sleep(0.02)
-    raise AssertionError("condition not met in time")
 
 
 def test_an_emacs_edit_of_a_file_not_on_disk_uses_the_sent_texts(orch: Orchestrator) -> None:

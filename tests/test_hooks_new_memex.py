@@ -8,8 +8,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from agents import wait_for
 from fakellm import FakeLLM
-from hooks_agent import Client, edit, make_agent, wait_until
+from hooks_agent import Client, edit, make_agent
 
 from passepartout.memory import MemoryStore
 from passepartout.memory.orgimport import import_org_file
@@ -31,15 +32,15 @@ def test_a_hook_fires_in_a_projects_directory_made_after_the_start(
         projects.mkdir()
         (projects / "p.org").write_text(HOOKED, encoding="utf-8")
         orchestrator = agent.services["orchestrator"]
-        wait_until(lambda: orchestrator.registry.node("n-1"), what="the new heading")
+        wait_for(lambda: orchestrator.registry.node("n-1"), what="the new heading")
         edit(projects / "p.org", "Draft.", "Final.", env=env)
         told = ("info", "hook: notify: 'Watched' changed (disk)")
-        wait_until(lambda: told in emacs.notes, what="the notification")
+        wait_for(lambda: told in emacs.notes, what="the notification")
         # Outside the scan directories nothing fires.
         (Path(env["MEMEX_DIR"]) / "other").mkdir()
         (Path(env["MEMEX_DIR"]) / "other" / "q.org").write_text(
             HOOKED.replace("n-1", "n-2"), encoding="utf-8")
-        wait_until(lambda: agent.services["memory"].get("n-2"), what="memory's copy")
+        wait_for(lambda: agent.services["memory"].get("n-2"), what="memory's copy")
         assert orchestrator.registry.node("n-2") is None
     finally:
         agent.shutdown()

@@ -9,8 +9,9 @@ import time
 from pathlib import Path
 
 import pytest
+from agents import wait_for
 from fakellm import FakeLLM
-from hooks_agent import Client, audit_text, edit, events_text, make_agent, wait_until
+from hooks_agent import Client, audit_text, edit, events_text, make_agent
 
 from passepartout.agent import Agent
 
@@ -45,7 +46,7 @@ def test_notify_reaches_every_client_and_events_through_the_gates(
     try:
         edit(Path(env["MEMEX_DIR"]) / "projects/p.org", "Draft.", "Final.", env=env)
         told = ("info", "hook: notify: 'Watched' changed (disk)")
-        wait_until(lambda: told in emacs.notes and phone.notes, what="the notifications")
+        wait_for(lambda: told in emacs.notes and phone.notes, what="the notifications")
         assert phone.notes == [told]
         log = events_text(env)
         assert "hook: notify: 'Watched' changed (disk)" in log
@@ -65,11 +66,11 @@ def test_snapshot_takes_a_memory_snapshot_named_after_the_heading(
     try:
         before = len(store.snapshots())
         edit(Path(env["MEMEX_DIR"]) / "projects/p.org", "v1", "v2", env=env)
-        newest = wait_until(lambda: [s for s in store.snapshots()
+        newest = wait_for(lambda: [s for s in store.snapshots()
                                      if s.label == "hook: Watched changed"],
                             what="the snapshot")
         assert len(store.snapshots()) == before + 1
-        wait_until(lambda: f"memory snapshot #{newest[0].seq}" in events_text(env),
+        wait_for(lambda: f"memory snapshot #{newest[0].seq}" in events_text(env),
                    what="the snapshot's line in events.org")
         assert model.request_count == 0
     finally:
@@ -86,7 +87,7 @@ def test_verify_integrity_warns_of_an_edit_outside_the_agent(
     try:
         assert agent.services["memory"].snapshots()[0].label == "memex import"
         edit(Path(env["MEMEX_DIR"]) / "projects/p.org", "Amount: 100", "Amount: 900", env=env)
-        warned = wait_until(lambda: [n for n in emacs.notes if n[0] == "warning"],
+        warned = wait_for(lambda: [n for n in emacs.notes if n[0] == "warning"],
                             what="the warning")
         assert len(warned) == 1
         text = warned[0][1]
@@ -115,7 +116,7 @@ def test_verify_integrity_is_not_fooled_by_a_snapshot_taken_after_the_change(
         edit(path, "Amount: 100", "Amount: 900")  # not approved: no hook fires by itself
         (node,) = scan_file(path).nodes
         changed_at = time.time()
-        wait_until(lambda: "Amount: 900" in str(store.search("Amount 900")),
+        wait_for(lambda: "Amount: 900" in str(store.search("Amount 900")),
                    what="memory's import of the edit")
         store.snapshot("hook: Watched changed")  # as the snapshot hook would take it
         (handler,) = agent.services["orchestrator"].hooks._handlers["verify-integrity"]
@@ -138,7 +139,7 @@ def test_verify_integrity_sees_an_edit_made_while_the_agent_was_down(
     edit(Path(env["MEMEX_DIR"]) / "projects/p.org", "Amount: 100", "Amount: 900", env=env)
     agent = make_agent(tmp_path, env, {})
     try:
-        text = wait_until(lambda: "changed outside the agent" in events_text(env)
+        text = wait_for(lambda: "changed outside the agent" in events_text(env)
                           and events_text(env), what="the warning")
         assert "'Watched' in projects/p.org changed outside the agent: memory snapshot #1" \
             in text
@@ -160,7 +161,7 @@ def test_verify_integrity_finds_an_unchanged_node_intact(
     try:
         # Only the title of a sibling outside the node changes: the node is not.
         edit(Path(env["MEMEX_DIR"]) / "projects/p.org", "* Project", "* Projects", env=env)
-        wait_until(lambda: "verify_integrity ok" in events_text(env), what="the check")
+        wait_for(lambda: "verify_integrity ok" in events_text(env), what="the check")
         assert "intact (sha256" in events_text(env)
         settle(agent)
         assert [n for n in emacs.notes if n[0] == "warning"] == []
@@ -177,7 +178,7 @@ def test_prompt_replies_into_events_at_the_headings_tier(
     model.for_model("gpt-4o-mini").reply("It is 4.")
     try:
         edit(Path(env["MEMEX_DIR"]) / "projects/p.org", "2+2", "two plus two", env=env)
-        wait_until(lambda: "It is 4." in events_text(env), what="the reply")
+        wait_for(lambda: "It is 4." in events_text(env), what="the reply")
         settle(agent)
         assert model.request_count == 1  # once: the orchestrator does not run it too
         assert model.last_request.model == "gpt-4o-mini"
@@ -197,15 +198,17 @@ def test_prompt_reply_as_a_note_under_the_heading_fires_nothing_again(
     model.for_model("gpt-4o-mini").reply("Blue.\n* not a heading")
     try:
         edit(path, "a colour", "one colour", env=env)
-        wait_until(lambda: "Reply of the agent" in path.read_text(), what="the note")
-        settle(agent, 0.7)
+        wait_for(lambda: "Reply of the agent" in path.read_text(), what="the note")
+        # The note changes the heading: the hook fires on it and sees it as ours.
+        wait_for(lambda: "the agent's own edit" in events_text(env), what="the echo")
+        assert agent.stimuli.wait_idle(30)
         text = path.read_text()
         assert model.request_count == 1  # the note is the agent's own edit: no new run
         note = text.split("Name one colour.\n", 1)[1]
         assert note.startswith("- Reply of the agent [")
         assert "\\\\\n  Blue.\n  ,* not a heading\n*** Child\nkept\n" in note
         assert "hook-write" in audit_text(env)
-        wait_until(lambda: "prompt: wrote a note under 'Watched'" in events_text(env),
+        wait_for(lambda: "prompt: wrote a note under 'Watched'" in events_text(env),
                    what="the note's line in events.org")
     finally:
         agent.shutdown()
@@ -223,7 +226,7 @@ def test_a_person_s_deny_rule_stops_the_note_and_events_says_so(
     model.for_model("gpt-4o-mini").reply("Blue.")
     try:
         edit(path, "a colour", "one colour", env=env)
-        wait_until(lambda: "refused" in events_text(env), what="the refusal")
+        wait_for(lambda: "refused" in events_text(env), what="the refusal")
         assert "Reply of the agent" not in path.read_text()
         assert "Blue." in events_text(env)  # the reply itself is still recorded
     finally:
@@ -239,7 +242,7 @@ def test_a_prompt_in_a_personal_subtree_never_reaches_the_remote_model(
     model.for_model("gpt-4o-mini").reply("leaked")
     try:
         edit(Path(env["MEMEX_DIR"]) / "projects/p.org", "My diary.", "My secret diary.", env=env)
-        wait_until(lambda: "private subtree" in events_text(env), what="the private mark")
+        wait_for(lambda: "private subtree" in events_text(env), what="the private mark")
         settle(agent)
         assert model.request_count == 0
         assert "leaked" not in events_text(env)
@@ -265,10 +268,14 @@ def test_summarize_writes_the_summary_into_the_heading(
     try:
         edit(path, "Ship the release.", "Ship the release on Friday.", env=env)
         if where == "property":
-            wait_until(lambda: ":SUMMARY:" in path.read_text(), what="the summary")
+            wait_for(lambda: ":SUMMARY:" in path.read_text(), what="the summary")
         else:
-            wait_until(lambda: "*** Summary" in path.read_text(), what="the summary")
-        settle(agent, 0.7)
+            wait_for(lambda: "*** Summary" in path.read_text(), what="the summary")
+        if where == "property":  # the summary changes the heading: the echo is seen
+            wait_for(lambda: "the agent's own edit" in events_text(env), what="the echo")
+            assert agent.stimuli.wait_idle(30)
+        else:  # a child heading is not the heading's own text: no event to wait on
+            settle(agent, 0.7)
         text = path.read_text()
         asked = str(model.last_request.messages)
         assert "Write them first." in asked and "1234" not in asked  # private withheld
@@ -281,8 +288,6 @@ def test_summarize_writes_the_summary_into_the_heading(
         # verify-integrity on the same heading: the person's edit warned, the agent's not.
         warnings = [n for n in emacs.notes if n[0] == "warning"]
         assert len(warnings) == 1 and "outside the agent" in warnings[0][1]
-        if where == "property":  # a child heading is not the heading's own text
-            wait_until(lambda: "the agent's own edit" in events_text(env), what="the echo")
     finally:
         agent.shutdown()
 

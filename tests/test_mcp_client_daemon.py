@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from daemon_proc import Daemons, scratch_daemons
+from daemon_proc import Daemons
 from fakellm import FakeLLM
 from mcp_peers import pin_peer
 from test_mcp_client import live_members, silent_pids
@@ -23,16 +22,13 @@ PEER = str(Path(__file__).with_name("mcp_peers.py"))
 
 
 @pytest.fixture
-def daemons(tmp_path: Path, fake_llm: FakeLLM) -> Iterator[Daemons]:
-    for running in scratch_daemons(tmp_path):
-        running.env.update(OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=fake_llm.base_url,
-                           PASSEPARTOUT_MODEL="openai/gpt-4o")
-        config = Path(running.env["PASSEPARTOUT_CONFIG_DIR"])
-        config.mkdir(parents=True, exist_ok=True)
-        (config / "mcp.json").write_text(json.dumps(
-            {"mcpServers": {"peer": {"command": sys.executable, "args": [PEER, "stdio"]}}}))
-        pin_peer(Path(running.env["PASSEPARTOUT_HOME"]), "peer")
-        yield running
+def daemons(daemons: Daemons) -> Daemons:
+    config = Path(daemons.env["PASSEPARTOUT_CONFIG_DIR"])
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "mcp.json").write_text(json.dumps(
+        {"mcpServers": {"peer": {"command": sys.executable, "args": [PEER, "stdio"]}}}))
+    pin_peer(Path(daemons.env["PASSEPARTOUT_HOME"]), "peer")
+    return daemons
 
 
 def test_an_mcp_tool_runs_in_the_daemon_once_the_attached_face_says_yes(

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from daemon_proc import Daemons, scratch_daemons, wait_for
+from agents import wait_for
+from daemon_proc import Daemons, scratch_daemons
 from mcp_peers import pin_peer
 from wire_client import ROOT
 

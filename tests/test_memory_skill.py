@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agents import boot_agent
+
 from passepartout.agent import Agent
 from passepartout.config import Config
 from passepartout.loop import Action
@@ -12,8 +14,7 @@ from passepartout.signals import Keyword, Signal
 
 def boot(env: dict[str, str]) -> Agent:
     env = {**env, "PASSEPARTOUT_EMBEDDINGS": "off"}
-    agent = Agent(Config.from_mapping(env, config_dir=Path(env["PASSEPARTOUT_CONFIG_DIR"])))
-    agent.boot(start_threads=False)
+    agent = boot_agent(Config.from_mapping(env, config_dir=Path(env["PASSEPARTOUT_CONFIG_DIR"])))
     service = agent.registry.exports("memory").memory_SERVICE
     assert service.imported.wait(10), "memory did not open"
     return agent

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from daemon_proc import Daemons, scratch_daemons, wait_for
+from agents import wait_for
+from daemon_proc import Daemons, scratch_daemons
 from fake_telegram import TOKEN, FakeTelegram, Sent
 from fakellm import FakeLLM
 
@@ -45,11 +46,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     with FakeLLM() as llm:
         telegram = FakeTelegram().start()
         try:
-            for running in scratch_daemons(tmp):
+            for running in scratch_daemons(tmp, llm.base_url):
                 (tmp / "work").mkdir()
-                running.env.update(OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=llm.base_url,
-                                   PASSEPARTOUT_MODEL="openai/gpt-4o",
-                                   PASSEPARTOUT_WORKSPACE=str(tmp / "work"),
+                running.env.update(PASSEPARTOUT_WORKSPACE=str(tmp / "work"),
                                    PASSEPARTOUT_TELEGRAM_TOKEN=TOKEN,
                                    PASSEPARTOUT_TELEGRAM_CHATS=f"{ME},{ALSO},{THIRD},{FOURTH}",
                                    PASSEPARTOUT_TELEGRAM_API=telegram.url,

@@ -21,6 +21,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from agents import boot_agent
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -198,7 +199,6 @@ def signal() -> Signal:
 @pytest.mark.attack
 def test_every_writer_writes_a_hostile_payload_that_runs_nothing(
         env: dict[str, str], tmp_path: Path) -> None:
-    from passepartout.agent import Agent
     from passepartout.config import Config
 
     marks = tmp_path / "marks"
@@ -216,9 +216,8 @@ def test_every_writer_writes_a_hostile_payload_that_runs_nothing(
     written = tmp_path / "written"
     written.mkdir()
     # The agent's tools: remember, schedule, and the org edits (note, heading, property).
-    agent = Agent(Config.from_mapping({**env, "PASSEPARTOUT_EMBEDDINGS": "off"},
-                                      config_dir=Path(env["PASSEPARTOUT_CONFIG_DIR"])))
-    agent.boot(start_threads=False)
+    agent = boot_agent(Config.from_mapping({**env, "PASSEPARTOUT_EMBEDDINGS": "off"},
+                                           config_dir=Path(env["PASSEPARTOUT_CONFIG_DIR"])))
     try:
         assert agent.registry.exports("memory").memory_SERVICE.imported.wait(20)
         project = memex / "projects" / "plan.org"

@@ -6,18 +6,14 @@ and files are written whole."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
-from security_agent import SCRIPTED_SKILL, SECURITY_SKILLS, Channel, Script, call, make_env, user
+from security_agent import Channel, Script, call, make_agent, user
 
 from passepartout.agent import Agent
-from passepartout.config import Config
-from passepartout.engine.loader import SHIPPED_SKILLS_DIR
 from passepartout.errors import PipelineError
 from passepartout.protocol import OrgEdited
-from passepartout.testing.skilltrust import trust_skills
 
 TASKS = """\
 * Projects
@@ -41,17 +37,8 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def make(tmp_path: Path, script: Script, answer: bool = False) -> tuple[Agent, Channel, Path]:
-    env = make_env(tmp_path)
-    skills = tmp_path / "skills"
-    for name in (*SECURITY_SKILLS, "orgtools.py"):
-        shutil.copy(SHIPPED_SKILLS_DIR / name, skills / name)
-    (skills / "scripted.py").write_text(SCRIPTED_SKILL)
-    trust_skills(env["PASSEPARTOUT_HOME"], skills / "scripted.py")
-    agent = Agent(Config.from_mapping(env, config_dir=tmp_path / "config"), think=script,
-                  skill_dirs=[skills])
-    agent.boot(start_threads=False)
-    channel = Channel(answer=answer)
-    agent.register_channel("emacs", channel)
+    agent, channel = make_agent(tmp_path, script, "orgtools.py")
+    channel.answer = answer
     org = tmp_path / "memex" / "tasks.org"
     org.write_text(TASKS, encoding="utf-8")
     return agent, channel, org

@@ -5,17 +5,14 @@ back and the previous one goes on serving; shipped skills are never rewritten.""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
-from security_agent import SCRIPTED_SKILL, SECURITY_SKILLS, Channel, Script, call, make_env, user
+from security_agent import Channel, Script, call, make_agent, user
 
 from passepartout.agent import Agent
-from passepartout.config import Config
 from passepartout.engine.loader import SHIPPED_SKILLS_DIR, Status
 from passepartout.engine.pinned import sha256_of
-from passepartout.testing.skilltrust import trust_skills
 
 GREETER = """#+TITLE: Greeter
 * Code
@@ -52,17 +49,8 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def make(tmp_path: Path, script: Script, answer: bool) -> tuple[Agent, Channel, Path]:
     mine = tmp_path / "myskills"
     mine.mkdir()
-    env = make_env(tmp_path, SKILLS_DIR=str(mine))
-    skills = tmp_path / "skills"
-    for name in (*SECURITY_SKILLS, "selfimprove.py"):
-        shutil.copy(SHIPPED_SKILLS_DIR / name, skills / name)
-    (skills / "scripted.py").write_text(SCRIPTED_SKILL)
-    trust_skills(env["PASSEPARTOUT_HOME"], skills / "scripted.py")
-    agent = Agent(Config.from_mapping(env, config_dir=tmp_path / "config"), think=script,
-                  skill_dirs=[skills])
-    agent.boot(start_threads=False)
-    channel = Channel(answer=answer)
-    agent.register_channel("emacs", channel)
+    agent, channel = make_agent(tmp_path, script, "selfimprove.py", SKILLS_DIR=str(mine))
+    channel.answer = answer
     return agent, channel, mine
 
 

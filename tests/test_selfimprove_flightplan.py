@@ -4,19 +4,18 @@ APPROVED installs it (written, trusted by its hash, loaded) on the next heartbea
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
+from agents import boot_agent, skill_folder
 from security_agent import SCRIPTED_SKILL, SECURITY_SKILLS, Script, call, make_env
 from test_flightplan_approvals import cron, heartbeat, set_state
 from test_selfimprove import GREETER
 
 from passepartout.agent import Agent
 from passepartout.config import Config
-from passepartout.engine.loader import SHIPPED_SKILLS_DIR, Status
+from passepartout.engine.loader import Status
 from passepartout.engine.pinned import sha256_of
-from passepartout.testing.skilltrust import trust_skills
 
 
 def make(tmp_path: Path, script: Script) -> tuple[Agent, Path]:
@@ -24,14 +23,10 @@ def make(tmp_path: Path, script: Script) -> tuple[Agent, Path]:
     mine = tmp_path / "myskills"
     mine.mkdir()
     env = make_env(tmp_path, SKILLS_DIR=str(mine))
-    skills = tmp_path / "skills"
-    for name in (*SECURITY_SKILLS, "selfimprove.py"):
-        shutil.copy(SHIPPED_SKILLS_DIR / name, skills / name)
-    (skills / "scripted.py").write_text(SCRIPTED_SKILL)
-    trust_skills(env["PASSEPARTOUT_HOME"], skills / "scripted.py")
-    agent = Agent(Config.from_mapping(env, config_dir=tmp_path / "config"), think=script,
-                  skill_dirs=[skills])
-    agent.boot(start_threads=False)
+    skills = skill_folder(tmp_path / "skills", (*SECURITY_SKILLS, "selfimprove.py"),
+                          home=env["PASSEPARTOUT_HOME"], own={"scripted.py": SCRIPTED_SKILL})
+    agent = boot_agent(Config.from_mapping(env, config_dir=tmp_path / "config"),
+                       skills=skills, think=script)
     agent.services["flightplans"].inject = lambda signal: None
     return agent, mine
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agents import boot_agent
 from llm_agent import make_config
 
 from passepartout.agent import Agent
@@ -103,8 +104,7 @@ def test_reloading_memory_twice_leaves_one_store_and_one_watcher(
     stores, watchers = tracked
     (tmp_path / "memex" / "projects").mkdir(parents=True)
     (tmp_path / "memex" / "projects" / "a.org").write_text("* A\nbody\n", encoding="utf-8")
-    agent = Agent(make_config(tmp_path, PASSEPARTOUT_MEMORY_IMPORT="on"))
-    agent.boot(start_threads=False)
+    agent = boot_agent(make_config(tmp_path, PASSEPARTOUT_MEMORY_IMPORT="on"))
     try:
         wait_imported(agent)
         for _ in range(2):
@@ -124,8 +124,7 @@ def test_reloading_memory_twice_leaves_one_store_and_one_watcher(
 
 
 def test_an_agent_stops_its_skills_once(tmp_path: Path) -> None:
-    agent = Agent(make_config(tmp_path))
-    agent.boot(start_threads=False)
+    agent = boot_agent(make_config(tmp_path))
     service = wait_imported(agent)
     store = service.store
     agent.shutdown()

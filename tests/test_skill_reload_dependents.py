@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agents import wait_for
 from fakellm import FakeLLM
-from hooks_agent import Client, edit, events_text, make_agent, wait_until
+from hooks_agent import Client, edit, events_text, make_agent
 
 pytest_plugins = ["llm_agent"]  # provider_env: the fake model as the providers' settings
 
@@ -32,15 +33,15 @@ def test_hooks_and_memory_work_after_the_events_skill_reloads(
         # As at a start: the memex scanned, memory imported (an edit during the scan
         # is news of a file not yet known, so it would fire as "added").
         assert orchestrator.ready.wait(30)
-        wait_until(lambda: orchestrator.watching, what="the new watcher")
+        wait_for(lambda: orchestrator.watching, what="the new watcher")
         memory_skill = agent.registry.exports("memory")
         assert memory_skill is not None and memory_skill.memory_SERVICE.imported.wait(30)
         client = Client()
         agent.register_channel("emacs", client)
-        memory = wait_until(lambda: agent.services.memory, what="memory open again")
+        memory = wait_for(lambda: agent.services.memory, what="memory open again")
         edit(Path(env["MEMEX_DIR"]) / "projects/p.org", "Draft.", "Final.", env=env)
         told = ("info", "hook: notify: 'Watched' changed (disk)")
-        wait_until(lambda: told in client.notes, what="the hook's notification")
+        wait_for(lambda: told in client.notes, what="the hook's notification")
         assert "hook: notify: 'Watched' changed (disk)" in events_text(env)
         assert memory.snapshots()  # the reopened store answers
     finally:

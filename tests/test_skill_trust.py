@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from agents import boot_agent
 from skill_corpus import ALLOWED_SKILL, BYPASSES
 
 from passepartout.agent import Agent
@@ -187,9 +188,7 @@ def start(env: dict[str, str]) -> Agent:
     for path in skill_dirs:  # the shipped security skills, by content (so pinned)
         if not (shipped / path.name).exists():
             (shipped / path.name).write_bytes(path.read_bytes())
-    agent = Agent(config, skill_dirs=[shipped, Path(env["SKILLS_DIR"])])
-    agent.boot(start_threads=False)
-    return agent
+    return boot_agent(config, skills=[shipped, Path(env["SKILLS_DIR"])])
 
 
 def drop(env: dict[str, str], reply: str = "hello") -> Path:

@@ -13,11 +13,11 @@ import datetime as dt
 import importlib.util
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from daemon_proc import Daemons, scratch_daemons, wait_for
+from agents import wait_for
+from daemon_proc import Daemons
 from fakellm import FakeLLM
 from wire_client import PYTHON, ROOT
 
@@ -28,18 +28,6 @@ from passepartout.protocol import Chunk, Notice
 from passepartout.wire.client import connect
 
 ABORT = 134  # "terminate called without an active exception"
-
-
-@pytest.fixture
-def daemons(tmp_path: Path, fake_llm: FakeLLM) -> Iterator[Daemons]:
-    for running in scratch_daemons(tmp_path):
-        running.env.update(OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=fake_llm.base_url,
-                           PASSEPARTOUT_MODEL="openai/gpt-4o")
-        try:
-            yield running
-        finally:
-            if running.cli("status").returncode == 0:  # one a chat started
-                running.cli("stop")
 
 
 def chat(daemons: Daemons, *args: str, stdin: str = "",

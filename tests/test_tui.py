@@ -39,9 +39,8 @@ def fake_llm() -> Iterator[FakeLLM]:
 
 @pytest.fixture(scope="module")
 def daemons(tmp_path_factory: pytest.TempPathFactory, fake_llm: FakeLLM) -> Iterator[Daemons]:
-    for running in scratch_daemons(tmp_path_factory.mktemp("tui")):
-        running.env.update(OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=fake_llm.base_url,
-                           PASSEPARTOUT_MODEL="openai/gpt-4o", PASSEPARTOUT_STREAM="1")
+    for running in scratch_daemons(tmp_path_factory.mktemp("tui"), fake_llm.base_url):
+        running.env.update(PASSEPARTOUT_STREAM="1")
         running.write_approved(running.memex / "projects" / "garden.org", JOB)
         running.start()
         running.wait_ready()

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from agents import wait_for
 from wire_client import ServerProcess, WireClient, start_server
 
 from passepartout.signals import Keyword, Symbol
@@ -153,8 +154,8 @@ def test_a_closed_connection_denies_its_pending_approvals(server: ServerProcess)
     while _plist(watcher.ok("status"))["pending-approvals"] and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _plist(watcher.ok("status"))["pending-approvals"] == 0
-    time.sleep(0.3)
-    assert "approval of wire-touch(label='x'): denied" in server.log()
+    wait_for(lambda: "approval of wire-touch(label='x'): denied" in server.log(), 10,
+             "the denial in the log")
     # The session now belongs to whoever speaks in it next.
     turn = _turn("again")
     watcher.ok("chat-send", "s-closed", turn, "reply: back", None)
