@@ -184,7 +184,7 @@ class EmacsChannel:
     # -- events -----------------------------------------------------------------------
 
     def send(self, signal: Signal, event: Event) -> None:
-        """Map one loop event to its callback (see the wire contract in DESIGN.md)."""
+        """Send one loop event to its client as the event of the protocol it maps to."""
         session = signal.session_id
         turn = signal.meta.get("turn-id")
         if session is None or turn is None:
