@@ -9,8 +9,11 @@ given in.  The shell's workspace is chosen per turn instead
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import logging
 import os
+import sys
 from pathlib import Path
 
 from passepartout.config import Config
@@ -38,3 +41,14 @@ def settle_in(config: Config) -> Config:
     settled.home.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.chdir(settled.home)
     return settled
+
+
+def exit_process(code: int) -> None:
+    """End the process now, once the agent has shut down: background threads of
+    libraries (a model import, an embedding load) must not hold the exit."""
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        with contextlib.suppress(Exception):
+            if stream is not None:
+                stream.flush()
+    os._exit(code)

@@ -38,6 +38,11 @@ ORG_EDIT = "org-edit"  # an org tool's edit, shown in a buffer visiting the file
 # The only callbacks the daemon ever sends (Emacs refuses any other name too).
 EVENT_NAMES = frozenset({CHUNK, TOOL, DONE, ERROR, APPROVAL, NOTIFY, STATUS, ORG_EDIT})
 
+# What a turn may attach (the daemon refuses more; a face says so before sending).
+ITEMS_MAX = 20  # parts of one turn
+RESOURCE_BYTES = 1_000_000  # bytes of one resource's text an ACP client may embed
+PROMPT_BYTES = 3_000_000  # bytes of a whole ACP prompt, its resources included
+
 # The faces a client may say it is (``hello``'s ``:client``): a turn it sends carries
 # that name as its source.  Emacs is the face of a client that names no other.
 FACES = frozenset({"emacs", "terminal", "tui", "acp", "telegram", "signal", "mcp", "cli"})
@@ -352,7 +357,7 @@ def _plist(value: Any) -> dict[str, Any] | None:
 
 
 __all__ = ["APPROVAL", "CHUNK", "DEFAULT_FACE", "DONE", "ERROR", "EVENT_NAMES", "FACES",
-           "NOTIFY", "ORG_EDIT",
+           "ITEMS_MAX", "NOTIFY", "ORG_EDIT", "PROMPT_BYTES", "RESOURCE_BYTES",
            "STATUS", "TOOL", "Allow", "ApprovalAnswer", "ApprovalAsked", "Chunk", "Deny",
            "Disconnected", "Done", "Evaluated", "Event", "Listener", "Notice",
            "OrgEdited", "StatusChanged", "ToolCalled", "ToolDenied", "ToolEvent",

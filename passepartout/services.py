@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from passepartout.security.modeljobs import ModelJobs
     from passepartout.security.vault import Vault
     from passepartout.server.focus import FocusHolder
-    from passepartout.server.peer import EmacsChannel
+    from passepartout.server.peer import PeerChannel
 
 
 @dataclass(eq=False)
@@ -53,7 +53,7 @@ class Services(MutableMapping[str, Any]):
     flightplans: FlightPlanRunner | None = None  # the flightplans skill
     model_jobs: ModelJobs | None = None
     focus: FocusHolder | None = None  # the Emacs bridge: where the person is
-    emacs: EmacsChannel | None = None
+    emacs: PeerChannel | None = None
     emacs_eval: Callable[[str], str] | None = None
     background: Background | None = None  # the background skills' shared service
     hooks: Any = None  # the hooks skill's kit (a class of a skill file)

@@ -30,8 +30,13 @@ from passepartout.faces.acp.updates import (
     resource_path,
     usage_update,
 )
-from passepartout.protocol import ApprovalAsked, ToolCalled, ToolDenied, ToolFinished
-from passepartout.server.attachments import RESOURCE_BYTES
+from passepartout.protocol import (
+    RESOURCE_BYTES,
+    ApprovalAsked,
+    ToolCalled,
+    ToolDenied,
+    ToolFinished,
+)
 from passepartout.signals import Keyword
 
 ASKED = ApprovalAsked("ap1", "s", "t", "shell(cmd='make deploy')",

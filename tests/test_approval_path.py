@@ -17,7 +17,7 @@ from passepartout.loop import Action, ApprovalRequest
 from passepartout.loop.approvals import Approvals
 from passepartout.loop.events import Event
 from passepartout.loop.hooks import APPROVAL_ANSWERED, BACKGROUND_APPROVAL
-from passepartout.server.peer import EmacsChannel
+from passepartout.server.peer import PeerChannel
 from passepartout.signals import Keyword, Signal
 
 
@@ -101,7 +101,7 @@ def test_the_emacs_channel_waits_no_longer_than_the_request_says() -> None:
             self.calls.append((method, args))
             return True
 
-    channel, peer = EmacsChannel(), Peer()
+    channel, peer = PeerChannel(), Peer()
     channel.peer_opened(peer)
     channel.bind("s1", peer)
     started = time.monotonic()

@@ -23,7 +23,7 @@ from passepartout.loop.events import (
     ToolCall,
     ToolResult,
 )
-from passepartout.server.peer import EmacsChannel
+from passepartout.server.peer import PeerChannel
 from passepartout.signals import Keyword, Signal, Symbol
 
 
@@ -54,14 +54,14 @@ def chat(session: str | None = "s1", turn: str | None = "t1") -> Signal:
 
 
 @pytest.fixture
-def bound() -> tuple[EmacsChannel, RecordingPeer]:
-    channel, peer = EmacsChannel(), RecordingPeer()
+def bound() -> tuple[PeerChannel, RecordingPeer]:
+    channel, peer = PeerChannel(), RecordingPeer()
     channel.peer_opened(peer)
     channel.bind("s1", peer)
     return channel, peer
 
 
-def test_stream_then_reply_shows_the_text_once(bound: tuple[EmacsChannel, RecordingPeer]) -> None:
+def test_stream_then_reply_shows_the_text_once(bound: tuple[PeerChannel, RecordingPeer]) -> None:
     channel, peer = bound
     for text in ("Hel", "lo"):
         channel.send(chat(), Chunk(text))
@@ -73,7 +73,7 @@ def test_stream_then_reply_shows_the_text_once(bound: tuple[EmacsChannel, Record
 
 
 def test_a_reply_longer_than_its_stream_sends_the_rest(
-    bound: tuple[EmacsChannel, RecordingPeer]
+    bound: tuple[PeerChannel, RecordingPeer]
 ) -> None:
     channel, peer = bound
     channel.send(chat(), Chunk("Hel"))
@@ -82,7 +82,7 @@ def test_a_reply_longer_than_its_stream_sends_the_rest(
 
 
 def test_an_unstreamed_reply_is_one_chunk_and_tools_start_a_new_stream(
-    bound: tuple[EmacsChannel, RecordingPeer]
+    bound: tuple[PeerChannel, RecordingPeer]
 ) -> None:
     channel, peer = bound
     channel.send(chat(), Chunk("Let me look."))
@@ -97,7 +97,7 @@ def test_an_unstreamed_reply_is_one_chunk_and_tools_start_a_new_stream(
     assert peer.calls[3][1] == ["s1", "t1", "It says data."]
 
 
-def test_errors_denials_and_notices(bound: tuple[EmacsChannel, RecordingPeer]) -> None:
+def test_errors_denials_and_notices(bound: tuple[PeerChannel, RecordingPeer]) -> None:
     channel, peer = bound
     channel.send(chat(), Error("llm-error", "rate limited"))
     channel.send(chat(), Denied("shell(cmd='rm')", "no"))
@@ -112,7 +112,7 @@ def test_errors_denials_and_notices(bound: tuple[EmacsChannel, RecordingPeer]) -
 
 
 def test_events_without_a_chat_become_notices_for_every_connection() -> None:
-    channel, first, second = EmacsChannel(), RecordingPeer(), RecordingPeer()
+    channel, first, second = PeerChannel(), RecordingPeer(), RecordingPeer()
     channel.peer_opened(first)
     channel.peer_opened(second)
     channel.send(chat(None, None), Reply("hook ran"))
@@ -123,7 +123,7 @@ def test_events_without_a_chat_become_notices_for_every_connection() -> None:
 
 
 def test_events_of_a_session_nobody_holds_are_dropped() -> None:
-    channel, peer = EmacsChannel(), RecordingPeer()
+    channel, peer = PeerChannel(), RecordingPeer()
     channel.peer_opened(peer)
     channel.send(chat("other"), Chunk("x"))
     assert peer.calls == []
@@ -134,7 +134,7 @@ def request(session: str | None = "s1", name: str = "write-file") -> ApprovalReq
     return ApprovalRequest(action, ("dispatcher: high-impact",), chat(session))
 
 
-def answer_when_asked(channel: EmacsChannel, peer: RecordingPeer, value: Any) -> threading.Thread:
+def answer_when_asked(channel: PeerChannel, peer: RecordingPeer, value: Any) -> threading.Thread:
     def run() -> None:
         assert peer.asked.wait(5)
         approval_id = next(a for m, a in peer.calls if m == protocol.APPROVAL)[0]
@@ -148,7 +148,7 @@ def answer_when_asked(channel: EmacsChannel, peer: RecordingPeer, value: Any) ->
 @pytest.mark.parametrize("value,granted", [(True, True), (None, False), ("t", False),
                                           (1, False), ([Keyword("value"), "x"], False)])
 def test_only_t_or_an_evaluation_plist_is_yes(
-    bound: tuple[EmacsChannel, RecordingPeer], value: Any, granted: bool
+    bound: tuple[PeerChannel, RecordingPeer], value: Any, granted: bool
 ) -> None:
     channel, peer = bound
     thread = answer_when_asked(channel, peer, value)
@@ -162,7 +162,7 @@ def test_only_t_or_an_evaluation_plist_is_yes(
 
 
 def test_an_emacs_eval_result_comes_with_the_yes(
-    bound: tuple[EmacsChannel, RecordingPeer]
+    bound: tuple[PeerChannel, RecordingPeer]
 ) -> None:
     channel, peer = bound
     req = request(name="emacs-eval")
@@ -175,7 +175,7 @@ def test_an_emacs_eval_result_comes_with_the_yes(
 
 
 def test_the_emacs_eval_service_returns_what_emacs_evaluated(
-    bound: tuple[EmacsChannel, RecordingPeer]
+    bound: tuple[PeerChannel, RecordingPeer]
 ) -> None:
     channel, peer = bound
     action = Action("tool", name="emacs-eval", args={"code": "(+ 1 1)"})
@@ -187,7 +187,7 @@ def test_the_emacs_eval_service_returns_what_emacs_evaluated(
         channel.evaluation("(+ 1 1)")  # a result is used once
 
 
-def test_no_answer_in_time_is_no_and_says_so(bound: tuple[EmacsChannel, RecordingPeer]) -> None:
+def test_no_answer_in_time_is_no_and_says_so(bound: tuple[PeerChannel, RecordingPeer]) -> None:
     channel, peer = bound
     peer.approval_timeout = 0.1
     assert channel.approve(request()) is False
@@ -198,7 +198,7 @@ def test_no_answer_in_time_is_no_and_says_so(bound: tuple[EmacsChannel, Recordin
 
 @pytest.mark.parametrize("how", ["close", "stop"])
 def test_a_closed_connection_or_a_stop_is_no_at_once(
-    bound: tuple[EmacsChannel, RecordingPeer], how: str
+    bound: tuple[PeerChannel, RecordingPeer], how: str
 ) -> None:
     channel, peer = bound
     peer.approval_timeout = 30
@@ -221,11 +221,11 @@ def test_a_closed_connection_or_a_stop_is_no_at_once(
 
 
 def test_without_a_connection_nothing_is_approved() -> None:
-    assert EmacsChannel().approve(request()) is False
+    assert PeerChannel().approve(request()) is False
 
 
 def test_a_background_approval_asks_the_latest_connection() -> None:
-    channel, old, new = EmacsChannel(), RecordingPeer(), RecordingPeer()
+    channel, old, new = PeerChannel(), RecordingPeer(), RecordingPeer()
     channel.peer_opened(old)
     channel.peer_opened(new)
     thread = answer_when_asked(channel, new, True)
@@ -235,7 +235,7 @@ def test_a_background_approval_asks_the_latest_connection() -> None:
 
 
 def test_closing_forgets_the_sessions_of_the_connection(
-    bound: tuple[EmacsChannel, RecordingPeer]
+    bound: tuple[PeerChannel, RecordingPeer]
 ) -> None:
     channel, peer = bound
     assert channel.sessions() == ["s1"]

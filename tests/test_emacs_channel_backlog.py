@@ -16,7 +16,7 @@ from passepartout.loop import Action, ApprovalRequest
 from passepartout.loop.events import Chunk
 from passepartout.server.backlog import Backlog, replay, waiting_flight_plans
 from passepartout.server.methods import Bridge
-from passepartout.server.peer import EmacsChannel
+from passepartout.server.peer import PeerChannel
 from passepartout.signals import Keyword, Signal, Symbol
 
 
@@ -59,7 +59,7 @@ PLANS = """#+TITLE: Passepartout approvals
 
 
 def test_two_clients_each_get_their_own_replies_and_approvals() -> None:
-    channel, a, b = EmacsChannel(), Peer(), Peer()
+    channel, a, b = PeerChannel(), Peer(), Peer()
     for peer, session in ((a, "sa"), (b, "sb")):
         channel.peer_opened(peer)
         channel.face_attached(peer)
@@ -162,7 +162,7 @@ def test_waiting_flight_plans_are_counted_at_every_attach(tmp_path: Path) -> Non
 
 
 def test_an_approval_of_no_session_goes_to_a_face_not_to_a_command_line_client() -> None:
-    channel, emacs, cli = EmacsChannel(), Peer(), Peer()
+    channel, emacs, cli = PeerChannel(), Peer(), Peer()
     channel.peer_opened(emacs)
     channel.face_attached(emacs)
     channel.peer_opened(cli)  # `passepartout status`, connected after Emacs

@@ -76,6 +76,7 @@ def test_a_disconnection_never_crosses_the_wire() -> None:
         encode(Disconnected("gone"))
 
 
+@pytest.mark.attack
 @pytest.mark.parametrize("name,args", [
     ("passepartout--on-chunk", ["s", "t", "hi"]),  # the old Elisp names are gone
     ("eval", ["(delete-file \"x\")"]),
@@ -86,6 +87,7 @@ def test_what_is_not_in_the_protocol_is_dropped(name: str, args: list[Any]) -> N
     assert decode(name, args) is None
 
 
+@pytest.mark.attack
 @pytest.mark.parametrize("wire,answer", [
     (True, Allow()),
     (None, Deny()),
@@ -110,6 +112,7 @@ def test_an_answer_comes_back_as_it_was_sent(answer: protocol.ApprovalAnswer) ->
     assert decode_answer(loads(dumps(encode_answer(answer)))) == answer
 
 
+@pytest.mark.attack
 def test_emacs_maps_exactly_the_protocol_names_to_its_callbacks(tmp_path: Path) -> None:
     emacs = shutil.which("emacs")
     if emacs is None:

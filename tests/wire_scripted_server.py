@@ -17,7 +17,8 @@ from passepartout.config import Config
 from passepartout.errors import ConfigError
 from passepartout.loop.actions import Action, Thought
 from passepartout.loop.events import Chunk
-from passepartout.server.serve import exit_process, run_server
+from passepartout.ownplace import exit_process
+from passepartout.server.serve import run_server
 
 
 def scripted_think(thought: Thought) -> list[Action]:

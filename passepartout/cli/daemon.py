@@ -22,9 +22,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from passepartout.config import Config
     from passepartout.errors import ConfigError
-    from passepartout.ownplace import settle_in
+    from passepartout.ownplace import exit_process, settle_in
     from passepartout.server.daemon import run_daemon
-    from passepartout.server.serve import exit_process
 
     try:
         config = Config.load()

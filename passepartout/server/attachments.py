@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from passepartout.errors import PassepartoutError, ProtocolError
+from passepartout.protocol import ITEMS_MAX
 from passepartout.security import orgprivacy, privateindex
 from passepartout.security.orgtext import one_line
 from passepartout.signals import Keyword, Symbol, plist_to_dict
@@ -40,10 +41,7 @@ log = logging.getLogger(__name__)
 PART_MAX = 20_000  # characters of one attached part sent to the model
 TOTAL_MAX = 60_000  # characters of every part of one turn together
 TEXT_MAX = 8_000_000  # characters of the buffer text Emacs may send with a part
-ITEMS_MAX = 20
 FILE_BYTES = 1_000_000  # bytes read of a file on the context list
-RESOURCE_BYTES = FILE_BYTES  # bytes of one resource's text an ACP client may embed
-PROMPT_BYTES = 3_000_000  # bytes of a whole ACP prompt, its resources included
 
 
 class AttachmentError(PassepartoutError):

@@ -22,7 +22,7 @@ from passepartout import protocol, workspace
 from passepartout.errors import PassepartoutError, ProtocolError
 from passepartout.server.backlog import replay, waiting_flight_plans
 from passepartout.server.focus import FOCUS_BODY_MAX, Focus, FocusHolder
-from passepartout.server.peer import EmacsChannel, Peer, emit
+from passepartout.server.peer import Peer, PeerChannel, emit
 from passepartout.signals import Keyword, Signal, Symbol, plist_to_dict
 from passepartout.turn import TurnContext
 
@@ -51,7 +51,7 @@ class Bridge:
 
     def __init__(self, config: Config) -> None:
         self.config = config
-        self.channel = EmacsChannel()
+        self.channel = PeerChannel()
         self.focus = FocusHolder()
         self.agent: Agent | None = None
         self.boot_error: str | None = None

@@ -1,12 +1,12 @@
 """The peer channel: loop events become the events of :mod:`passepartout.protocol`,
 sent to the client that asked for them.
 
-Each chat session is bound to the Emacs connection (a :class:`Peer`) that sent its last
+Each chat session is bound to the client connection (a :class:`Peer`) that sent its last
 prompt, so that several clients attached to one daemon each get their own replies and
 approvals; notices go to every client, and those sent while no client that shows them
 (a *face*) was attached wait in a :class:`~passepartout.server.backlog.Backlog` for
-the next one.  Nothing here waits for Emacs except :meth:`EmacsChannel.approve`, which runs on
-the session's lane and waits for the person's answer, at most the request's timeout
+the next one.  Nothing here waits for a client except :meth:`PeerChannel.approve`, which
+runs on the session's lane and waits for the person's answer, at most the request's timeout
 (the agent's one approval limit); a timeout, a closed connection or a stopping server
 is a denial.
 """
@@ -50,7 +50,7 @@ _KEPT_TURNS = 256  # turns in flight remembered with their sender
 
 
 class Peer(Protocol):
-    """One Emacs connection, as the channel sees it."""
+    """One client's connection, as the channel sees it."""
 
     @property
     def closed(self) -> bool: ...
@@ -81,8 +81,9 @@ class _Pending:
     granted: bool = False
 
 
-class EmacsChannel:
-    """Where the sessions of Emacs connections send their events and ask approvals."""
+class PeerChannel:
+    """Where the sessions of the daemon's clients (every face, Emacs included) send their
+    events and ask approvals."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -184,7 +185,7 @@ class EmacsChannel:
     # -- events -----------------------------------------------------------------------
 
     def send(self, signal: Signal, event: Event) -> None:
-        """Map one loop event to its callback (see the wire contract in DESIGN.md)."""
+        """Send one loop event to its client as the event of the protocol it maps to."""
         session = signal.session_id
         turn = signal.turn.turn_id
         if session is None or turn is None:

@@ -13,7 +13,6 @@ agent shuts down (memory saves) and the exit status is 0.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import logging
 import logging.handlers
 import os
@@ -29,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from passepartout.config import Config
 from passepartout.errors import ConfigError, PassepartoutError
+from passepartout.ownplace import exit_process
 from passepartout.wire.admission import Admission
 from passepartout.wire.token import TokenError, receive_token
 
@@ -119,17 +119,6 @@ def _shutdown(agent: Any) -> None:
     if worker.is_alive():
         log.warning("the agent did not shut down within %.0f s; exiting anyway",
                     SHUTDOWN_TIMEOUT)
-
-
-def exit_process(code: int) -> None:
-    """End the process now, once the agent has shut down: background threads of
-    libraries (a model import, an embedding load) must not hold the exit."""
-    logging.shutdown()
-    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
-        with contextlib.suppress(Exception):
-            if stream is not None:
-                stream.flush()
-    os._exit(code)
 
 
 def listen() -> socket.socket:

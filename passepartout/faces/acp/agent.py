@@ -54,8 +54,10 @@ from passepartout.faces.acp.updates import (
 )
 from passepartout.faces.face import Face, Turn
 from passepartout.protocol import (
+    Allow,
     ApprovalAsked,
     Chunk,
+    Deny,
     Disconnected,
     Done,
     Event,
@@ -236,8 +238,9 @@ class AcpAgent:
             except Exception as err:  # the client's failure is a no, never a yes
                 log.warning("permission request failed: %s", err)
         try:
-            await self._face(self.face.answer, event.approval_id, answer.yes,
-                             always=answer.always)
+            reply = (Allow(always=answer.always) if answer.yes
+                     else Deny(always=answer.always))
+            await self._face(self.face.answer, event.approval_id, reply)
         except RequestError as err:
             log.warning("answering approval %s: %s", event.approval_id, err)
         if tools is not None:
@@ -314,7 +317,7 @@ class AcpAgent:
     async def _ask_unbound(self, event: ApprovalAsked) -> None:
         session = event.session or self._last_session
         if session is None:
-            await self._face(self.face.answer, event.approval_id, False)
+            await self._face(self.face.answer, event.approval_id, Deny())
             return
         await self._ask(session, event, None)
 

@@ -103,7 +103,7 @@ def prompt_parts(blocks: Sequence[Any]) -> Prompt:
     a file become attachments, which the daemon judges by the place they claim and
     filters as Emacs's (:mod:`passepartout.server.attachments`).  Too large or too
     many: a :class:`PromptError`."""
-    from passepartout.server.attachments import ITEMS_MAX, PROMPT_BYTES, RESOURCE_BYTES
+    from passepartout.protocol import ITEMS_MAX, PROMPT_BYTES, RESOURCE_BYTES
 
     parts: list[str] = []
     items: list[list[Any]] = []

@@ -58,7 +58,7 @@ def chat_attached(config: Config, face: Face, *, reader: TextIO, writer: TextIO,
     """Chat until end of input; 0, or 1 when a turn ended in an error.  When the
     daemon goes away, the next prompt waits a little for it to be back (``reattach``)
     and says so; the daemon is not started again behind the person's back."""
-    state = ChatState(config, Services(), session, usage=face.usage)
+    state = ChatState(config, Services(), session, usage=face.usage, sessions=face.sessions)
     face.listen(_NoticePrinter(face, channel).put)
     lines = LineReader.for_stream(reader, config.home, interactive)
     if interactive:
@@ -73,7 +73,7 @@ def chat_attached(config: Config, face: Face, *, reader: TextIO, writer: TextIO,
                 if again is None:
                     continue
                 face = again
-                state.usage = face.usage
+                state.usage, state.sessions = face.usage, face.sessions
                 face.listen(_NoticePrinter(face, channel).put)
             local = command_word(text)
             if local is not None:

@@ -207,7 +207,10 @@ def run_chat(
     except PassepartoutError as err:
         print(terminal_safe(f"passepartout chat: {err.message}"), file=sys.stderr)
         return 1
-    state = ChatState(config, agent.services, session)
+    from passepartout.server.views import sessions
+
+    state = ChatState(config, agent.services, session,
+                      sessions=lambda: sessions(config.home))
     lines = LineReader.for_stream(reader, config.home, interactive)
     try:
         if interactive:
@@ -289,7 +292,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from passepartout.server.serve import exit_process
+    from passepartout.ownplace import exit_process
 
     with escaped_output():
         code = run_chat(

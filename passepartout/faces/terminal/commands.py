@@ -41,6 +41,8 @@ class ChatState:
     notes: list[str] = field(default_factory=list)
     # Attached to the daemon, the ledger is read through it (it holds the writer).
     usage: Callable[[str], dict[str, Any]] | None = None
+    # The kept sessions, most recent first: the daemon's, or the agent's in this process.
+    sessions: Callable[[], list[dict[str, Any]]] = list
 
     def meta(self) -> dict[str, Any]:
         """What each turn carries to the model layer."""
@@ -123,7 +125,7 @@ def _known(config: Config, name: str) -> str | None:
 
 
 def _session(state: ChatState, rest: str) -> str:
-    kept = _sessions(state)
+    kept = state.sessions()
     if not rest:
         title = next((s["title"] for s in kept if s["id"] == state.session), "")
         return f"Session {state.session}: {title or '(no messages yet)'}"
@@ -142,12 +144,6 @@ def _session(state: ChatState, rest: str) -> str:
     if found is None:
         return f"Switched to a new session {rest}."
     return f"Switched to session {rest}: {found['title']} ({found['messages']} messages)."
-
-
-def _sessions(state: ChatState) -> list[dict[str, Any]]:
-    from passepartout.server.views import sessions
-
-    return sessions(state.config.home)
 
 
 # -- /cost --------------------------------------------------------------------------
