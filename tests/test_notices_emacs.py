@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from daemon_proc import Daemons, wait_for
 from fakellm import FakeLLM
-from test_daemon_emacs import EMACS, daemons, emacs, events  # noqa: F401  (the fixture)
+from test_daemon_emacs import EMACS, emacs, events
 from wire_client import ROOT
 
 from passepartout.testing.jobapproval import approve_text
@@ -35,7 +35,7 @@ Write the weekly report.
 
 
 def test_a_jobs_flight_plan_is_a_notice_with_its_id_shown_on_attach(
-    daemons: Daemons, fake_llm: FakeLLM, tmp_path: Path  # noqa: F811
+    daemons: Daemons, fake_llm: FakeLLM, tmp_path: Path
 ) -> None:
     report = tmp_path / "report.txt"
     fake_llm.for_model("gpt-4o-mini").tool_call(

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from daemon_proc import Daemons, wait_for
 from fakellm import FakeLLM
-from test_daemon_emacs import daemons, events  # noqa: F401  (the daemon fixture)
+from test_daemon_emacs import events
 
 from passepartout.events.approval import describe_job, job_hash
 from passepartout.events.dispatch import Dispatcher
@@ -114,7 +114,7 @@ Say whether last night's backups are fresh.
 
 
 def test_a_cron_job_asks_the_model_its_subtree_chose(
-    daemons: Daemons, fake_llm: FakeLLM  # noqa: F811
+    daemons: Daemons, fake_llm: FakeLLM
 ) -> None:
     fake_llm.for_model("work-model").reply("Fresh, all three.")
     fake_llm.for_model("gpt-4o-mini").reply("The tier's model answered.")
