@@ -21,7 +21,7 @@ from typing import Any
 from passepartout.api import Signal, defskill, host
 from passepartout.events.heartbeat import HeartbeatBus
 from passepartout.security.install import flight_plan_runner, install
-from passepartout.security.modeljobs import ModelJobs
+from passepartout.security.trust.modeljobs import ModelJobs
 
 DEPENDS_ON = ["policy"]
 

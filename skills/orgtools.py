@@ -63,7 +63,7 @@ class orgtools_Service:
     def resolve(self, raw: str) -> Path:
         """The real file behind a tool's path, judged as the file tools judge a write."""
         from passepartout.orgedit.outline import OrgEditError
-        from passepartout.security.paths import denial
+        from passepartout.security.files.paths import denial
 
         resolved, reason = denial(str(raw), self.sec.path_rules(), writing=True)
         if reason is not None or resolved is None:

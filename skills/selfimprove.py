@@ -48,7 +48,7 @@ class selfimprove_Service:
                     shipped_dir=SHIPPED_SKILLS_DIR)
 
     def trial(self, proposal: Any) -> Any:
-        from passepartout.security.sandbox_views import private_views
+        from passepartout.security.sandbox.views import private_views
         from passepartout.selfimprove.trial import run_trial
 
         sec = self.sec

@@ -50,7 +50,7 @@ from passepartout.daemon.face import (
 )
 from passepartout.daemonclient import DaemonError
 from passepartout.memory.store import MemoryStore
-from passepartout.security.trust_cli import book
+from passepartout.security.trust.cli import book
 
 ROUNDS = 4
 KILLS = int(os.environ.get("PASSEPARTOUT_CHAOS_KILLS", "52"))

@@ -18,7 +18,7 @@ from llm_agent import Recorder, make_agent, make_config, user_signal
 
 from passepartout.agent import Agent
 from passepartout.channels.focus import Focus, FocusHolder
-from passepartout.security.privateindex import PrivacyNotReady, PrivateIndex
+from passepartout.security.privacy.index import PrivacyNotReady, PrivateIndex
 from passepartout.testing.jobapproval import approve_jobs
 
 pytest_plugins = ["llm_agent"]

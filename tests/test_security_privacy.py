@@ -6,13 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from passepartout.security.orgprivacy import (
-    filetags,
-    is_org_file,
-    org_by_content,
-    org_by_name,
-    read_private,
-)
 from passepartout.security.privacy import (
     MARKER,
     file_is_private,
@@ -20,7 +13,14 @@ from passepartout.security.privacy import (
     redact_file_text,
     redact_private,
 )
-from passepartout.security.privateindex import PrivateIndex, current
+from passepartout.security.privacy.index import PrivateIndex, current
+from passepartout.security.privacy.reading import (
+    filetags,
+    is_org_file,
+    org_by_content,
+    org_by_name,
+    read_private,
+)
 
 NOTES = """#+TITLE: Notes
 * Work :project:

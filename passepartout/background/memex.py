@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from passepartout.orgedit.outline import Heading, Outline
-from passepartout.security.orgprivacy import read_private
+from passepartout.security.privacy.reading import read_private
 
 log = logging.getLogger(__name__)
 

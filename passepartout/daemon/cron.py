@@ -112,7 +112,7 @@ def _pick(held: list[dict[str, Any]], wanted: str, *, every: bool) -> list[dict[
 
 
 def _allow(config: Config, wanted: str) -> int:
-    from passepartout.security.trust_cli import confirm
+    from passepartout.security.trust.cli import confirm
 
     client = connect(config.home)
     held = held_jobs(config) if client is None else _daemon_held(client)

@@ -201,7 +201,7 @@ class Face:
     def answer(self, approval_id: str, yes: bool, *, always: bool = False) -> bool:
         """Answer an approval; False when it is no longer waiting (timed out).  With
         ``always`` the daemon also keeps the answer as a standing grant scoped to the
-        action (see :mod:`passepartout.security.standing`)."""
+        action (see :mod:`passepartout.security.approvals.standing`)."""
         answer: Any = {"allow": True if yes else None, "always": True} if always else (
             True if yes else None)
         try:

@@ -29,8 +29,8 @@ from typing import Any
 
 from passepartout.events.headingedit import without_replies
 from passepartout.events.jobs import OrgNode
-from passepartout.security.records import read_records, write_records
-from passepartout.security.seal import Seal
+from passepartout.security.trust.records import read_records, write_records
+from passepartout.security.trust.seal import Seal
 
 log = logging.getLogger(__name__)
 

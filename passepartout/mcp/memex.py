@@ -90,7 +90,7 @@ class MemexFace:
 
     def _boundary(self, text: str) -> str:
         """The same exit as a model request: secrets masked, private text withheld."""
-        from passepartout.security.privateindex import withhold_value
+        from passepartout.security.privacy.index import withhold_value
 
         masked = self.sec.vault.mask(text[:MAX_TEXT])
         return str(withhold_value(masked))

@@ -24,7 +24,7 @@ from passepartout.orgedit import edits
 from passepartout.orgedit.edits import NewHeading
 from passepartout.orgedit.outline import OrgEditError, Outline
 from passepartout.orgedit.private import end_parent, subtree_private, under_private
-from passepartout.security.orgprivacy import is_org_file
+from passepartout.security.privacy.reading import is_org_file
 
 log = logging.getLogger(__name__)
 
