@@ -46,7 +46,7 @@ class orgtools_Service:
     """The edits, the gate's verdict on privacy, and the private edits it asked."""
 
     def __init__(self, agent: Any) -> None:
-        from passepartout.orgedit.files import OrgFiles
+        from passepartout.org.edit_files import OrgFiles
         from passepartout.security.install import install
 
         self.agent = agent
@@ -62,7 +62,7 @@ class orgtools_Service:
 
     def resolve(self, raw: str) -> Path:
         """The real file behind a tool's path, judged as the file tools judge a write."""
-        from passepartout.orgedit.outline import OrgEditError
+        from passepartout.org.outline import OrgEditError
         from passepartout.security.files.paths import denial
 
         resolved, reason = denial(str(raw), self.sec.path_rules(), writing=True)
@@ -71,7 +71,7 @@ class orgtools_Service:
         return resolved.path
 
     def plan(self, name: str, args: dict[str, Any]) -> Any:
-        from passepartout.orgedit.edits import NewHeading
+        from passepartout.org.edits import NewHeading
 
         f = self.files
         if name in ("org-add-heading", "org-capture"):
@@ -100,7 +100,7 @@ class orgtools_Service:
 
     def gate(self, action: Action, signal: Signal) -> Verdict:
         from passepartout.errors import PipelineError
-        from passepartout.orgedit.outline import OrgEditError
+        from passepartout.org.outline import OrgEditError
 
         if action.target != "tool" or action.name not in orgtools_NAMES:
             return Verdict.allow("not an org edit")
@@ -122,7 +122,7 @@ class orgtools_Service:
 
     def run(self, name: str, args: dict[str, Any]) -> str:
         from passepartout.errors import PipelineError
-        from passepartout.orgedit.outline import OrgEditError
+        from passepartout.org.outline import OrgEditError
 
         try:
             plan = self.plan(name, args)

@@ -28,8 +28,8 @@ from daemon_proc import Daemons, scratch_daemons
 from fakellm import FakeLLM
 from wire_client import PYTHON, ROOT
 
+from passepartout.org.private import MARKER
 from passepartout.security.approvals import grants as grant_file
-from passepartout.security.privacy.reading import MARKER
 from passepartout.security.trust.seal import Seal
 
 BANK = "hunter2-correct-horse"  # a secret the person declared in the config's .env

@@ -15,7 +15,7 @@ from background_agent import SimClock, allow_rules, make_agent, run_job, wait_un
 from fakellm import FakeLLM
 
 from passepartout.background.scribe import Scribe, read_events
-from passepartout.events.eventlog import Entry, EventLog
+from passepartout.org.eventlog import Entry, EventLog
 
 DIARY = """* Diary                                                           :@personal:
 ** Mood

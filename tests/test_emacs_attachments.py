@@ -15,7 +15,7 @@ from passepartout.agent import Agent
 from passepartout.bridge import METHODS, Bridge, Refusal
 from passepartout.channels import attachments
 from passepartout.channels.attachments import AttachmentError, Item
-from passepartout.security.privacy.reading import MARKER
+from passepartout.org.private import MARKER
 from passepartout.signals import Keyword
 
 NOTES = """#+title: Notes

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from passepartout.org.filetype import is_org_file, org_by_content, org_by_name
+from passepartout.org.private import filetags, read_private
 from passepartout.security.privacy import (
     MARKER,
     file_is_private,
@@ -14,13 +16,6 @@ from passepartout.security.privacy import (
     redact_private,
 )
 from passepartout.security.privacy.index import PrivateIndex, current
-from passepartout.security.privacy.reading import (
-    filetags,
-    is_org_file,
-    org_by_content,
-    org_by_name,
-    read_private,
-)
 
 NOTES = """#+TITLE: Notes
 * Work :project:

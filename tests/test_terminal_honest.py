@@ -28,8 +28,8 @@ from passepartout.channels.terminal_answers import FromStream, FromTerminal, Ref
 from passepartout.channels.terminal_streams import escaped_output
 from passepartout.loop.actions import Action, ApprovalRequest
 from passepartout.loop.events import Chunk, Denied, Done, Error, Notice, Reply, ToolCall, ToolResult
-from passepartout.security.termtext import terminal_safe
 from passepartout.signals import Signal
+from passepartout.text import terminal_safe
 
 pytest_plugins = ["llm_agent"]
 

@@ -41,8 +41,8 @@ from acp.schema import (
 )
 
 from passepartout.daemon.face_events import ApprovalAsked, ToolEvent
-from passepartout.security.orgtext import one_line
 from passepartout.signals import Keyword
+from passepartout.text import one_line
 
 Update = AgentMessageChunk | UserMessageChunk | ToolCallStart | ToolCallProgress | UsageUpdate
 

@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from passepartout.errors import PassepartoutError, ProtocolError
-from passepartout.security.orgtext import one_line
+from passepartout.org import private as private_reading
+from passepartout.org.escape import org_line
 from passepartout.security.privacy import index as private_index
-from passepartout.security.privacy import reading as private_reading
 from passepartout.signals import Keyword, Symbol, plist_to_dict
 
 log = logging.getLogger(__name__)
@@ -109,7 +109,7 @@ def _item(fields: Mapping[str, Any]) -> Item:
     if text is not None and len(text) > TEXT_MAX:
         raise ProtocolError(f"an attachment's text is over {TEXT_MAX} characters")
     name = _string(fields, "name") or (os.path.basename(file) if file else "text")
-    return Item(one_line(name, 200), file, text, _offset(fields, "start"),
+    return Item(org_line(name, 200), file, text, _offset(fields, "start"),
                 _offset(fields, "end"))
 
 

@@ -22,7 +22,7 @@ from typing import Any
 from passepartout.channels.attachments import TEXT_MAX, private_lines
 from passepartout.errors import ProtocolError
 from passepartout.loop.actions import Action
-from passepartout.security.privacy.reading import MARKER
+from passepartout.org.private import MARKER
 from passepartout.signals import Keyword, Signal
 
 log = logging.getLogger(__name__)

@@ -37,8 +37,8 @@ from passepartout.daemon.face import (
 )
 from passepartout.daemonclient import DaemonError
 from passepartout.loop import events as ev
-from passepartout.security.termtext import terminal_safe
 from passepartout.services import Services
+from passepartout.text import terminal_safe
 
 log = logging.getLogger(__name__)
 

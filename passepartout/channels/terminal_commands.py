@@ -19,8 +19,8 @@ from typing import Any
 from passepartout.config import Config
 from passepartout.errors import PassepartoutError
 from passepartout.llm import models
-from passepartout.security.orgtext import one_line
 from passepartout.services import Services
+from passepartout.text import one_line
 
 COMMANDS = ("model", "session", "cost")
 HELP = ("Terminal commands: /model [NAME|default], /session [list|ID], /cost, /quit; "

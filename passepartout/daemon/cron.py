@@ -21,7 +21,7 @@ from passepartout.config import Config
 from passepartout.daemon.views import cron_jobs, held_jobs, table
 from passepartout.daemonclient import DaemonClient, DaemonError, as_dict, connect
 from passepartout.errors import ConfigError
-from passepartout.security.orgtext import one_line
+from passepartout.text import one_line
 
 log = logging.getLogger(__name__)
 

@@ -71,7 +71,7 @@ def describe_job(node: OrgNode, memex: Path | None, why: str = "new",
                  tier: str | None = None) -> str:
     """What the person is asked about: ``new job in projects/x.org: runs every Monday
     at 09:00, cognition tier, prompt: ...``."""
-    from passepartout.security.orgtext import one_line
+    from passepartout.org.escape import org_line
 
     parts: list[str] = []
     if node.cron is not None:
@@ -87,7 +87,7 @@ def describe_job(node: OrgNode, memex: Path | None, why: str = "new",
         parts.append(f"{tier_text.strip().lstrip(':')} tier")
     if node.properties.get("REFLEX"):
         parts.append(f"reflex {node.properties['REFLEX']}")
-    prompt = one_line(f"{node.heading}\n\n{without_replies(node.body)}".strip(), PROMPT_SHOWN)
+    prompt = org_line(f"{node.heading}\n\n{without_replies(node.body)}".strip(), PROMPT_SHOWN)
     parts.append(f"prompt: {prompt}")
     where = relative_file(node.file, memex)
     return f"{why} {kind} in {where}: " + ", ".join(parts)
@@ -98,7 +98,7 @@ _UNITS = {"h": "hour", "d": "day", "w": "week", "m": "month", "y": "year"}
 
 
 def _when(cron: str) -> str:
-    from passepartout.events.timestamps import TimestampError, parse_timestamp
+    from passepartout.org.timestamps import TimestampError, parse_timestamp
 
     try:
         stamp = parse_timestamp(cron)

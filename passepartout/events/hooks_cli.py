@@ -24,7 +24,7 @@ from passepartout.engine.trust_cli import state_of
 from passepartout.events.scan import scan_tree
 from passepartout.events.shipped_hooks import SHIPPED
 from passepartout.pyast import parse_module
-from passepartout.security.orgtext import one_line
+from passepartout.text import one_line
 
 
 @dataclass

@@ -176,10 +176,10 @@ def schedule_job(path: Path, name: str, timestamp: str, prompt: str, *,
     id and timestamp where the model cannot change them): the name is one line and the
     prompt is body text, escaped so that nothing in them is a heading, drawer,
     property or keyword."""
-    from passepartout.events.timestamps import parse_timestamp
-    from passepartout.security.orgtext import body, drawer, one_line
+    from passepartout.org.escape import body, drawer, org_line
+    from passepartout.org.timestamps import parse_timestamp
 
-    title = one_line(name, 200)
+    title = org_line(name, 200)
     if not title:
         raise PipelineError("a scheduled job needs a name")
     raw = timestamp.strip()

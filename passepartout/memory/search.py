@@ -14,10 +14,11 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from passepartout.text import one_line
+
 RRF_K = 60  # the usual constant: a low rank counts, the very top does not dominate
 POOL = 50  # candidates taken from each side before fusing
 SNIPPET_CHARS = 160
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # Words nearly every note has: OR-ed into a full-text query they rank noise first
 # (bench/embedders.py: hybrid recall@10 fell below vectors alone with them in).
 _STOPWORDS = """a an and are as at be but by can do does for from had has have how i if in into
@@ -40,14 +41,10 @@ class SearchHit:
     file: str = ""
 
 
-def one_line(text: str, limit: int = SNIPPET_CHARS) -> str:
-    """Text on one line for a terminal or a model: no control characters, spaces
-    collapsed, cut at ``limit`` characters on a word."""
-    flat = " ".join(_CONTROL.sub(" ", text).split())
-    if len(flat) <= limit:
-        return flat
-    cut = flat[:limit].rsplit(" ", 1)[0] or flat[:limit]
-    return cut + "…"
+def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
+    """Text on one line for a terminal or a model, cut at ``limit`` characters on a
+    word."""
+    return one_line(text, limit, on_word=True)
 
 
 def fts_query(query: str) -> str | None:
@@ -72,7 +69,7 @@ def text_hits(conn: sqlite3.Connection, query: str, k: int) -> list[SearchHit]:
         " WHERE fts MATCH ? ORDER BY bm25(fts) LIMIT ?",
         (match, k),
     ).fetchall()
-    return [SearchHit(r[0], r[1], -float(r[2]), "fts", one_line(r[3] or "")) for r in rows]
+    return [SearchHit(r[0], r[1], -float(r[2]), "fts", snippet(r[3] or "")) for r in rows]
 
 
 def fuse(text: Sequence[SearchHit], vector: Sequence[SearchHit], k: int) -> list[SearchHit]:

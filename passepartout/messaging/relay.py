@@ -42,9 +42,9 @@ from passepartout.daemon.face import (
     TurnError,
 )
 from passepartout.daemonclient import DaemonError
-from passepartout.mcp.untrusted import one_line
 from passepartout.messaging.boundary import outbound
 from passepartout.messaging.transport import Answer, Incoming, Message, Transport, TransportError
+from passepartout.text import one_line
 
 log = logging.getLogger(__name__)
 

@@ -37,7 +37,7 @@ from passepartout.daemon.face import (
     TurnError,
 )
 from passepartout.daemonclient import DaemonError
-from passepartout.security.termtext import terminal_safe
+from passepartout.text import one_line, terminal_safe
 from passepartout.tui.panel import Panel, read_panel
 
 log = logging.getLogger(__name__)
@@ -351,15 +351,11 @@ _ANSWERED = {"allow": "Allowed once", "always": "Allowed always", "deny": "Denie
 OUTPUT_PREVIEW = 200
 
 
-def one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
 def _tool_line(event: ToolEvent) -> tuple[str, str]:
     if event.event == "tool":
         args = ", ".join(f"{k}={v!r}" for k, v in (event.args or {}).items())
-        return one_line(f"→ {event.name}({args})")[:OUTPUT_PREVIEW], "tool"
+        return one_line(f"→ {event.name}({args})", None)[:OUTPUT_PREVIEW], "tool"
     if event.event == "tool-result":
-        text = one_line(event.output or "")[:OUTPUT_PREVIEW]
+        text = one_line(event.output or "", None)[:OUTPUT_PREVIEW]
         return (f"← {text}", "tool") if event.ok else (f"← failed: {text}", "tool-failed")
     return f"refused {event.name}: {event.reason}", "tool-failed"

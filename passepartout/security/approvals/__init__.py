@@ -33,17 +33,17 @@ from typing import Any
 from passepartout.fsutil import atomic_write
 from passepartout.loop.actions import Action, ApprovalRequest
 from passepartout.org.drawer import STRICT_PROPERTY
-from passepartout.org.heading import heading_line
-from passepartout.security.approvals import grants as grant_file
-from passepartout.security.orgtext import (
+from passepartout.org.escape import (
     drawer,
-    one_line,
     org_json,
+    org_line,
     property_value,
     src_block,
     timestamp,
     unescape_block,
 )
+from passepartout.org.heading import heading_line
+from passepartout.security.approvals import grants as grant_file
 from passepartout.security.policy import Rule
 from passepartout.security.policy.accepted import PolicyTrust
 from passepartout.security.trust import Trust
@@ -267,7 +267,7 @@ class ApprovalBook:
         def refused(grant: grant_file.Grant, why: str) -> None:
             log.warning("ignoring the grant %r in %s: %s", grant.title, self.path, why)
             self.trust.alarms.report(
-                f"grant {one_line(grant.title, 80)!r} ignored: {why}",
+                f"grant {org_line(grant.title, 80)!r} ignored: {why}",
                 f"In {self.path}.  If you wrote it, run `passepartout grant accept` in a "
                 "terminal to review and accept it.",
                 key=f"grant:{grant_file.canonical(grant.entry())}:{why}")
@@ -312,7 +312,7 @@ class ApprovalBook:
             props["GATES"] = self.mask("; ".join(request.reasons))
             props["SEAL"] = self._plan_seal(props)
             entry = (
-                heading_line(1, one_line(self.mask(action.describe())), PENDING) + "\n"
+                heading_line(1, org_line(self.mask(action.describe())), PENDING) + "\n"
                 + drawer(props, "  ")
                 + src_block(self.mask(org_json(json.loads(action.canonical()))), "json", "  ")
                 + _reasons_block(self.mask("; ".join(request.reasons)))

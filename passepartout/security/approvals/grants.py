@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 from passepartout.errors import ConfigError
 from passepartout.org.drawer import STRICT_PROPERTY, drawer_lines, property_line
+from passepartout.org.escape import drawer, org_line, property_value
 from passepartout.org.heading import heading_line
-from passepartout.security.orgtext import drawer, one_line, property_value
 from passepartout.security.policy import Rule, rule_from_mapping
 from passepartout.security.trust.seal import Seal
 
@@ -61,7 +61,7 @@ class Grant:
 
     def rule(self) -> Rule:
         entry: dict[str, str] = {"decision": "allow", **self.entry()}
-        return rule_from_mapping(entry, f"grant {one_line(self.title, 60)!r}")
+        return rule_from_mapping(entry, f"grant {org_line(self.title, 60)!r}")
 
 
 def canonical(entry: Mapping[str, str]) -> str:
@@ -163,7 +163,7 @@ def entry_lines(rule: Rule, title: str, seal: Seal) -> list[str]:
     if rule.prop:
         props["PROPERTY"] = rule.prop
     props["SEAL"] = seal.sign(PURPOSE, canonical({k.lower(): v for k, v in props.items()}))
-    return [heading_line(2, one_line(title)), *drawer(props, "   ").rstrip("\n").splitlines()]
+    return [heading_line(2, org_line(title)), *drawer(props, "   ").rstrip("\n").splitlines()]
 
 
 def add(lines: list[str], entry: list[str]) -> list[str]:

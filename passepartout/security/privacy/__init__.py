@@ -1,6 +1,6 @@
 """Privacy: org subtrees tagged ``@personal`` (configurable) never go to a remote model.
 
-Which lines are private is decided by one reader, :mod:`passepartout.security.privacy.reading`
+Which lines are private is decided by one reader, :mod:`passepartout.org.private`
 (checked against org-mode itself).  Tools call :func:`redact_file_text` on what they
 read; every file read that way, and every org file of the memex, teaches the private
 text index (:mod:`passepartout.security.privacy.index`), whose filter every request to
@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from passepartout.org import private as private_reading
+from passepartout.org.private import DEFAULT_TAG, MARKER
 from passepartout.security.privacy import index as private_index
-from passepartout.security.privacy import reading as private_reading
-from passepartout.security.privacy.reading import DEFAULT_TAG, MARKER
 
 __all__ = [
     "DEFAULT_TAG",

@@ -29,6 +29,7 @@ import re
 from typing import Any, Literal
 
 from passepartout.org.drawer import STRICT_NAME, drawer_lines
+from passepartout.text import shorten
 
 Where = Literal["line", "body", "block"]
 
@@ -116,11 +117,11 @@ def org_escape(text: Any, where: Where = "body") -> str:
     return pattern.sub(r"\1,\2", lines)
 
 
-def one_line(text: Any, limit: int = 100) -> str:
-    """``text`` fit for a headline or a property value: one line, white space runs made
-    one space, bounded."""
-    flat = " ".join(org_escape(text, "line").split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+def org_line(text: Any, limit: int = 100) -> str:
+    """``text`` fit for a headline or a property value: escaped as one line, white
+    space runs made one space, bounded.  (Text shown elsewhere than in org goes through
+    :func:`passepartout.text.one_line`.)"""
+    return shorten(" ".join(org_escape(text, "line").split()), limit)
 
 
 def body(text: Any, indent: str = "") -> str:
@@ -191,7 +192,7 @@ def src_block(text: str, language: str = "json", indent: str = "") -> str:
     """A ``#+begin_src`` block holding ``text`` exactly (escaped as org escapes it)."""
     lines = org_escape(text, "block").rstrip("\n").split("\n")
     inner = "\n".join(indent + line for line in lines)
-    return f"{indent}#+begin_src {one_line(language, 40)}\n{inner}\n{indent}#+end_src\n"
+    return f"{indent}#+begin_src {org_line(language, 40)}\n{inner}\n{indent}#+end_src\n"
 
 
 def drawer(properties: dict[str, str], indent: str = "") -> str:
@@ -207,4 +208,4 @@ def drawer(properties: dict[str, str], indent: str = "") -> str:
 def property_value(value: Any) -> str:
     """A property value as :func:`drawer` writes it (and a reader gets it back): one
     line, bounded, and no ``:END:`` in it that a looser reader would end the drawer at."""
-    return no_drawer_word(one_line(value, 400))
+    return no_drawer_word(org_line(value, 400))

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from passepartout.fsutil import atomic_write
+from passepartout.org.escape import body, drawer, org_line
 from passepartout.org.heading import heading_line
-from passepartout.security.orgtext import body, drawer, one_line
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ class Entry:
     def to_org(self, when: dt.datetime) -> str:
         stamp = when.strftime("[%Y-%m-%d %a %H:%M:%S]")
         # Titles and texts come from jobs, hooks and tools: nothing in them is structure.
-        title = f"{stamp} {one_line(self.kind, 40)}: {one_line(self.title, 400)}"
+        title = f"{stamp} {org_line(self.kind, 40)}: {org_line(self.title, 400)}"
         lines = [heading_line(1, title)]
         props = {k: v for k, v in
                  (("LEVEL", self.level), ("NODE", self.node_id), ("FILE", self.file)) if v}
@@ -53,7 +53,7 @@ class Entry:
 
 
 def _one_line(text: str) -> str:
-    return one_line(text, 10_000)
+    return org_line(text, 10_000)
 
 
 _LOCKS: dict[Path, threading.Lock] = {}
