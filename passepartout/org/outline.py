@@ -2,12 +2,19 @@
 
 A line starting with stars and a space is a heading wherever it is (org reads it so
 even inside a block).  Lines keep their line ends so that the text is rebuilt exactly.
+
+:class:`Outline` and :class:`Heading` are the one outline and the one heading of the
+package: ``Outline(text)`` is org's own reading (what the org edits act on);
+:meth:`Outline.tree` holds a reading made elsewhere, the memory import's
+(:func:`passepartout.memory.orgscan.scan`, orgparse's reading, which also keeps each
+entry's raw lines and body).  Either way the headings are in ``headings`` (in file
+order) and in a tree (``top``, each heading's ``children``).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # The grammar lives in passepartout.org; the names stay importable from here.
 from passepartout.org.drawer import DRAWER_END, PROPERTIES, PROPERTY_LINE, property_drawer
@@ -35,12 +42,20 @@ class OrgEditError(ValueError):
 
 @dataclass(frozen=True)
 class Heading:
+    """One heading: where it is, its headline's parts, its subheadings."""
+
     line: int  # index into Outline.lines
     level: int
     keyword: str | None
-    title: str
+    title: str  # without keyword, priority and tags
     tags: tuple[str, ...]
     text: str = ""  # the headline between keyword and tags, priority included
+    # The subheadings, each under its nearest earlier heading of a lower level.
+    children: list[Heading] = field(default_factory=list, compare=False, repr=False)
+    # Kept by a reading that keeps them (memory's): the entry's raw lines (headline
+    # first, up to the next heading) and its body, as that reading reads them.
+    lines: list[str] = field(default_factory=list, compare=False, repr=False)
+    body: str = field(default="", compare=False, repr=False)
 
 
 def todo_keywords(text: str) -> tuple[list[list[str]], set[str], set[str]]:
@@ -76,6 +91,28 @@ class Outline:
         self.sequences, self.done, self.types = todo_keywords(text)
         self.keywords = {w for seq in self.sequences for w in seq}
         self.headings = [h for i, line in enumerate(self.lines) if (h := self._heading(i, line))]
+        first = self.headings[0].line if self.headings else len(self.lines)
+        self.body = "".join(self.lines[:first])  # the text before the first heading
+        self.top = _tree(self.headings)
+
+    @classmethod
+    def tree(cls, text: str, body: str, top: list[Heading]) -> Outline:
+        """The outline of ``text`` as another reading found it: its body before the first
+        heading, its top-level headings (each with its ``children``, and ``line`` an index
+        into ``text.splitlines()``)."""
+        outline = cls.__new__(cls)
+        outline.lines = text.splitlines(keepends=True)
+        outline.sequences, outline.done, outline.types = todo_keywords(text)
+        outline.keywords = {w for seq in outline.sequences for w in seq}
+        outline.body = body
+        outline.top = top
+        outline.headings = []
+        stack = top[::-1]
+        while stack:
+            heading = stack.pop()
+            outline.headings.append(heading)
+            stack += heading.children[::-1]
+        return outline
 
     def text(self) -> str:
         return "".join(self.lines)
@@ -190,6 +227,19 @@ class Outline:
         for other in self.olpath(heading):
             tags += [t for t in other.tags if t not in tags]
         return tags
+
+
+def _tree(headings: list[Heading]) -> list[Heading]:
+    """The top-level headings, each heading put under the nearest earlier heading of a
+    lower level (as :meth:`Outline.olpath` finds its ancestors)."""
+    top: list[Heading] = []
+    stack: list[Heading] = []
+    for heading in headings:
+        while stack and stack[-1].level >= heading.level:
+            stack.pop()
+        (stack[-1].children if stack else top).append(heading)
+        stack.append(heading)
+    return top
 
 
 def _join_at_newlines(lines: list[str]) -> list[str]:
