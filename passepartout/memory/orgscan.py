@@ -53,6 +53,7 @@ def scan(text: str) -> Outline:
     root_lines = chunks[0]
     root_body = _timestamps(_drop_properties(root_lines))
     top: list[Heading] = []
+    headings: list[Heading] = []
     keys = env.all_todo_keys
     # A heading's parent is the nearest earlier heading of a lower level, as in orgparse.
     stack: list[Heading] = []
@@ -62,7 +63,8 @@ def scan(text: str) -> Outline:
             stack.pop()
         (stack[-1].children if stack else top).append(heading)
         stack.append(heading)
-    return Outline.tree(text, "\n".join(root_body) if root_lines else "", top)
+        headings.append(heading)
+    return Outline.tree(text, "\n".join(root_body) if root_lines else "", top, headings)
 
 
 def _todo_keywords(chunk: list[str], env: OrgEnv) -> None:

@@ -13,6 +13,7 @@ order) and in a tree (``top``, each heading's ``children``).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -85,34 +86,68 @@ class Outline:
     """The headings of one org text, and where each entry and subtree lies."""
 
     def __init__(self, text: str) -> None:
-        self.lines: list[str] = text.splitlines(keepends=True) if text else []
-        # org splits at \n only; keep any other break inside its line
-        self.lines = _join_at_newlines(self.lines)
-        self.sequences, self.done, self.types = todo_keywords(text)
-        self.keywords = {w for seq in self.sequences for w in seq}
+        self._text = text
+        self._org_lines = True
         self.headings = [h for i, line in enumerate(self.lines) if (h := self._heading(i, line))]
         first = self.headings[0].line if self.headings else len(self.lines)
         self.body = "".join(self.lines[:first])  # the text before the first heading
         self.top = _tree(self.headings)
 
     @classmethod
-    def tree(cls, text: str, body: str, top: list[Heading]) -> Outline:
+    def tree(cls, text: str, body: str, top: list[Heading],
+             headings: list[Heading] | None = None) -> Outline:
         """The outline of ``text`` as another reading found it: its body before the first
         heading, its top-level headings (each with its ``children``, and ``line`` an index
-        into ``text.splitlines()``)."""
+        into ``text.splitlines()``), and all of them in file order when the reading has
+        that list at hand."""
         outline = cls.__new__(cls)
-        outline.lines = text.splitlines(keepends=True)
-        outline.sequences, outline.done, outline.types = todo_keywords(text)
-        outline.keywords = {w for seq in outline.sequences for w in seq}
+        outline._text = text
+        outline._org_lines = False
         outline.body = body
         outline.top = top
-        outline.headings = []
-        stack = top[::-1]
-        while stack:
-            heading = stack.pop()
-            outline.headings.append(heading)
-            stack += heading.children[::-1]
+        if headings is None:
+            headings = []
+            stack = top[::-1]
+            while stack:
+                heading = stack.pop()
+                headings.append(heading)
+                stack += heading.children[::-1]
+        outline.headings = headings
         return outline
+
+    # Computed when first used: the memory import reads none of them.
+
+    @functools.cached_property
+    def lines(self) -> list[str]:
+        """The text's lines with their ends.  Org splits at ``\n`` only (any other break
+        stays inside its line); a tree reading's line numbers count every break, as
+        ``str.splitlines`` does."""
+        lines = self._text.splitlines(keepends=True)
+        return _join_at_newlines(lines) if self._org_lines else lines
+
+    @functools.cached_property
+    def _todo(self) -> tuple[list[list[str]], set[str], set[str]]:
+        return todo_keywords(self._text)
+
+    @property
+    def sequences(self) -> list[list[str]]:
+        """The file's TODO sequences."""
+        return self._todo[0]
+
+    @property
+    def done(self) -> set[str]:
+        """Its done keywords."""
+        return self._todo[1]
+
+    @property
+    def types(self) -> set[str]:
+        """Its type keywords (``#+TYP_TODO``)."""
+        return self._todo[2]
+
+    @functools.cached_property
+    def keywords(self) -> set[str]:
+        """Every TODO keyword of the file."""
+        return {w for seq in self.sequences for w in seq}
 
     def text(self) -> str:
         return "".join(self.lines)
