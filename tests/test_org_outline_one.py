@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from passepartout.memory.orgimport import parse_org_text, parse_org_text_orgparse
 from passepartout.memory.orgscan import scan
-from passepartout.org.outline import Heading, Outline
+from passepartout.org.heading import Heading
+from passepartout.org.outline import Outline
 
 TEXT = """\
 #+TITLE: Notes

@@ -30,7 +30,8 @@ from passepartout.org.drawer import entry_properties
 
 if TYPE_CHECKING:
     from passepartout.memory.store import MemoryStore
-    from passepartout.org.outline import Heading, Outline
+    from passepartout.org.heading import Heading
+    from passepartout.org.outline import Outline
 
 log = logging.getLogger(__name__)
 
@@ -171,7 +172,8 @@ def parse_org_text_orgparse(text: str, relpath: str) -> list[MemoryNode]:
     import orgparse  # imported here: keeps `import passepartout.memory` cheap
     from orgparse.node import parse_heading_tags
 
-    from passepartout.org.outline import Heading, Outline
+    from passepartout.org.heading import Heading
+    from passepartout.org.outline import Outline
 
     def convert(org: Any) -> Heading:
         kids = [convert(c) for c in org.children]

@@ -32,7 +32,8 @@ from orgparse.node import (
     parse_seq_todo,
 )
 
-from passepartout.org.outline import Heading, Outline
+from passepartout.org.heading import Heading
+from passepartout.org.outline import Outline
 
 _HEADER = re.compile(r"^\*+ ")
 _DATE = re.compile(r"\d{4}-\d\d-\d\d")

@@ -1,7 +1,8 @@
 """Org text, read and written in one place, as org-mode reads and writes it.
 
-Reading: :mod:`.heading` (a heading line's parts), :mod:`.drawer` (drawers),
-:mod:`.outline` (an org text's headings and where each entry and subtree lies),
+Reading: :mod:`.heading` (the one ``Heading``; a headline read and written),
+:mod:`.drawer` (drawers), :mod:`.outline` (the one ``Outline``: an org text's headings,
+as a list and a tree, and where each entry and subtree lies),
 :mod:`.timestamps` and :mod:`.repeaters` (timestamps, and what a repeater makes of one),
 :mod:`.private` (which lines carry the private tag, inherited as org inherits tags),
 :mod:`.filetype` (which files org opens).

@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 
 from passepartout.org import drawer
 from passepartout.org.escape import no_drawer_word, org_escape, org_line
+from passepartout.org.heading import Heading
 from passepartout.org.outline import (
     PLANNING,
     PROPERTY_LINE,
     TAGS,
-    Heading,
     OrgEditError,
     Outline,
     heading_line,

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
 
 # The grammar lives in passepartout.org; the names stay importable from here.
 from passepartout.org.drawer import DRAWER_END, PROPERTIES, PROPERTY_LINE, property_drawer
@@ -25,13 +24,14 @@ from passepartout.org.heading import (
     PRIORITY,
     TAGS,
     TAGS_COLUMN,
+    Heading,
     read_heading,
     string_width,
 )
 from passepartout.org.heading import heading_line as _heading_line
 
 __all__ = ["DRAWER_END", "HEADING", "PLANNING", "PRIORITY", "PROPERTIES", "PROPERTY_LINE",
-           "TAGS", "TAGS_COLUMN", "Heading", "OrgEditError", "Outline", "heading_line",
+           "TAGS", "TAGS_COLUMN", "OrgEditError", "Outline", "heading_line",
            "string_width", "todo_keywords"]
 
 TODO_LINE = re.compile(r"^#\+(?:SEQ_|TYP_)?TODO:[ \t]*(.*)$", re.IGNORECASE | re.MULTILINE)
@@ -39,24 +39,6 @@ TODO_LINE = re.compile(r"^#\+(?:SEQ_|TYP_)?TODO:[ \t]*(.*)$", re.IGNORECASE | re
 
 class OrgEditError(ValueError):
     """An edit that cannot be made (no such heading, a bad argument): a clear message."""
-
-
-@dataclass(frozen=True)
-class Heading:
-    """One heading: where it is, its headline's parts, its subheadings."""
-
-    line: int  # index into Outline.lines
-    level: int
-    keyword: str | None
-    title: str  # without keyword, priority and tags
-    tags: tuple[str, ...]
-    text: str = ""  # the headline between keyword and tags, priority included
-    # The subheadings, each under its nearest earlier heading of a lower level.
-    children: list[Heading] = field(default_factory=list, compare=False, repr=False)
-    # Kept by a reading that keeps them (memory's): the entry's raw lines (headline
-    # first, up to the next heading) and its body, as that reading reads them.
-    lines: list[str] = field(default_factory=list, compare=False, repr=False)
-    body: str = field(default="", compare=False, repr=False)
 
 
 def todo_keywords(text: str) -> tuple[list[list[str]], set[str], set[str]]:
@@ -153,10 +135,7 @@ class Outline:
         return "".join(self.lines)
 
     def _heading(self, i: int, line: str) -> Heading | None:
-        found = read_heading(line, self.keywords)
-        if found is None:
-            return None
-        return Heading(i, found.level, found.keyword, found.title, found.tags, found.text)
+        return read_heading(line, self.keywords, i)
 
     # -- addressing -------------------------------------------------------------------
 

@@ -5,7 +5,8 @@ as a whole (its ``#+FILETAGS``).  The same reading of org as the privacy filter'
 
 from __future__ import annotations
 
-from passepartout.org.outline import Heading, Outline
+from passepartout.org.heading import Heading
+from passepartout.org.outline import Outline
 from passepartout.org.private import read_private
 
 
