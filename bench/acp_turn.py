@@ -35,8 +35,8 @@ from acp.stdio import spawn_agent_process  # noqa: E402
 from fakellm import FakeLLM  # noqa: E402
 from terminal_chat import cli, scratch_env, wait_ready  # noqa: E402
 
-from passepartout.channels.emacs import ON_DONE  # noqa: E402
-from passepartout.daemonclient import DaemonClient, connect  # noqa: E402
+from passepartout.server.peer import ON_DONE  # noqa: E402
+from passepartout.wire.client import DaemonClient, connect  # noqa: E402
 
 TARGET_MS = 5.0
 

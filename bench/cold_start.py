@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from fakellm import FakeLLM  # noqa: E402
 
-from passepartout.daemon.face import Chunk, Done, Face  # noqa: E402
+from passepartout.faces.face import Chunk, Done, Face  # noqa: E402
 
 MODEL = "openai/gpt-4o-mini"
 

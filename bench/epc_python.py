@@ -1,7 +1,7 @@
 """EPC round trips against ``passepartout serve``, beside baselines measured in the same run.
 
 Prints:
-- start to port line of ``python -m passepartout.serve`` and ``python -m passepartout
+- start to port line of ``python -m passepartout.server.serve`` and ``python -m passepartout
   serve`` (median of 5);
 - no-op ``ping`` round trips from a raw-socket client (p50, p95 over 2,000 calls), beside
   a raw socket echo of the same frame and python-epc's stock server answering ``ping``;
@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from passepartout.emacs import frame, read_payload  # noqa: E402
+from passepartout.server.epc import frame, read_payload  # noqa: E402
 from passepartout.signals import Keyword, Symbol  # noqa: E402
 
 PINGS = 2_000
@@ -139,7 +139,8 @@ def main() -> None:
     py = sys.executable
 
     print("start to port line (median of 5):")
-    for label, args in (("python -m passepartout.serve", [py, "-m", "passepartout.serve"]),
+    serve = [py, "-m", "passepartout.server.serve"]
+    for label, args in (("python -m passepartout.server.serve", serve),
                         ("python -m passepartout serve", [py, "-m", "passepartout", "serve"]),
                         ("baseline: python -c 'print(port)'", [py, "-c", RAW_ECHO])):
         times = []
@@ -149,7 +150,7 @@ def main() -> None:
             stop(proc)
         print(f"  {label:36s} {statistics.median(times):7.1f} ms")
 
-    server, port, _ = spawn([py, "-m", "passepartout.serve"], env, token)
+    server, port, _ = spawn([py, "-m", "passepartout.server.serve"], env, token)
     raw_proc, raw_port, _ = spawn([py, "-c", RAW_ECHO])
     stock_proc, stock_port, _ = spawn([py, "-c", STOCK_EPC])
     try:

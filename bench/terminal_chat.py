@@ -87,8 +87,8 @@ def python_start(env: dict[str, str], runs: int) -> float:
     times = []
     for _ in range(runs):
         start = time.perf_counter()
-        subprocess.run([PYTHON, "-c", "import passepartout.cli, passepartout.channels.terminal,"
-                        " passepartout.channels.terminal_attached"], env=env, check=True)
+        subprocess.run([PYTHON, "-c", "import passepartout.cli, passepartout.faces.terminal.chat,"
+                        " passepartout.faces.terminal.attached"], env=env, check=True)
         times.append(time.perf_counter() - start)
     return statistics.median(times)
 

@@ -72,7 +72,7 @@ ENVIRONMENT, a list of \"NAME=VALUE\" strings, comes before
 
 (defun passepartout-daemon-own-directory (environment)
   "Return the directory a daemon started in ENVIRONMENT would use.
-It is found as the daemon finds it (passepartout/daemon/place.py)."
+It is found as the daemon finds it (passepartout/wire/place.py)."
   (let ((runtime (passepartout-daemon--getenv "XDG_RUNTIME_DIR" environment)))
     (if (and runtime (file-name-absolute-p (string-trim runtime)))
         (expand-file-name "passepartout" (string-trim runtime))

@@ -18,8 +18,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from passepartout.agent import Agent
     from passepartout.background.service import Background
-    from passepartout.channels.emacs import EmacsChannel
-    from passepartout.channels.focus import FocusHolder
     from passepartout.events.heartbeat import HeartbeatBus
     from passepartout.events.orchestrator import Orchestrator
     from passepartout.llm.budget import Budgets
@@ -31,6 +29,8 @@ if TYPE_CHECKING:
     from passepartout.security.guard import Security
     from passepartout.security.trust.modeljobs import ModelJobs
     from passepartout.security.vault import Vault
+    from passepartout.server.focus import FocusHolder
+    from passepartout.server.peer import EmacsChannel
 
 
 @dataclass(eq=False)

@@ -21,7 +21,7 @@ from typing import Any
 import sexpdata
 
 from passepartout.errors import ProtocolError
-from passepartout.sexpread import DECLINED, SPECIAL_FLOATS, read_plain
+from passepartout.wire.sexpread import DECLINED, SPECIAL_FLOATS, read_plain
 
 
 class Keyword(str):

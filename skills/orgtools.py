@@ -144,7 +144,7 @@ class orgtools_Service:
     def show_in_emacs(self, plan: Any) -> None:
         """Give the buffers visiting the edited files the same edit (undo takes it back;
         a buffer with unsaved changes keeps them): ``passepartout--on-org-edit``."""
-        from passepartout.channels.emacs import ON_ORG_EDIT
+        from passepartout.server.peer import ON_ORG_EDIT
 
         channel = self.agent.channels.get("emacs") if hasattr(self.agent, "channels") else None
         broadcast = getattr(channel, "broadcast", None)

@@ -84,7 +84,7 @@ class selfimprove_Service:
         if trial is None:
             return Verdict.deny("test this exact content with skill-test first")
         if not trial.passed:
-            from passepartout.messaging.boundary import outbound
+            from passepartout.faces.messaging.boundary import outbound
 
             return Verdict.deny(outbound(f"its tests do not pass: {trial.summary()}"))
         return Verdict.ask(f"{proposal.describe()}; {trial.summary()}; once approved it is "
@@ -92,7 +92,7 @@ class selfimprove_Service:
 
     def test(self, file_name: str, content: str) -> str:
         from passepartout.errors import PipelineError
-        from passepartout.messaging.boundary import outbound
+        from passepartout.faces.messaging.boundary import outbound
         from passepartout.selfimprove.proposal import ProposalError
 
         try:
@@ -108,7 +108,7 @@ class selfimprove_Service:
 
     def install(self, file_name: str, content: str) -> str:
         from passepartout.errors import PipelineError
-        from passepartout.messaging.boundary import outbound
+        from passepartout.faces.messaging.boundary import outbound
         from passepartout.selfimprove.install import put_in_place
         from passepartout.selfimprove.proposal import ProposalError
 

@@ -4,7 +4,8 @@
 
 ;; Run by tests/test_wheel_install.py, twice, in a fresh `user-emacs-directory'
 ;; (PASSEPARTOUT_TEST_EMACS_DIR): `passepartout-test-install' installs the package
-;; file PASSEPARTOUT_TEST_PACKAGE; `passepartout-test-chat', in a new Emacs,
+;; file PASSEPARTOUT_TEST_PACKAGE (or `passepartout-test-vc-install' the repository
+;; PASSEPARTOUT_TEST_REPO with `package-vc-install', Emacs 29+); `passepartout-test-chat', in a new Emacs,
 ;; relies on the autoloads alone, opens a file of the project
 ;; PASSEPARTOUT_TEST_PROJECT, opens the chat from it and sends one prompt; the
 ;; server is the `passepartout' executable found on `exec-path'.  It prints
@@ -23,6 +24,15 @@
   (package-initialize)
   (package-install-file (getenv "PASSEPARTOUT_TEST_PACKAGE"))
   (princ (format "installed: %S\n" (package-installed-p 'passepartout))))
+
+(defun passepartout-test-vc-install ()
+  "Install the package from the repository PASSEPARTOUT_TEST_REPO, as Emacs 29+ does."
+  (package-initialize)
+  (package-vc-install `(passepartout :url ,(getenv "PASSEPARTOUT_TEST_REPO")
+                                     :lisp-dir "elisp"))
+  (princ (format "installed: %S\n" (package-installed-p 'passepartout)))
+  (with-current-buffer (get-buffer-create byte-compile-log-buffer)
+    (princ (format "compile log:\n%s\n" (buffer-string)))))
 
 (defvar passepartout-test--ended nil "The turn that ended, once it has.")
 

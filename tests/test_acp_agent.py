@@ -341,6 +341,34 @@ def test_a_session_without_turns_loads_and_resumes(daemons: Daemons) -> None:
     run(scenario())
 
 
+def test_the_sessions_cwd_is_the_workspace_of_its_turns(
+        daemons: Daemons, fake_llm: FakeLLM) -> None:
+    """The spec's ``cwd`` of a session (the project the editor is in) is where its turns
+    work: the shell runs there; a ``cwd`` that is not an absolute directory is refused."""
+    project = daemons.tmp / "garden"
+    project.mkdir(exist_ok=True)
+    (project / "beds.txt").write_text("tomatoes\n")
+    fake_llm.tool_call("shell", {"cmd": "pwd; ls"})
+    fake_llm.reply("We work in the garden.")
+    running(daemons)
+
+    async def scenario() -> None:
+        async with acp_client(daemons, Peer()) as conn:
+            for bad in ("garden", str(project / "beds.txt")):
+                with pytest.raises(RequestError) as refused:
+                    await conn.new_session(cwd=bad)
+                assert refused.value.code == RequestError.invalid_params({}).code
+                assert "cwd" in str(refused.value.data), refused.value.data
+            session = (await conn.new_session(cwd=str(project))).session_id
+            done = await conn.prompt(session_id=session, prompt=prompt("where do we work?"))
+            assert done.stop_reason == "end_turn"
+
+    run(scenario())
+    tool = "\n".join(str(m.get("content")) for m in fake_llm.last_request.body["messages"]
+                     if m.get("role") == "tool")
+    assert str(project) in tool and "beds.txt" in tool, tool
+
+
 def test_an_unknown_session_cannot_be_loaded(daemons: Daemons) -> None:
     running(daemons)
 

@@ -18,9 +18,9 @@ from acp.schema import (
     ToolCallStart,
 )
 
-from passepartout.acp.agent import advertises_notices
-from passepartout.acp.permission import answer_of
-from passepartout.acp.updates import (
+from passepartout.faces.acp.agent import advertises_notices
+from passepartout.faces.acp.permission import answer_of
+from passepartout.faces.acp.updates import (
     PromptError,
     ToolTracker,
     approval_call,
@@ -30,8 +30,8 @@ from passepartout.acp.updates import (
     resource_path,
     usage_update,
 )
-from passepartout.channels.attachments import RESOURCE_BYTES
-from passepartout.daemon.face_events import ApprovalAsked, ToolEvent
+from passepartout.faces.events import ApprovalAsked, ToolEvent
+from passepartout.server.attachments import RESOURCE_BYTES
 from passepartout.signals import Keyword
 
 ASKED = ApprovalAsked("ap1", "s", "t", "shell(cmd='make deploy')",

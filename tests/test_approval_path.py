@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 from security_agent import Script, call, make_agent, user
 
-from passepartout.channels.emacs import ON_APPROVAL, ON_NOTIFY, EmacsChannel
 from passepartout.events.dispatch import BackgroundChannel, Dispatcher
 from passepartout.loop import Action, ApprovalRequest
 from passepartout.loop.approvals import Approvals
 from passepartout.loop.events import Event
 from passepartout.loop.hooks import APPROVAL_ANSWERED, BACKGROUND_APPROVAL
+from passepartout.server.peer import ON_APPROVAL, ON_NOTIFY, EmacsChannel
 from passepartout.signals import Keyword, Signal
 
 

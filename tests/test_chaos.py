@@ -40,17 +40,10 @@ from fakellm import FakeLLM
 from fakellm_protocol import RecordedRequest, Reply, ToolCall
 
 from passepartout.config import Config
-from passepartout.daemon.face import (
-    ApprovalAsked,
-    Disconnected,
-    Done,
-    Face,
-    ToolEvent,
-    TurnError,
-)
-from passepartout.daemonclient import DaemonError
+from passepartout.faces.face import ApprovalAsked, Disconnected, Done, Face, ToolEvent, TurnError
 from passepartout.memory.store import MemoryStore
 from passepartout.security.trust.cli import book
+from passepartout.wire.client import DaemonError
 
 ROUNDS = 4
 KILLS = int(os.environ.get("PASSEPARTOUT_CHAOS_KILLS", "52"))

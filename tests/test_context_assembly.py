@@ -157,8 +157,8 @@ def test_focus_without_memory_store() -> None:
     assert "Write the report" in section.text and "work.org" in section.text
     assert Focus.from_service({"file": None}) is None
     assert Focus.from_service(None) is None
-    from passepartout.channels.focus import Focus as EmacsFocus
-    from passepartout.channels.focus import FocusHolder
+    from passepartout.server.focus import Focus as EmacsFocus
+    from passepartout.server.focus import FocusHolder
 
     holder = FocusHolder()
     assert Focus.from_service(holder) is None

@@ -102,7 +102,7 @@ def _sexpdata_reading(text: str) -> object:
 
 @given(_values)
 def test_the_fast_reader_agrees_with_sexpdata(value: object) -> None:
-    from passepartout.sexpread import DECLINED, read_plain
+    from passepartout.wire.sexpread import DECLINED, read_plain
 
     text = dumps(value)
     fast = read_plain(text, 100)

@@ -22,8 +22,8 @@ import pytest
 from daemon_proc import Daemons, scratch_daemons, wait_for
 from fakellm import FakeLLM
 
-from passepartout.daemonclient import connect
 from passepartout.testing.jobapproval import approve_jobs
+from passepartout.wire.client import connect
 
 JOB = """* Check the backups
 :PROPERTIES:
@@ -227,6 +227,21 @@ def test_detach_starts_a_daemon_that_outlives_its_starter_and_finds_a_running_on
     finally:
         stopped = daemons.cli("stop")
         assert stopped.returncode == 0, stopped.stderr
+
+
+def test_stop_during_the_start_waits_until_the_daemon_answers_then_stops_it(
+        daemons: Daemons) -> None:
+    """A daemon still starting (its lock held, no address yet) is stopped, not reported
+    as absent: ``stop`` waits until it can prove the daemon, then signals it."""
+    proc = daemons.start(wait=False)
+    wait_for(lambda: "booting" in daemons.log(), 60, "the daemon to start booting")
+    starting = not (daemons.rundir / "daemon.json").exists()
+    stopped = daemons.cli("stop", timeout=120)
+    assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+    assert "stopped the daemon" in stopped.stdout, stopped.stdout
+    if starting:  # caught before it could answer (the model layer takes seconds)
+        assert "is starting; waiting until it answers" in stopped.stdout, stopped.stdout
+    assert proc.wait(30) == 0
 
 
 def test_detach_says_why_a_daemon_cannot_start(daemons: Daemons) -> None:

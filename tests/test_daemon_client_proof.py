@@ -28,8 +28,8 @@ import pytest
 from daemon_proc import Daemons, scratch_daemons, wait_for
 from test_daemon_users import ROOT_ONLY, other_uid
 
-from passepartout.daemon.place import Place, PlaceError
-from passepartout.daemonclient import DaemonError, connect
+from passepartout.wire.client import DaemonError, connect
+from passepartout.wire.place import Place, PlaceError
 
 pytestmark = pytest.mark.attack
 TOKEN = "f" * 64

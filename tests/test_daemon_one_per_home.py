@@ -31,7 +31,7 @@ from test_daemon_emacs import EMACS, emacs
 from test_mcp_server import call
 from wire_client import ROOT
 
-from passepartout.daemon.face import Chunk, Done, Face
+from passepartout.faces.face import Chunk, Done, Face
 
 SHIM = '''
 import os

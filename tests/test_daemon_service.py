@@ -32,7 +32,7 @@ def test_the_unit_passes_systemd_analyze_verify(tmp_path: Path) -> None:
     home = tmp_path / "odd home %n $USER"
     done = service(tmp_path, "install", PASSEPARTOUT_HOME=str(home), MEMEX_DIR="/srv/notes")
     assert done.returncode == 0, done.stderr
-    unit = tmp_path / ".config/systemd/user/passepartout.service"
+    unit = tmp_path / ".config/systemd/user/passepartout.cli.service"
     assert f"wrote {unit}" in done.stdout
     assert "systemctl --user enable --now passepartout" in done.stdout
     checked = verify(unit)
@@ -51,7 +51,7 @@ def test_the_unit_passes_systemd_analyze_verify(tmp_path: Path) -> None:
 
 def test_install_keeps_a_changed_unit_and_uninstall_removes_it(tmp_path: Path) -> None:
     assert service(tmp_path, "install").returncode == 0
-    unit = tmp_path / ".config/systemd/user/passepartout.service"
+    unit = tmp_path / ".config/systemd/user/passepartout.cli.service"
     again = service(tmp_path, "install")
     assert again.returncode == 0 and "installed already" in again.stdout
     unit.write_text(unit.read_text() + "# mine\n")
@@ -68,7 +68,7 @@ def test_install_keeps_a_changed_unit_and_uninstall_removes_it(tmp_path: Path) -
 def test_the_launchd_agent_is_a_plist_that_keeps_the_daemon_alive(tmp_path: Path) -> None:
     done = service(tmp_path, "install", "--kind", "launchd", MEMEX_DIR="/srv/notes")
     assert done.returncode == 0, done.stderr
-    path = tmp_path / "Library/LaunchAgents/org.passepartout.daemon.plist"
+    path = tmp_path / "Library/LaunchAgents/org.passepartout.cli.daemon.plist"
     agent = plistlib.loads(path.read_bytes())
     assert agent["ProgramArguments"] == [sys.executable, "-m", "passepartout", "daemon"]
     assert agent["KeepAlive"] == {"SuccessfulExit": False} and agent["RunAtLoad"] is True

@@ -22,9 +22,9 @@ from pathlib import Path
 import pytest
 from daemon_proc import Daemons, scratch_daemons, wait_for
 
-from passepartout.daemon.place import Place, PlaceError
-from passepartout.daemonclient import connect, frame
 from passepartout.signals import Symbol
+from passepartout.wire.client import connect, frame
+from passepartout.wire.place import Place, PlaceError
 
 pytestmark = pytest.mark.attack
 ROOT_ONLY = "acting as a second local user needs root (the run as root checks it)"

@@ -19,8 +19,8 @@ import pytest
 from daemon_proc import Daemons, scratch_daemons
 from fakellm import FakeLLM
 
-from passepartout.channels.emacs import ON_APPROVAL, ON_DONE
-from passepartout.daemonclient import DaemonError, connect
+from passepartout.server.peer import ON_APPROVAL, ON_DONE
+from passepartout.wire.client import DaemonError, connect
 
 
 @pytest.fixture

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from passepartout.cli.doctor import check_skills
 from passepartout.config import Config
-from passepartout.doctor import check_skills
 
 
 def test_checking_the_skills_beside_a_running_agent_logs_nothing(

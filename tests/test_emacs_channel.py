@@ -9,16 +9,6 @@ from typing import Any
 
 import pytest
 
-from passepartout.channels.emacs import (
-    CALLBACKS,
-    ON_APPROVAL,
-    ON_CHUNK,
-    ON_DONE,
-    ON_ERROR,
-    ON_NOTIFY,
-    ON_TOOL,
-    EmacsChannel,
-)
 from passepartout.errors import PipelineError
 from passepartout.loop import Action, ApprovalRequest
 from passepartout.loop.events import (
@@ -31,6 +21,16 @@ from passepartout.loop.events import (
     Reply,
     ToolCall,
     ToolResult,
+)
+from passepartout.server.peer import (
+    CALLBACKS,
+    ON_APPROVAL,
+    ON_CHUNK,
+    ON_DONE,
+    ON_ERROR,
+    ON_NOTIFY,
+    ON_TOOL,
+    EmacsChannel,
 )
 from passepartout.signals import Keyword, Signal, Symbol
 

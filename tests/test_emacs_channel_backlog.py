@@ -10,12 +10,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from passepartout.bridge import Bridge
-from passepartout.channels.backlog import Backlog, replay, waiting_flight_plans
-from passepartout.channels.emacs import CALLBACKS, ON_APPROVAL, ON_CHUNK, ON_NOTIFY, EmacsChannel
 from passepartout.config import Config
 from passepartout.loop import Action, ApprovalRequest
 from passepartout.loop.events import Chunk
+from passepartout.server.backlog import Backlog, replay, waiting_flight_plans
+from passepartout.server.methods import Bridge
+from passepartout.server.peer import CALLBACKS, ON_APPROVAL, ON_CHUNK, ON_NOTIFY, EmacsChannel
 from passepartout.signals import Keyword, Signal, Symbol
 
 

@@ -17,12 +17,12 @@ from wire_client import WireClient
 from wire_scripted_server import scripted_think
 
 from passepartout.agent import Agent
-from passepartout.bridge import Bridge
-from passepartout.channels.focus import Focus
 from passepartout.config import Config
 from passepartout.context import Focus as ContextFocus
-from passepartout.emacs import BridgeServer
 from passepartout.engine.loader import SHIPPED_SKILLS_DIR
+from passepartout.server.epc import BridgeServer
+from passepartout.server.focus import Focus
+from passepartout.server.methods import Bridge
 from passepartout.signals import Keyword, Signal
 from passepartout.testing.skilltrust import trust_skills
 

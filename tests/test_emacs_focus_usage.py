@@ -13,10 +13,7 @@ from typing import ClassVar
 import pytest
 from fakellm import FakeLLM
 
-from passepartout import doctor
-from passepartout.bridge import METHODS, Bridge
-from passepartout.channels.focus import Focus as HeldFocus
-from passepartout.channels.focus import FocusHolder
+from passepartout.cli import doctor
 from passepartout.config import Config
 from passepartout.context import Focus, focus_for, peripheral_sections
 from passepartout.events.jobs import Tier, derive_id
@@ -26,6 +23,9 @@ from passepartout.llm import cost_cli
 from passepartout.llm.heading_names import heading_names
 from passepartout.llm.ledger import Call, Ledger
 from passepartout.loop.events import Done, Event, Notice, Reply
+from passepartout.server.focus import Focus as HeldFocus
+from passepartout.server.focus import FocusHolder
+from passepartout.server.methods import METHODS, Bridge
 from passepartout.services import Services
 from passepartout.signals import Keyword, Signal
 

@@ -248,8 +248,8 @@ def test_an_always_grant_from_before_the_bounds_stops_counting(security: Securit
 @pytest.mark.attack
 def test_the_question_says_before_the_answer_that_it_counts_once(home: Path) -> None:
     """Emacs is told (``:once`` in the question's info) and then offers no "always"."""
-    from passepartout.channels.emacs import _approval_info
     from passepartout.loop.actions import ApprovalRequest
+    from passepartout.server.peer import _approval_info
 
     def info(action: Action) -> object:
         return _approval_info(ApprovalRequest(action, ("asked",), SIGNAL)).get("once")

@@ -9,10 +9,10 @@ import pytest
 from fakellm import FakeLLM
 from llm_agent import make_agent, make_config, user_signal
 
-from passepartout.bridge import METHODS, Bridge, Refusal
 from passepartout.config import Config
 from passepartout.errors import ProtocolError
 from passepartout.llm.choice import TurnChoice
+from passepartout.server.methods import METHODS, Bridge, Refusal
 
 pytest_plugins = ["llm_agent"]
 

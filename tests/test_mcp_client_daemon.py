@@ -16,7 +16,7 @@ from fakellm import FakeLLM
 from mcp_peers import pin_peer
 from test_mcp_client import live_members, silent_pids
 
-from passepartout.daemon.face import ApprovalAsked, Chunk, Done, Face, ToolEvent
+from passepartout.faces.face import ApprovalAsked, Chunk, Done, Face, ToolEvent
 
 PEER = str(Path(__file__).with_name("mcp_peers.py"))
 

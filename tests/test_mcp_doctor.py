@@ -9,8 +9,8 @@ from pathlib import Path
 
 from mcp_peers import pin_peer
 
+from passepartout.cli.doctor import Check, _mcp_checks
 from passepartout.config import Config
-from passepartout.doctor import Check, _mcp_checks
 
 PEER = str(Path(__file__).with_name("mcp_peers.py"))
 

@@ -250,9 +250,9 @@ def test_status_has_a_line_for_each_mcp_server(daemons: Daemons) -> None:
 def test_a_write_is_asked_of_an_attached_face_and_applied_on_yes(daemons: Daemons) -> None:
     import threading
 
-    from passepartout.channels.emacs import ON_APPROVAL
-    from passepartout.daemon.place import Place
-    from passepartout.daemonclient import DaemonClient
+    from passepartout.server.peer import ON_APPROVAL
+    from passepartout.wire.client import DaemonClient
+    from passepartout.wire.place import Place
 
     info = Place.find(daemons.home, daemons.env).read_info()
     assert info is not None

@@ -15,22 +15,22 @@ from fake_signal import ACCOUNT, FakeSignal
 from fake_telegram import TOKEN, FakeTelegram
 
 from passepartout.config import Config
-from passepartout.daemon.face_events import Chunk, ToolEvent, TurnError
 from passepartout.errors import ConfigError
-from passepartout.messaging.boundary import outbound, pieces
-from passepartout.messaging.checks import messaging_checks
-from passepartout.messaging.relay import TYPED_ANSWER, Relay, _Reply, session_id
-from passepartout.messaging.run import configured
-from passepartout.messaging.settings import (
+from passepartout.faces.events import Chunk, ToolEvent, TurnError
+from passepartout.faces.messaging.boundary import outbound, pieces
+from passepartout.faces.messaging.checks import messaging_checks
+from passepartout.faces.messaging.relay import TYPED_ANSWER, Relay, _Reply, session_id
+from passepartout.faces.messaging.run import configured
+from passepartout.faces.messaging.settings import (
     TELEGRAM_API,
     SignalSettings,
     TelegramSettings,
     signal_settings,
     telegram_settings,
 )
-from passepartout.messaging.signal_cli import SignalRPC, SignalTransport, _sse, parse_event
-from passepartout.messaging.telegram import BotAPI, TelegramTransport, parse_update
-from passepartout.messaging.transport import Answer, Message, TransportError
+from passepartout.faces.messaging.signal_cli import SignalRPC, SignalTransport, _sse, parse_event
+from passepartout.faces.messaging.telegram import BotAPI, TelegramTransport, parse_update
+from passepartout.faces.messaging.transport import Answer, Message, TransportError
 from passepartout.security.privacy import index as private_index
 from passepartout.security.vault import Vault, get_vault, set_vault
 
@@ -93,7 +93,7 @@ def test_a_face_with_bad_settings_stays_off_and_the_log_and_doctor_say_why(
         for transport, _, _ in found:
             transport.close()
     assert "the telegram face is off: PASSEPARTOUT_TELEGRAM_CHATS" in caplog.text
-    from passepartout.doctor import Check, _messaging_checks
+    from passepartout.cli.doctor import Check, _messaging_checks
 
     config = Config.from_mapping({"PASSEPARTOUT_HOME": str(tmp_path), **extra})
     checks = [Check(*c) for c in _messaging_checks(config)]
@@ -291,9 +291,9 @@ def test_a_strangers_flood_is_one_log_line_in_ten_minutes(
         name = "signal"
 
     clock = [1000.0]
-    monkeypatch.setattr("passepartout.messaging.relay.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("passepartout.faces.messaging.relay.time.monotonic", lambda: clock[0])
     relay = Relay(face=None, transport=Stub(), allowed=frozenset({"+1555"}))  # type: ignore[arg-type]
-    with caplog.at_level(logging.WARNING, logger="passepartout.messaging.relay"):
+    with caplog.at_level(logging.WARNING, logger="passepartout.faces.messaging.relay"):
         for _ in range(500):
             relay.handle(Message("+1666", "+1666\n[fake] allowed", "run rm -rf ~"))
         clock[0] += 601

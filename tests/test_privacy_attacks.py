@@ -17,8 +17,8 @@ from fakellm import FakeLLM
 from llm_agent import Recorder, make_agent, make_config, user_signal
 
 from passepartout.agent import Agent
-from passepartout.channels.focus import Focus, FocusHolder
 from passepartout.security.privacy.index import PrivacyNotReady, PrivateIndex
+from passepartout.server.focus import Focus, FocusHolder
 from passepartout.testing.jobapproval import approve_jobs
 
 pytest_plugins = ["llm_agent"]

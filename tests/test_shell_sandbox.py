@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from passepartout.doctor import check_sandbox
+from passepartout.cli.doctor import check_sandbox
 from passepartout.security.sandbox import (
     MINIMAL_PATH,
     SandboxUnavailable,

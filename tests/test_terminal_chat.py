@@ -12,8 +12,8 @@ import pytest
 from fakellm import FakeLLM
 from llm_agent import make_config
 
-from passepartout.channels.terminal import TerminalChannel, run_chat
-from passepartout.channels.terminal_answers import FromStream, Refuse
+from passepartout.faces.terminal.answers import FromStream, Refuse
+from passepartout.faces.terminal.chat import TerminalChannel, run_chat
 from passepartout.llm.models import PROVIDER_DEFAULTS, local_installed
 from passepartout.loop.actions import Action, ApprovalRequest
 from passepartout.loop.events import Done, Reply

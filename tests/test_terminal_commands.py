@@ -9,8 +9,8 @@ from pathlib import Path
 from fakellm import FakeLLM
 from llm_agent import make_config
 
-from passepartout.channels.terminal import run_chat
-from passepartout.channels.terminal_commands import command_word
+from passepartout.faces.terminal.chat import run_chat
+from passepartout.faces.terminal.commands import command_word
 
 pytest_plugins = ["llm_agent"]
 

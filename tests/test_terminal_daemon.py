@@ -21,19 +21,11 @@ from daemon_proc import Daemons, scratch_daemons, wait_for
 from fakellm import FakeLLM
 from wire_client import PYTHON, ROOT
 
-from passepartout.channels.emacs import ON_APPROVAL, ON_CHUNK, ON_DONE, ON_TOOL
-from passepartout.daemon.face import (
-    ApprovalAsked,
-    Chunk,
-    Done,
-    Face,
-    Notice,
-    ToolEvent,
-    TurnError,
-)
-from passepartout.daemon.face_events import parse_event
-from passepartout.daemonclient import DaemonError, as_dict, connect
+from passepartout.faces.events import parse_event
+from passepartout.faces.face import ApprovalAsked, Chunk, Done, Face, Notice, ToolEvent, TurnError
+from passepartout.server.peer import ON_APPROVAL, ON_CHUNK, ON_DONE, ON_TOOL
 from passepartout.signals import Keyword, Symbol
+from passepartout.wire.client import DaemonError, as_dict, connect
 
 ABORT = 134  # "terminate called without an active exception"
 

@@ -23,9 +23,9 @@ from fakellm import FakeLLM
 from llm_agent import make_config
 from terminal_modes import MODES, chat_mode
 
-from passepartout.channels.terminal import TerminalChannel, run_chat
-from passepartout.channels.terminal_answers import FromStream, FromTerminal, Refuse
-from passepartout.channels.terminal_streams import escaped_output
+from passepartout.faces.terminal.answers import FromStream, FromTerminal, Refuse
+from passepartout.faces.terminal.chat import TerminalChannel, run_chat
+from passepartout.faces.terminal.streams import escaped_output
 from passepartout.loop.actions import Action, ApprovalRequest
 from passepartout.loop.events import Chunk, Denied, Done, Error, Notice, Reply, ToolCall, ToolResult
 from passepartout.signals import Signal

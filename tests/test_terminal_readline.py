@@ -19,7 +19,7 @@ import pytest
 from fakellm import FakeLLM
 from terminal_modes import MODES, chat_mode
 
-from passepartout.channels.terminal_history import HISTORY_LENGTH, LineReader, complete
+from passepartout.faces.terminal.history import HISTORY_LENGTH, LineReader, complete
 
 pytest_plugins = ["llm_agent"]
 

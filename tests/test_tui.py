@@ -17,8 +17,8 @@ from fakellm import FakeLLM
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from passepartout.daemon.face import Face
-from passepartout.tui.app import ApprovalScreen, PassepartoutApp
+from passepartout.faces.face import Face
+from passepartout.faces.tui.app import ApprovalScreen, PassepartoutApp
 
 JOB = """* Water the plants
 :PROPERTIES:

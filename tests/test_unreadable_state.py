@@ -13,7 +13,7 @@ import pytest
 from fakellm import FakeLLM
 from llm_agent import agent_memory, make_agent, make_config, user_signal
 
-from passepartout.doctor import check_dirs
+from passepartout.cli.doctor import check_dirs
 from passepartout.sqlitefile import UNREADABLE, open_database, set_aside_files
 
 pytest_plugins = ["llm_agent"]

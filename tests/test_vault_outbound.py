@@ -9,9 +9,9 @@ from collections.abc import Iterator
 import pytest
 from fakellm import FakeLLM
 
-from passepartout.emacs import frame
 from passepartout.llm.provider import Provider
 from passepartout.security.vault import Vault, get_vault, set_vault
+from passepartout.server.epc import frame
 from passepartout.signals import Symbol
 
 SECRET = "sk-live-0123456789abcdefXYZ"

@@ -164,21 +164,29 @@ def _tool_output(fake: FakeLLM) -> str:
     return "\n".join(str(m.get("content")) for m in messages if m.get("role") == "tool")
 
 
-@pytest.mark.emacs
-def test_a_fresh_emacs_installs_the_package_file_and_chats_through_the_executable(
-    installed: Installed, fake_llm: FakeLLM, tmp_path: Path
-) -> None:
-    """The package file the build makes, installed by ``package-install-file`` in a
-    fresh ``user-emacs-directory``; in a new Emacs the autoloads open the chat from a
-    project's file; the server is the wheel's ``passepartout`` on ``exec-path``, and
-    the turn's shell runs in that project."""
-    made = subprocess.run(["emacs", "-Q", "--batch", "-l", "elisp/scripts/package-tar.el",
-                           "-f", "passepartout-package-tar", str(tmp_path / "dist")],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert made.returncode == 0, made.stderr
-    package = made.stdout.strip().splitlines()[-1]
+def _emacs_29() -> str | None:
+    """An Emacs 29 or newer: PASSEPARTOUT_TEST_EMACS29, the one `make test` unpacks from
+    Debian's backports into the venv, or the system's if it is new enough."""
+    for candidate in (os.environ.get("PASSEPARTOUT_TEST_EMACS29"),
+                      str(ROOT / ".venv" / "emacs-backports" / "emacs"), shutil.which("emacs")):
+        if candidate and Path(candidate).is_file():
+            newer = subprocess.run([candidate, "--batch", "--eval",
+                                    "(kill-emacs (if (>= emacs-major-version 29) 0 1))"],
+                                   capture_output=True, timeout=60)
+            if newer.returncode == 0:
+                return candidate
+    return None
+
+
+def _chat_from_a_fresh_emacs(installed: Installed, fake_llm: FakeLLM, tmp_path: Path,
+                             emacs_binary: str, install: str, **source: str) -> None:
+    """Install with the Elisp function ``install`` in a fresh ``user-emacs-directory``,
+    then, in a new Emacs, open the chat from a project's file through the autoloads: the
+    server is the wheel's ``passepartout`` on ``exec-path``, the turn's shell runs in
+    that project."""
+    installed.run("stop", timeout=60)  # a daemon of an earlier test knows another model
     project = installed.place / "person" / "garden"
-    project.mkdir(parents=True)
+    project.mkdir(parents=True, exist_ok=True)
     (project / "notes.txt").write_text("beds\n")
     subprocess.run(["git", "init", "-q", str(project)], check=True)
     script = ROOT / "tests" / "emacs_package_install.el"
@@ -186,17 +194,19 @@ def test_a_fresh_emacs_installs_the_package_file_and_chats_through_the_executabl
                         PASSEPARTOUT_MODEL="openai/gpt-4o-mini",
                         PATH=f"{installed.venv / 'bin'}:{os.environ['PATH']}",
                         PASSEPARTOUT_TEST_EMACS_DIR=str(tmp_path / "emacs.d"),
-                        PASSEPARTOUT_TEST_PACKAGE=package,
-                        PASSEPARTOUT_TEST_PROJECT=str(project))
+                        PASSEPARTOUT_TEST_PROJECT=str(project), **source)
 
     def emacs(function: str) -> str:
-        result = subprocess.run(["emacs", "-Q", "--batch", "-l", str(script), "-f", function],
+        result = subprocess.run([emacs_binary, "-Q", "--batch", "-l", str(script),
+                                 "-f", function],
                                 cwd=installed.place, env=env, capture_output=True,
                                 text=True, timeout=240)
         assert result.returncode == 0, result.stdout + result.stderr
         return result.stdout
 
-    assert "installed: t" in emacs("passepartout-test-install")
+    done = emacs(install)
+    assert "installed: t" in done, done
+    assert "Error" not in done.partition("compile log:")[2], done  # compiled cleanly
     fake_llm.tool_call("shell", {"cmd": "pwd; ls"})
     fake_llm.reply("We work in the garden.")
     out = emacs("passepartout-test-chat")
@@ -213,3 +223,37 @@ def test_a_fresh_emacs_installs_the_package_file_and_chats_through_the_executabl
     assert pid, status.stdout + status.stderr
     command = Path(f"/proc/{pid.group(1)}/cmdline").read_bytes().split(b"\0")[0].decode()
     assert Path(command).is_relative_to(installed.venv)  # the wheel's, not the checkout's
+    installed.run("stop", timeout=60)
+
+
+@pytest.mark.emacs
+def test_a_fresh_emacs_installs_the_package_file_and_chats_through_the_executable(
+    installed: Installed, fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    """The package file the build makes, installed by ``package-install-file``."""
+    made = subprocess.run(["emacs", "-Q", "--batch", "-l", "elisp/scripts/package-tar.el",
+                           "-f", "passepartout-package-tar", str(tmp_path / "dist")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert made.returncode == 0, made.stderr
+    package = made.stdout.strip().splitlines()[-1]
+    _chat_from_a_fresh_emacs(installed, fake_llm, tmp_path, "emacs",
+                             "passepartout-test-install", PASSEPARTOUT_TEST_PACKAGE=package)
+
+
+@pytest.mark.emacs
+@pytest.mark.skipif(_emacs_29() is None, reason="no Emacs 29 or newer: `make test` unpacks "
+                    "Debian backports' Emacs into .venv/emacs-backports (see its output)")
+def test_package_vc_install_from_the_repository_and_chat(
+    installed: Installed, fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    """The repository installed by ``package-vc-install`` (Emacs 29+), as a person
+    would from its URL: only ``elisp/`` is compiled (``.elpaignore``), cleanly."""
+    repository = _repository_copy(tmp_path / "repository")
+    for step in (["init", "-q", "-b", "main"], ["add", "-A"],
+                 ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "snapshot"]):
+        subprocess.run(["git", *step], cwd=repository, check=True)
+    emacs_binary = _emacs_29()
+    assert emacs_binary is not None
+    _chat_from_a_fresh_emacs(installed, fake_llm, tmp_path, emacs_binary,
+                             "passepartout-test-vc-install",
+                             PASSEPARTOUT_TEST_REPO=str(repository))

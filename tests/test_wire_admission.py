@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 from wire_client import ServerProcess, WireClient, start_server
 
-import passepartout.admission as admission_module
-from passepartout.admission import DEFAULT_CAP, DEFAULT_TIMEOUT, Admission
-from passepartout.emacs import frame
+import passepartout.wire.admission as admission_module
 from passepartout.errors import ConfigError
+from passepartout.server.epc import frame
 from passepartout.signals import Symbol
+from passepartout.wire.admission import DEFAULT_CAP, DEFAULT_TIMEOUT, Admission
 
 AUTH_TIMEOUT = 1.0
 IDLE = 300
@@ -287,7 +287,7 @@ def test_newcomers_wait_for_closed_connections_to_end(monkeypatch: pytest.Monkey
 
 def test_closings_are_logged_once_then_summed_up(caplog: pytest.LogCaptureFixture) -> None:
     admission = Admission(cap=1, timeout=60)
-    with caplog.at_level(logging.WARNING, logger="passepartout.admission"):
+    with caplog.at_level(logging.WARNING, logger="passepartout.wire.admission"):
         _admit(admission, 101)
         admission.refused("a wrong token", ("127.0.0.1", 4242))
         assert len(caplog.records) == 1

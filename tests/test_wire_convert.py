@@ -1,4 +1,4 @@
-"""The boundary between s-expressions and Python values (passepartout.emacs encode/decode).
+"""The boundary between s-expressions and Python values (passepartout.server.epc encode/decode).
 
 nil, (), None, False and [] are one value; t is True; keywords stay keywords; dicts and
 dataclasses travel as plists; Unicode and escapes survive; Emacs itself reads what we
@@ -19,8 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from passepartout.emacs import decode, encode, frame, read_payload
 from passepartout.errors import ProtocolError
+from passepartout.server.epc import decode, encode, frame, read_payload
 from passepartout.signals import ATTACHMENT_MIN, MAX_NESTING, Keyword, Symbol
 
 

@@ -1,4 +1,4 @@
-"""The real ``python -m passepartout.serve`` process, driven over a raw socket.
+"""The real ``python -m passepartout.server.serve`` process, driven over a raw socket.
 
 One server for the module: every attack runs on a fresh connection, and afterwards a
 fresh connection still works, the long-lived one opened first still answers, and the
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from wire_client import ServerProcess, WireClient, start_server
 
-from passepartout.emacs import frame
+from passepartout.server.epc import frame
 from passepartout.signals import Keyword, Symbol
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from passepartout.servetoken import (
+from passepartout.wire.token import (
     MAX_TOKEN,
     TOKEN_VARIABLE,
     TokenError,
@@ -71,7 +71,7 @@ def test_the_old_variable_is_taken_out_of_the_environment_with_a_warning(
     pipe: tuple[int, int], caplog: pytest.LogCaptureFixture
 ) -> None:
     environ = {TOKEN_VARIABLE: "from-the-variable", "HOME": "/home/x"}
-    with caplog.at_level(logging.WARNING, logger="passepartout.servetoken"):
+    with caplog.at_level(logging.WARNING, logger="passepartout.wire.token"):
         assert receive_token(None, environ, stdin=pipe[0]) == "from-the-variable"
     assert environ == {"HOME": "/home/x"}
     assert "/proc/PID/environ" in caplog.text

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from passepartout.emacs import frame, read_payload
+from passepartout.server.epc import frame, read_payload
 from passepartout.signals import Symbol
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -174,13 +174,13 @@ def server_env(tmp: Path, token: str | None = None, **extra: str) -> dict[str, s
 
 def start_server(tmp: Path, *, script: str | None = None, token: str | None = None,
                  handover: str = "stdin", **extra: str) -> ServerProcess:
-    """Start ``python -m passepartout.serve`` (or a script), hand it the token as Emacs
+    """Start ``python -m passepartout.server.serve`` (or a script), hand it the token as Emacs
     does (first line of stdin; ``handover="environment"``: the old variable) and read
     its port line."""
     token = token or secrets.token_hex(16)
     (tmp / "config").mkdir(parents=True, exist_ok=True)
     stderr_path = tmp / "server.stderr"
-    command = [PYTHON, script] if script else [PYTHON, "-m", "passepartout.serve"]
+    command = [PYTHON, script] if script else [PYTHON, "-m", "passepartout.server.serve"]
     env = server_env(tmp, token if handover == "environment" else None, **extra)
     proc = subprocess.Popen(command, cwd=ROOT, env=env,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,

@@ -1,6 +1,6 @@
 """``passepartout serve`` with a scripted ``think``, for the wire tests.
 
-The real server (:func:`passepartout.serve.run_server`), only the model is a script:
+The real server (:func:`passepartout.server.serve.run_server`), only the model is a script:
 ``stream: a b c`` streams the words as chunks; ``reply: text`` answers without
 streaming; ``wait`` streams one chunk and waits to be cancelled; ``tool`` proposes the
 high-impact ``wire-touch`` tool and reports what became of it; ``fail`` raises the
@@ -17,7 +17,7 @@ from passepartout.config import Config
 from passepartout.errors import ConfigError
 from passepartout.loop.actions import Action, Thought
 from passepartout.loop.events import Chunk
-from passepartout.serve import exit_process, run_server
+from passepartout.server.serve import exit_process, run_server
 
 
 def scripted_think(thought: Thought) -> list[Action]:

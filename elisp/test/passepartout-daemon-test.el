@@ -195,7 +195,7 @@ Exiting Emacs (its `kill-emacs-hook') leaves it running."
 ;;;; Finding the daemon, without one
 
 (ert-deftest passepartout-daemon-test-directory-as-the-daemon-finds-it ()
-  "The directory of daemon.json is found as passepartout/daemon/place.py finds it."
+  "The directory of daemon.json is found as passepartout/wire/place.py finds it."
   (let ((process-environment '("HOME=/home/ann")))
     (should (equal (passepartout-daemon-directory '("XDG_RUNTIME_DIR=/run/user/7"))
                    "/run/user/7/passepartout"))

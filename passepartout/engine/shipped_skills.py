@@ -12,10 +12,10 @@ SHIPPED: dict[str, str] = {
     'intents.py': 'db2b95428e25fb2a3071b78693bf0e863a30dd7dd70100967b2e431297c99183',
     'mcp.py': 'dd50671437096f66da672423bcdcd340dc02e83c230db8dfa5f6b386a4f10f13',
     'memory.py': 'dcd1d7825396cb8b653a04e70b7811485e3799ddd5afb80379ea9d70c6d98cf1',
-    'orgtools.py': '1f6f5541efed56796b4b2feb871c60c9e2fd4dee4a7e4bca08c67df8f800a6c6',
+    'orgtools.py': 'f03ca8b3eefd18123571bc8517598e454a3ee84faf7b7a9dbb165466d1df8ad6',
     'policy.py': 'fea4ae96ca7ab38dc4b522c93e66a4220436d7345a1ac2f6ae61722f0d59f008',
     'reflexes.org': '3a61ab36c578991725279f4bccc449a76d25cab8e174d3eded3227ab0ed26e42',
     'scribe.py': '7084f8f991311561a4f59d394b9d1d271a3bf650076de1c92c9ea80e9777af27',
-    'selfimprove.py': '70f3d8f9e93634af63bfd7031e440819379a51f4769f896472324895247ec8b3',
+    'selfimprove.py': 'a0fea617402ce515504c783b146419f14cc836f50a795bf8fb87abb9bd243add',
     'shell.py': '7788713c8bfd7ceb730f0645ef88e708a246ba895c8db1679e3fa281b399d218',
 }

@@ -13,7 +13,7 @@ The face serves the memex only: every file a client names (``read``'s target,
 ``set-todo``'s file) goes through one resolver (:meth:`MemexFace.org_file`): a relative
 path is taken in the memex, symlinks are resolved, then the real place must lie in the
 memex and pass the attachment boundary
-(:func:`passepartout.channels.attachments.place_refusal`), which refuses the agent's
+(:func:`passepartout.server.attachments.place_refusal`), which refuses the agent's
 own state, configuration, approvals and skills even where they lie inside the memex;
 notes, nodes and agenda lines of those places are left out of searches too.
 
@@ -203,7 +203,7 @@ class MemexFace:
         """The real org file a client names, in the memex (a relative path is taken
         there; symlinks resolved, then judged): nothing outside it, nothing of the
         agent's own inside it."""
-        from passepartout.channels.attachments import place_refusal
+        from passepartout.server.attachments import place_refusal
 
         root = self._memex.resolve()
         if not isinstance(raw, str) or not raw.strip():
@@ -220,7 +220,7 @@ class MemexFace:
     def _served(self, file: Any) -> bool:
         """Whether a note of ``file`` (relative to the memex, as memory keeps it) may be
         shown to a client: none of the agent's own places."""
-        from passepartout.channels.attachments import own_place
+        from passepartout.server.attachments import own_place
 
         if not file:
             return True

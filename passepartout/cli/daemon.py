@@ -1,0 +1,58 @@
+"""The daemon: one agent per person that every face (Emacs, the terminal, the command
+line) attaches to.  ``passepartout daemon`` runs :mod:`passepartout.server.daemon`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from passepartout.config import Config
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("run the agent in the foreground until SIGTERM, listening on a "
+                          "Unix socket of yours and on 127.0.0.1 (one per user)")
+    parser.add_argument("--detach", action="store_true",
+                        help="start it in the background (unless one runs) and return "
+                             "once it listens")
+
+
+def run(args: argparse.Namespace) -> int:
+    from passepartout.config import Config
+    from passepartout.errors import ConfigError
+    from passepartout.ownplace import settle_in
+    from passepartout.server.daemon import run_daemon
+    from passepartout.server.serve import exit_process
+
+    try:
+        config = Config.load()
+    except ConfigError as err:
+        print(f"passepartout daemon: {err.message}", file=sys.stderr, flush=True)
+        return 2
+    if args.detach:
+        return _detach(config)
+    try:
+        config = settle_in(config)  # its own directory, never the one it was started in
+    except OSError as err:
+        print(f"passepartout daemon: cannot enter the state directory {config.home}: "
+              f"{err.strerror or err}", file=sys.stderr, flush=True)
+        return 2
+    exit_process(run_daemon(config))
+    return 0  # not reached
+
+
+def _detach(config: Config) -> int:
+    from passepartout.wire.start import StartError, ensure_daemon
+
+    try:
+        running = ensure_daemon(config)
+    except StartError as err:
+        print(f"passepartout daemon: {err.message}", file=sys.stderr, flush=True)
+        return 1
+    info = running.info
+    what = "started" if running.started else "already runs"
+    print(f"passepartout daemon: {what}: pid {info.get('pid')}, socket {info.get('socket')}, "
+          f"port {info.get('port')}", flush=True)
+    return 0

@@ -1,0 +1,1 @@
+"""``passepartout chat``: the line-by-line terminal face of the daemon."""

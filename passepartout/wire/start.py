@@ -1,0 +1,105 @@
+"""Find the running daemon, or start one that outlives whoever asked.
+
+Every face that attaches (Emacs, ``passepartout chat``, ACP) calls :func:`ensure_daemon`:
+when no daemon runs it starts ``passepartout daemon`` in a session of its own (so a
+closing terminal or Emacs does not take it along) and waits until it has written
+``daemon.json``, which it does once it is ready to answer.  Two faces starting at once
+are fine, whatever their environments: the second daemon finds the state directory's
+lock taken and exits 1, and both faces then read the first one's info (through the
+pointer in the state directory when it runs in another place).  What the new daemon
+prints before its log file opens goes to ``<home>/daemon-start.log``, so that a daemon
+that cannot start says why.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from passepartout.config import Config
+from passepartout.errors import PassepartoutError
+from passepartout.wire.place import HomeLock, Place, PlaceError
+
+START_TIMEOUT = 30.0
+_TAIL_LINES = 6
+
+
+class StartError(PassepartoutError):
+    """The daemon did not start (the message holds what it said)."""
+
+    kind = "daemon-start-error"
+
+
+@dataclass(frozen=True)
+class Running:
+    """The daemon a face attaches to; ``started`` when this call started it."""
+
+    info: dict[str, Any]
+    started: bool
+
+
+def ensure_daemon(config: Config, *, timeout: float = START_TIMEOUT,
+                  environ: Mapping[str, str] | None = None) -> Running:
+    """The running daemon of ``config.home``, started detached when none runs."""
+    place = _find(config, environ)
+    info = place.read_info()
+    if info is not None:
+        return Running(info, started=False)
+    stale = _left_info(place)  # a daemon killed by SIGKILL leaves its daemon.json
+    config.home.mkdir(parents=True, exist_ok=True)
+    log_path = config.home / "daemon-start.log"
+    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    try:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "passepartout", "daemon"],
+            stdin=subprocess.DEVNULL, stdout=fd, stderr=fd, close_fds=True,
+            start_new_session=True, env=None if environ is None else dict(environ))
+    except OSError as err:
+        raise StartError(f"cannot start the daemon: {err.strerror or err}") from None
+    finally:
+        os.close(fd)
+    deadline = time.monotonic() + timeout
+    home_lock = HomeLock(config.home)
+    while time.monotonic() < deadline:
+        # Found again each time: the daemon that won may run in another place (started
+        # with another environment); its pointer says where.
+        place = _find(config, environ)
+        info = place.read_info()
+        # A daemon writes its info once it is ready (booted, its model layer loaded).
+        if info is not None and info != stale:
+            return Running(info, started=info.get("pid") == child.pid)
+        status = child.poll()
+        if status is not None and status != 1:  # 1: another start won the race
+            raise StartError(f"the daemon exited with status {status}: "
+                             f"{_tail(log_path) or 'it said nothing'}")
+        if status == 1 and not home_lock.held() and not place.held():
+            raise StartError(f"the daemon did not start: {_tail(log_path) or 'status 1'}")
+        time.sleep(0.02)
+    raise StartError(f"the daemon did not get ready within {timeout:g} s "
+                     f"(its output is in {log_path})")
+
+
+def _find(config: Config, environ: Mapping[str, str] | None) -> Place:
+    try:
+        return Place.find(config.home, environ)
+    except PlaceError as err:
+        raise StartError(err.message) from None
+
+
+def _left_info(place: Place) -> dict[str, Any] | None:
+    return place.read_info(running=False)
+
+
+def _tail(path: os.PathLike[str]) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            lines = [line.strip().removeprefix("passepartout daemon: ") for line in handle
+                     if line.strip()]
+    except OSError:
+        return ""
+    return " / ".join(lines[-_TAIL_LINES:])
