@@ -47,14 +47,16 @@ def terminal_safe(text: str) -> str:
     return _UNSAFE.sub(_shown, text)
 
 
-def one_line(text: object, limit: int | None = 100, *, on_word: bool = False) -> str:
+def one_line(text: object, limit: int | None = 100, *, on_word: bool = False,
+             shown: bool = False) -> str:
     """``text`` on one line: every control, format (bidirectional marks, zero-width
     characters) and separator character (line and paragraph breaks, no-break spaces)
     becomes a space, runs of white space one space; cut at ``limit`` characters with an
     ellipsis (at the last whole word when ``on_word``), never cut when ``limit`` is
-    None."""
-    flat = " ".join(
-        "".join(" " if unicodedata.category(c)[0] in "CZ" else c for c in str(text)).split())
+    None.  ``shown``: control characters are shown escaped (:func:`terminal_safe`)
+    instead, for a person who must see what a model or a tool sent."""
+    raw = terminal_safe(str(text)) if shown else str(text)
+    flat = " ".join("".join(" " if unicodedata.category(c)[0] in "CZ" else c for c in raw).split())
     return flat if limit is None else shorten(flat, limit, on_word=on_word)
 
 

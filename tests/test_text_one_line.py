@@ -23,6 +23,12 @@ def test_one_line_leaves_no_control_format_or_separator_character() -> None:
     assert one_line(42) == "42"
 
 
+def test_one_line_shows_controls_to_a_person_when_asked() -> None:
+    osc52 = "printf '\x1b]52;c;cm0gLXJmIH4K\x07'\nnext"
+    assert one_line(osc52, shown=True) == "printf '\\x1b]52;c;cm0gLXJmIH4K\\x07' next"
+    assert one_line("a\u202eb", shown=True) == "a\\u202eb"
+
+
 def test_one_line_is_bounded_hard_or_on_a_word() -> None:
     assert one_line("word " * 50, 12) == "word word w…"
     assert len(one_line("x" * 500, 100)) == 100

@@ -117,8 +117,9 @@ def prompt_parts(blocks: Sequence[Any]) -> Prompt:
             uri, text = block.resource.uri, block.resource.text
             weight = len(text.encode("utf-8", "replace"))
             if weight > RESOURCE_BYTES:
-                raise PromptError(f"the resource {one_line(uri, 200)} is {weight} bytes; at "
-                                  f"most {RESOURCE_BYTES} are attached (attach a part of it)")
+                shown = one_line(uri, 200, shown=True)
+                raise PromptError(f"the resource {shown} is {weight} bytes; at most "
+                                  f"{RESOURCE_BYTES} are attached (attach a part of it)")
             size += weight
             parts.append(f"[{uri}]")
             item: list[Any] = [Keyword("name"), uri, Keyword("text"), text]

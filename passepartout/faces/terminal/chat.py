@@ -97,7 +97,7 @@ class TerminalChannel:
                     self._line(f"  [tool] {name} {_args(args)}")
                 case ToolResult(ok=ok, output=output):
                     status = "ok" if ok and not failed_command(output) else "failed"
-                    self._line(f"  [{status}] {one_line(output, OUTPUT_PREVIEW)}")
+                    self._line(f"  [{status}] {one_line(output, OUTPUT_PREVIEW, shown=True)}")
                 case Denied(action=action, reason=reason):
                     self._line(f"  [refused] {action}: {reason}")
                 case Notice(text=text):
@@ -168,7 +168,7 @@ class TerminalChannel:
 
 def _args(args: Any) -> str:
     if isinstance(args, dict):
-        return " ".join(f"{k}={one_line(v, 60)!r}" for k, v in args.items())
+        return " ".join(f"{k}={one_line(v, 60, shown=True)!r}" for k, v in args.items())
     return str(args or "")
 
 

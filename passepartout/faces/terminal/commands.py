@@ -126,7 +126,8 @@ def _session(state: ChatState, rest: str) -> str:
         if not kept:
             return "No kept sessions yet."
         lines = [f"{'*' if s['id'] == state.session else ' '} {s['id']}  "
-                 f"{s['last-activity']}  {s['messages']} messages  {one_line(s['title'], 60)}"
+                 f"{s['last-activity']}  {s['messages']} messages  "
+                 f"{one_line(s['title'], 60, shown=True)}"
                  for s in kept[:LIST_LIMIT]]
         more = f"\n  ... and {len(kept) - LIST_LIMIT} more" if len(kept) > LIST_LIMIT else ""
         return "Sessions (most recent first):\n" + "\n".join(lines) + more
