@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from passepartout.security.trust.modeljobs import ModelJobs
     from passepartout.security.vault import Vault
     from passepartout.server.focus import FocusHolder
-    from passepartout.server.peer import EmacsChannel
+    from passepartout.server.peer import PeerChannel as EmacsChannel
 
 
 @dataclass(eq=False)

@@ -16,7 +16,8 @@ from passepartout.loop import Action, ApprovalRequest
 from passepartout.loop.approvals import Approvals
 from passepartout.loop.events import Event
 from passepartout.loop.hooks import APPROVAL_ANSWERED, BACKGROUND_APPROVAL
-from passepartout.server.peer import ON_APPROVAL, ON_NOTIFY, EmacsChannel
+from passepartout.server.peer import ON_APPROVAL, ON_NOTIFY
+from passepartout.server.peer import PeerChannel as EmacsChannel
 from passepartout.signals import Keyword, Signal
 
 

@@ -30,8 +30,8 @@ from passepartout.server.peer import (
     ON_ERROR,
     ON_NOTIFY,
     ON_TOOL,
-    EmacsChannel,
 )
+from passepartout.server.peer import PeerChannel as EmacsChannel
 from passepartout.signals import Keyword, Signal, Symbol
 
 

@@ -15,7 +15,8 @@ from passepartout.loop import Action, ApprovalRequest
 from passepartout.loop.events import Chunk
 from passepartout.server.backlog import Backlog, replay, waiting_flight_plans
 from passepartout.server.methods import Bridge
-from passepartout.server.peer import CALLBACKS, ON_APPROVAL, ON_CHUNK, ON_NOTIFY, EmacsChannel
+from passepartout.server.peer import CALLBACKS, ON_APPROVAL, ON_CHUNK, ON_NOTIFY
+from passepartout.server.peer import PeerChannel as EmacsChannel
 from passepartout.signals import Keyword, Signal, Symbol
 
 

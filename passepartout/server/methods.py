@@ -21,7 +21,8 @@ from passepartout import workspace
 from passepartout.errors import PassepartoutError, ProtocolError
 from passepartout.server.backlog import replay, waiting_flight_plans
 from passepartout.server.focus import FOCUS_BODY_MAX, Focus, FocusHolder
-from passepartout.server.peer import ON_DONE, ON_ERROR, ON_NOTIFY, ON_STATUS, EmacsChannel, Peer
+from passepartout.server.peer import ON_DONE, ON_ERROR, ON_NOTIFY, ON_STATUS, Peer
+from passepartout.server.peer import PeerChannel as EmacsChannel
 from passepartout.signals import Keyword, Signal, Symbol, plist_to_dict
 
 if TYPE_CHECKING:
