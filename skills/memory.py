@@ -155,12 +155,12 @@ class memory_Service:
         from passepartout.memory.nodes import MemoryNode
         from passepartout.memory.orgimport import file_node_id
         from passepartout.memory.orgwrite import write_back
-        from passepartout.security.orgtext import body as org_body
-        from passepartout.security.orgtext import one_line
+        from passepartout.org.escape import body as org_body
+        from passepartout.org.escape import org_line
 
         # The model's text is one headline and plain body lines: no drawer, property or
         # heading of its own (a :CRON: planted in a note would become a job).
-        title, body = one_line(title, 200), org_body(body.strip())
+        title, body = org_line(title, 200), org_body(body.strip())
         if not self.ready.wait(10) or self.store is None:
             return "memory is not available: " + (self.error or "still opening")
         parent = file_node_id(memory_NOTES_FILE)

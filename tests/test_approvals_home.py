@@ -10,7 +10,7 @@ from security_agent import Script, make_agent
 from passepartout.config import Config
 from passepartout.security.approvals import ApprovalBook
 from passepartout.security.policy import Rule
-from passepartout.security.trust_cli import book
+from passepartout.security.trust.cli import book
 
 
 def _config(tmp_path: Path) -> Config:

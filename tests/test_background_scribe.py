@@ -16,7 +16,7 @@ from background_agent import SimClock, allow_rules, make_agent, run_job
 from fakellm import FakeLLM
 
 from passepartout.background.scribe import Scribe, read_events
-from passepartout.events.eventlog import Entry, EventLog
+from passepartout.org.eventlog import Entry, EventLog
 
 DIARY = """* Diary                                                           :@personal:
 ** Mood

@@ -52,7 +52,7 @@ from passepartout.protocol import (
     ToolFinished,
     TurnError,
 )
-from passepartout.security.trust_cli import book
+from passepartout.security.trust.cli import book
 
 ROUNDS = 4
 KILLS = int(os.environ.get("PASSEPARTOUT_CHAOS_KILLS", "52"))

@@ -6,8 +6,8 @@ import datetime as dt
 
 import pytest
 
-from passepartout.events.timestamps import parse_timestamp
 from passepartout.llm.intents import Intent, org_timestamp, parse
+from passepartout.org.timestamps import parse_timestamp
 
 # A Monday evening: "every Monday at 9" is next week's, "tomorrow" is Tuesday.
 NOW = dt.datetime(2026, 11, 23, 18, 0).astimezone()

@@ -9,7 +9,6 @@ import pytest
 
 from passepartout.config import Config
 from passepartout.errors import ConfigError, PipelineError
-from passepartout.events.timestamps import find_timestamps
 from passepartout.llm import models
 from passepartout.llm.builtin_tools import builtin_tools, grep, run_python, schedule_job
 from passepartout.llm.sessions import SessionStore
@@ -23,6 +22,7 @@ from passepartout.llm.translate import (
     tool_actions,
 )
 from passepartout.loop.actions import Action
+from passepartout.org.timestamps import find_timestamps
 from passepartout.services import Services
 from passepartout.signals import Keyword, dumps
 

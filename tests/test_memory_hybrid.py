@@ -11,7 +11,7 @@ import pytest
 
 from passepartout.llm.builtin_tools import builtin_tools
 from passepartout.memory import Embedder, EmbeddingIndex, MemoryStore, cli
-from passepartout.memory.search import SearchHit, fts_query, fuse, one_line
+from passepartout.memory.search import SearchHit, fts_query, fuse, snippet
 from passepartout.services import Services
 
 MEMEX = {
@@ -91,8 +91,8 @@ def test_queries_are_words_only() -> None:
     assert fts_query("what is the tax") == '"tax"'  # stopwords rank noise first
     assert fts_query("what is it") == '"what" OR "is" OR "it"'  # unless nothing else
     assert fts_query("  ?! ") is None
-    assert one_line("a\x1b[31m\n b\tc", 80) == "a [31m b c"
-    assert one_line("word " * 50, 20).endswith("…") and len(one_line("word " * 50, 20)) <= 21
+    assert snippet("a\x1b[31m\n b\tc", 80) == "a [31m b c"
+    assert snippet("word " * 50, 20).endswith("…") and len(snippet("word " * 50, 20)) <= 21
 
 
 def run_cli(db: Path, *argv: str) -> int:

@@ -31,7 +31,7 @@ from passepartout.faces.messaging.signal_cli import SignalRPC, SignalTransport, 
 from passepartout.faces.messaging.telegram import BotAPI, TelegramTransport, parse_update
 from passepartout.faces.messaging.transport import Answer, Message, TransportError
 from passepartout.protocol import Chunk, ToolCalled, ToolDenied, ToolFinished, TurnError
-from passepartout.security import privateindex
+from passepartout.security.privacy import index as private_index
 from passepartout.security.vault import Vault, get_vault, set_vault
 
 ME = "+15551234567"
@@ -193,7 +193,7 @@ def vault() -> Iterator[Vault]:
 
 @pytest.mark.attack
 def test_what_leaves_is_masked_and_private_text_withheld(vault: Vault) -> None:
-    index = privateindex.current()
+    index = private_index.current()
     source = "/nonexistent/messaging-test-diary.org"
     index.learn_text(source, "* Diary :@personal:\nI still dream of the lighthouse keeper\n")
     try:

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from passepartout.orgedit import edits
-from passepartout.orgedit.edits import NewHeading
-from passepartout.security.orgtext import org_escape
+from passepartout.org import edits
+from passepartout.org.edits import NewHeading
+from passepartout.org.escape import org_escape
 from tests.orgedit_gen import NOW, Generated, org_file, run_oracle
 
 PER_OPERATION = 14

@@ -19,14 +19,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from passepartout.events.eventlog import Entry, EventLog
 from passepartout.llm.builtin_tools import schedule_job
 from passepartout.loop.actions import Action, ApprovalRequest
 from passepartout.memory.nodes import MemoryNode
 from passepartout.memory.orgwrite import render_node
+from passepartout.org.escape import body, org_escape, org_line
+from passepartout.org.eventlog import Entry, EventLog
 from passepartout.security.approvals import ApprovalBook, parse
 from passepartout.security.audit import AuditLog
-from passepartout.security.orgtext import body, one_line, org_escape
 from passepartout.signals import Keyword, Signal
 
 ORACLE = Path(__file__).parent / "emacs" / "org_structure_oracle.el"
@@ -112,7 +112,7 @@ def write_schedule(values: list[str], where: Path) -> tuple[str, Counts]:
     path = where / "schedule.org"
     made = 0
     for v in values:
-        if not one_line(v):
+        if not org_line(v):
             continue  # a job needs a name: refused, nothing written
         schedule_job(path, v, "2026-05-02 Sat 09:00 +1w", v, made_by_model=lambda i, c: None)
         made += 1
@@ -124,7 +124,7 @@ def write_notes(values: list[str], where: Path) -> tuple[str, Counts]:
     lines: list[str] = []
     for i, v in enumerate(values):
         # What the remember tool stores for a model's title and body.
-        node = MemoryNode(id=f"n{i}", title=one_line(v, 200) or "Note", body=body(v.strip()))
+        node = MemoryNode(id=f"n{i}", title=org_line(v, 200) or "Note", body=body(v.strip()))
         lines += render_node(node, 1)
     text = "\n".join(lines) + "\n"
     n = len(values)

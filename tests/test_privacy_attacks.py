@@ -17,7 +17,7 @@ from fakellm import FakeLLM
 from llm_agent import Recorder, make_agent, make_config, user_signal
 
 from passepartout.agent import Agent
-from passepartout.security.privateindex import PrivacyNotReady, PrivateIndex
+from passepartout.security.privacy.index import PrivacyNotReady, PrivateIndex
 from passepartout.server.focus import Focus, FocusHolder
 from passepartout.testing.jobapproval import approve_jobs
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from privacycorpus_gen import HELD_OUT, TUNING, Figures, measure
 
-from passepartout.security.privateindex import PrivateIndex, fragment
+from passepartout.security.privacy.index import PrivateIndex, fragment
 
 pytestmark = pytest.mark.attack
 

@@ -8,9 +8,9 @@ import dataclasses
 from pathlib import Path
 
 from passepartout.background.acts import Outcomes
-from passepartout.events.eventlog import EventLog
 from passepartout.loop.events import Done, Error, Reply
 from passepartout.loop.replytext import ReplyText
+from passepartout.org.eventlog import EventLog
 from passepartout.signals import Keyword, Signal
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from passepartout.security import files as files_mod
 from passepartout.security.files import FileToolError, read_text, write_text
-from passepartout.security.paths import PathRules, denial
+from passepartout.security.files.paths import PathRules, denial
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from passepartout.errors import PipelineError
-from passepartout.security.search import Limits, compile_pattern, search
+from passepartout.security.files.search import Limits, compile_pattern, search
 from passepartout.services import Services
 
 

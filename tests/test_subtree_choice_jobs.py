@@ -14,9 +14,9 @@ from test_daemon_emacs import events
 
 from passepartout.events.approval import describe_job, job_hash
 from passepartout.events.dispatch import Dispatcher
-from passepartout.events.eventlog import EventLog
 from passepartout.events.jobs import OrgNode, Tier
 from passepartout.events.scan import scan_text
+from passepartout.org.eventlog import EventLog
 from passepartout.signals import Signal
 from passepartout.testing.jobapproval import approve_text
 

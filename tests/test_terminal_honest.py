@@ -28,8 +28,8 @@ from passepartout.faces.terminal.chat import TerminalChannel, run_chat
 from passepartout.faces.terminal.streams import escaped_output
 from passepartout.loop.actions import Action, ApprovalRequest
 from passepartout.loop.events import Chunk, Denied, Done, Error, Notice, Reply, ToolCall, ToolResult
-from passepartout.security.termtext import terminal_safe
 from passepartout.signals import Signal
+from passepartout.text import terminal_safe
 
 pytest_plugins = ["llm_agent"]
 

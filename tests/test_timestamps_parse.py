@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from passepartout.events.timestamps import (
+from passepartout.org.timestamps import (
     Interval,
     OrgTimestamp,
     Repeater,

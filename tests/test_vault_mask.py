@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from passepartout.security import vault as vault_mod
-from passepartout.security.secret_forms import MIN_FORM, forms_of
 from passepartout.security.vault import Vault, VaultError
+from passepartout.security.vault.forms import MIN_FORM, forms_of
 from passepartout.signals import Keyword
 
 SECRET = "s3cr3t-Value_with+odd/chars=42"

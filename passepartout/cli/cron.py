@@ -19,8 +19,8 @@ from typing import Any
 
 from passepartout.config import Config
 from passepartout.errors import ConfigError, DaemonError
-from passepartout.security.orgtext import one_line
 from passepartout.server.views import cron_jobs, held_jobs, table
+from passepartout.text import one_line
 from passepartout.wire.client import DaemonClient, as_dict, connect
 
 log = logging.getLogger(__name__)
@@ -83,7 +83,8 @@ def _list(config: Config) -> int:
     for item in held:
         state = "denied" if item.get("why") == "denied" else f"held ({item.get('why')})"
         rows.append([str(item.get("id")), str(item.get("heading")), str(item.get("file")),
-                     str(item.get("kind")), state, one_line(item.get("what", ""), WHAT_CHARS)])
+                     str(item.get("kind")), state,
+                     one_line(item.get("what", ""), WHAT_CHARS, shown=True)])
     print(table(rows, ["ID", "HEADING", "FILE", "TIER", "NEXT RUN", "LAST RESULT"]))
     waiting = sum(1 for h in held if h.get("why") != "denied")
     print(f"({len(jobs)} job{'s' if len(jobs) != 1 else ''}, {len(held)} held, {where})")
@@ -112,7 +113,7 @@ def _pick(held: list[dict[str, Any]], wanted: str, *, every: bool) -> list[dict[
 
 
 def _allow(config: Config, wanted: str) -> int:
-    from passepartout.security.trust_cli import confirm
+    from passepartout.security.trust.cli import confirm
 
     client = connect(config.home)
     held = held_jobs(config) if client is None else _daemon_held(client)
@@ -123,7 +124,7 @@ def _allow(config: Config, wanted: str) -> int:
             return 0
         print("It runs what these headings say, from now on:")
         for item in chosen:
-            print(f"  {item.get('id')}: {one_line(item.get('what', ''), 2000)}")
+            print(f"  {item.get('id')}: {one_line(item.get('what', ''), 2000, shown=True)}")
         if not confirm(f"Allow {'it' if len(chosen) == 1 else f'these {len(chosen)}'}?"):
             print("not allowed; held as before")
             return 1

@@ -18,7 +18,7 @@ from passepartout.engine.pinned import SHIPPED_SKILLS_DIR, is_pinned, sha256_of
 from passepartout.engine.trust import TrustStore
 from passepartout.engine.vetting import vet
 from passepartout.errors import SkillError
-from passepartout.security.orgtext import one_line
+from passepartout.text import one_line
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -47,9 +47,9 @@ def state_of(entry: SkillFile, store: TrustStore) -> str:
     try:
         findings = vet(skill_source_text(entry.path), str(entry.path))
     except (UnicodeDecodeError, ValueError, SyntaxError) as err:
-        return f"blocked ({one_line(str(err), 120)})"
+        return f"blocked ({one_line(str(err), 120, shown=True)})"
     if findings:
-        return f"blocked ({one_line(str(findings[0]), 120)})"
+        return f"blocked ({one_line(str(findings[0]), 120, shown=True)})"
     if store.is_trusted(entry.name, digest):
         return f"trusted (sha256 {digest[:16]}...)"
     return f"waiting for your approval (sha256 {digest[:16]}...)"
@@ -73,7 +73,7 @@ def trust(name: str, files: list[SkillFile], store: TrustStore, *, show: bool = 
     except (UnicodeDecodeError, ValueError, SyntaxError) as err:
         raise SkillError(f"{path} is not a skill that can load: {err}", skill=name) from None
     for line in summarize(source):
-        print(f"        {one_line(line, 200)}")
+        print(f"        {one_line(line, 200, shown=True)}")
     if findings:
         print("blocked: the vetting refuses it, so it cannot be trusted:")
         for finding in findings:

@@ -29,8 +29,8 @@ from typing import Any
 
 from passepartout.events.headingedit import without_replies
 from passepartout.events.jobs import OrgNode
-from passepartout.security.records import read_records, write_records
-from passepartout.security.seal import Seal
+from passepartout.security.trust.records import read_records, write_records
+from passepartout.security.trust.seal import Seal
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +74,7 @@ def describe_job(node: OrgNode, memex: Path | None, why: str = "new",
                  tier: str | None = None) -> str:
     """What the person is asked about: ``new job in projects/x.org: runs every Monday
     at 09:00, cognition tier, prompt: ...``."""
-    from passepartout.security.orgtext import one_line
+    from passepartout.org.escape import org_line
 
     parts: list[str] = []
     if node.cron is not None:
@@ -92,7 +92,7 @@ def describe_job(node: OrgNode, memex: Path | None, why: str = "new",
         parts.append(f"model {node.model}")
     if node.properties.get("REFLEX"):
         parts.append(f"reflex {node.properties['REFLEX']}")
-    prompt = one_line(f"{node.heading}\n\n{without_replies(node.body)}".strip(), PROMPT_SHOWN)
+    prompt = org_line(f"{node.heading}\n\n{without_replies(node.body)}".strip(), PROMPT_SHOWN)
     parts.append(f"prompt: {prompt}")
     where = relative_file(node.file, memex)
     return f"{why} {kind} in {where}: " + ", ".join(parts)
@@ -103,7 +103,7 @@ _UNITS = {"h": "hour", "d": "day", "w": "week", "m": "month", "y": "year"}
 
 
 def _when(cron: str) -> str:
-    from passepartout.events.timestamps import TimestampError, parse_timestamp
+    from passepartout.org.timestamps import TimestampError, parse_timestamp
 
     try:
         stamp = parse_timestamp(cron)

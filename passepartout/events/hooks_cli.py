@@ -24,7 +24,7 @@ from passepartout.engine.trust_cli import state_of
 from passepartout.events.scan import scan_tree
 from passepartout.events.shipped_hooks import SHIPPED
 from passepartout.pyast import parse_module
-from passepartout.security.orgtext import one_line
+from passepartout.text import one_line
 
 
 @dataclass
@@ -107,11 +107,11 @@ def render(names: dict[str, HookName]) -> str:
     width = max((len(n.name) for n in answered), default=10)
     for hook in answered:
         used = f"  [{hook.used} heading(s)]" if hook.used else ""
-        lines.append(f"{one_line(hook.name, 60):<{width}}  "
-                     f"{one_line('; '.join(hook.handlers), 200)}{used}")
+        lines.append(f"{one_line(hook.name, 60, shown=True):<{width}}  "
+                     f"{one_line('; '.join(hook.handlers), 200, shown=True)}{used}")
     missing = sorted((n for n in names.values() if not n.handlers), key=lambda n: n.name)
     if missing:
         lines.append("")
         lines.append("named in the memex, with no handler (editing those headings does nothing):")
-        lines += [f"  {one_line(n.name, 60)}  [{n.used} heading(s)]" for n in missing]
+        lines += [f"  {one_line(n.name, 60, shown=True)}  [{n.used} heading(s)]" for n in missing]
     return "\n".join(lines)

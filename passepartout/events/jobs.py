@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from passepartout.events.timestamps import OrgTimestamp
+from passepartout.org.timestamps import OrgTimestamp
 
 # The properties by which a subtree (or a file, with #+PROPERTY:) chooses the model of
 # what is asked under it: a chat turn sent from there, a reply in place, and its jobs.

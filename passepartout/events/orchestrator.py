@@ -23,15 +23,15 @@ from passepartout.events.approval import JobApprovals, describe_job, job_hash
 from passepartout.events.classify import Classifier
 from passepartout.events.cron import Clock, Scheduler, make_job
 from passepartout.events.dispatch import BackgroundChannel, Dispatcher, Injector, Reflexes, ReflexFn
-from passepartout.events.eventlog import Entry, EventLog, Notifier
 from passepartout.events.heartbeat import Tick
 from passepartout.events.hooks import HookBus, HookHandler, HookResult
 from passepartout.events.jobs import Job, OrgNode, ScanProblem, Tier, derive_id
 from passepartout.events.leader import Leadership
 from passepartout.events.registry import NodeChange, NodeRegistry, diff_nodes
-from passepartout.events.scan import clean_title, is_org_file, org_files, scan_file, scan_text
+from passepartout.events.scan import clean_title, org_files, scan_file, scan_text, worth_scanning
 from passepartout.events.seen import SeenNodes
 from passepartout.events.watcher import MemexWatcher
+from passepartout.org.eventlog import Entry, EventLog, Notifier
 from passepartout.security.privacy import DEFAULT_TAG, org_node_private
 
 log = logging.getLogger(__name__)
@@ -213,7 +213,7 @@ class Orchestrator:
         scanned = set(self.registry.files())
         for file in sorted({node.file for node in known} - scanned):
             path = Path(file)
-            if not path.is_file() or not is_org_file(path):
+            if not path.is_file() or not worth_scanning(path):
                 continue  # gone: its nodes count as removed
             with self._file_lock:
                 changes = self.registry.replace_file(scan_file(path), source="scan")
@@ -238,7 +238,7 @@ class Orchestrator:
             return changes
         key = str(path.resolve())
         with self._file_lock:
-            if path.is_file() and is_org_file(path):
+            if path.is_file() and worth_scanning(path):
                 changes = self.registry.replace_file(scan_file(path), source="disk")
             else:
                 changes = []

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import AnyStr
 
 from passepartout.events.jobs import CHOICE_PROPERTIES, FileScan, OrgNode, ScanProblem, derive_id
-from passepartout.security.orgprivacy import _verbatim_lines, filetags, heading_tags
+from passepartout.org.private import _verbatim_lines, filetags, heading_tags
 
 log = logging.getLogger(__name__)
 
@@ -59,8 +59,10 @@ DEFAULT_TODO_KEYWORDS = ("TODO", "DONE")
 WATCHED_PROPERTIES = ("CRON", "HOOK")
 
 
-def is_org_file(path: str | Path) -> bool:
-    """An org file worth scanning: not an editor's lock, backup or autosave file."""
+def worth_scanning(path: str | Path) -> bool:
+    """An org file worth scanning for jobs: a ``.org`` file, not an editor's lock,
+    backup or autosave file (which org would also read: see
+    :func:`passepartout.org.filetype.is_org_file`)."""
     name = os.path.basename(path)
     return name.endswith(".org") and not name.startswith((".#", "#"))
 
@@ -358,7 +360,7 @@ def org_files(dirs: Iterable[str | Path]) -> Iterator[Path]:
         for base, subdirs, files in os.walk(root):
             subdirs[:] = sorted(d for d in subdirs if not d.startswith("."))
             for name in sorted(files):
-                if is_org_file(name):
+                if worth_scanning(name):
                     path = Path(base, name).resolve()
                     if path not in seen:
                         seen.add(path)

@@ -16,7 +16,7 @@ from pathlib import Path
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from passepartout.events.scan import is_org_file
+from passepartout.events.scan import worth_scanning
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ class _Handler(FileSystemEventHandler):
         paths = [event.src_path, getattr(event, "dest_path", "")]
         for path in paths:
             text = path.decode() if isinstance(path, bytes) else str(path)
-            if not text or not (event.is_directory or is_org_file(text)):
+            if not text or not (event.is_directory or worth_scanning(text)):
                 continue
             if self._within is None or Path(text).is_relative_to(self._within):
                 self._touch(text)

@@ -8,7 +8,7 @@ instructions.
 
 from __future__ import annotations
 
-from passepartout.security.orgtext import org_escape
+from passepartout.org.escape import org_escape
 from passepartout.turn import TurnChoice
 
 SYSTEM_MAX = 4000  # a preset's addition is a few lines, not a second prompt

@@ -24,9 +24,9 @@ from passepartout.mcp.untrusted import (
     MAX_DESCRIPTION,
     aimed_at_model,
     clean_schema,
-    one_line,
     schema_texts,
 )
+from passepartout.text import one_line
 from passepartout.tools import Tool
 
 PREFIX = "mcp__"

@@ -22,6 +22,8 @@ import unicodedata
 from collections.abc import Iterator
 from typing import Any
 
+from passepartout.text import one_line
+
 MAX_DESCRIPTION = 400
 MAX_PARAM_DESCRIPTION = 200
 
@@ -131,13 +133,6 @@ def schema_texts(schema: Any) -> Iterator[str]:
     elif isinstance(schema, list | tuple):
         for item in schema:
             yield from schema_texts(item)
-
-
-def one_line(text: str, limit: int) -> str:
-    """``text`` without control characters, on one line, cut at ``limit``."""
-    flat = "".join(" " if unicodedata.category(c)[0] in "CZ" else c for c in text)
-    flat = " ".join(flat.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def clean_schema(schema: Any) -> dict[str, Any]:

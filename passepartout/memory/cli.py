@@ -17,7 +17,7 @@ from pathlib import Path
 from passepartout.memory.embedders import SETTING, model_for_setting
 from passepartout.memory.embeddings import Embedder, EmbeddingIndex, model_available
 from passepartout.memory.schema import default_path
-from passepartout.memory.search import one_line
+from passepartout.memory.search import snippet
 from passepartout.memory.store import DEFAULT_KEEP_SNAPSHOTS, MemoryStore
 
 # Nodes without a vector that ``memory search`` embeds before it answers (a fraction
@@ -129,7 +129,7 @@ def _search(store: MemoryStore, args: argparse.Namespace) -> int:
     if not hits:
         print("no match")
     for h in hits:
-        print(f"{h.score:8.4f}  {one_line(h.title, 120)}  [{h.method}]")
+        print(f"{h.score:8.4f}  {snippet(h.title, 120)}  [{h.method}]")
         print(f"{'':10}{h.file or '(no file)'}  id {h.id}")
         if h.snippet:
             print(f"{'':10}{h.snippet}")

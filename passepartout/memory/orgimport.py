@@ -29,8 +29,9 @@ from passepartout.memory.nodes import MemoryNode
 from passepartout.org.drawer import entry_properties
 
 if TYPE_CHECKING:
-    from passepartout.memory.orgscan import Heading, Outline
     from passepartout.memory.store import MemoryStore
+    from passepartout.org.heading import Heading
+    from passepartout.org.outline import Outline
 
 log = logging.getLogger(__name__)
 
@@ -169,16 +170,22 @@ def parse_org_text(text: str, relpath: str) -> list[MemoryNode]:
 def parse_org_text_orgparse(text: str, relpath: str) -> list[MemoryNode]:
     """The same nodes read through orgparse's tree (the reference for ``orgscan``)."""
     import orgparse  # imported here: keeps `import passepartout.memory` cheap
+    from orgparse.node import parse_heading_tags
 
-    from passepartout.memory.orgscan import Heading, Outline
+    from passepartout.org.heading import Heading
+    from passepartout.org.outline import Outline
 
     def convert(org: Any) -> Heading:
         kids = [convert(c) for c in org.children]
-        return Heading(str(org).split("\n"), org.level, org.todo, org.get_body(format="raw"), kids)
+        lines = str(org).split("\n")
+        tags = parse_heading_tags(lines[0])[1] if lines[0].endswith(":") else []
+        headline = f"[#{org.priority}] {org.heading}" if org.priority else org.heading
+        return Heading(org.linenumber - 1, org.level, org.todo, org.heading, tuple(tags),
+                       headline, kids, lines=lines, body=org.get_body(format="raw"))
 
     root = orgparse.loads(text, filename=relpath)
-    outline = Outline(root.get_body(format="raw"), [convert(c) for c in root.children])
-    return outline_nodes(text, relpath, outline)
+    return outline_nodes(text, relpath, Outline.tree(
+        text, root.get_body(format="raw"), [convert(c) for c in root.children]))
 
 
 def outline_nodes(text: str, relpath: str, outline: Outline) -> list[MemoryNode]:
@@ -192,7 +199,7 @@ def outline_nodes(text: str, relpath: str, outline: Outline) -> list[MemoryNode]
             source=relpath,
         )
     ]
-    _walk(outline.children, fid, relpath, [], nodes, {fid})
+    _walk(outline.top, fid, relpath, [], nodes, {fid})
     return nodes
 
 
@@ -233,7 +240,7 @@ def _convert(
     if m:
         tags = tuple(t for t in m.group(1).split(":") if t)
         headline = (" " + headline)[: m.start()].strip()
-    todo = org.todo or None
+    todo = org.keyword or None
     if todo and headline.startswith(todo):
         headline = headline[len(todo) :].strip()
     planning, props, _rest = entry_properties(lines[1:])

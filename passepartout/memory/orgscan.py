@@ -9,12 +9,15 @@ only the lines they could act on (a clock line holds ``CLOCK:``, a timestamp a
 ``dddd-dd-dd`` date, and so on). Those calls keep orgparse's answers and its
 errors: a date orgparse cannot read still fails the file. tests/test_memory_
 orgscan.py compares this module with orgparse on generated and tricky files.
+
+The result is the package's one :class:`~passepartout.org.outline.Outline` (made by
+:meth:`~passepartout.org.outline.Outline.tree`), whose headings keep their raw lines
+and their body as orgparse's ``get_body(format="raw")`` gives it.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from orgparse.date import OrgDate, OrgDateClock, parse_sdc
 from orgparse.node import (
@@ -29,30 +32,14 @@ from orgparse.node import (
     parse_seq_todo,
 )
 
+from passepartout.org.heading import Heading
+from passepartout.org.outline import Outline
+
 _HEADER = re.compile(r"^\*+ ")
 _DATE = re.compile(r"\d{4}-\d\d-\d\d")
 _DASHES = re.compile(r"-\d\d-")  # in every date; its literal start makes a miss fast
 _REPEATED = OrgNode._repeated_tasks_re
 _TODO_KEYS = ("TODO", "SEQ_TODO", "TYP_TODO")
-
-
-@dataclass
-class Heading:
-    """One heading: its raw lines, level, TODO keyword, body and children."""
-
-    lines: list[str]
-    level: int
-    todo: str | None = None
-    body: str = ""
-    children: list[Heading] = field(default_factory=list)
-
-
-@dataclass
-class Outline:
-    """A file: the body before the first heading and the top-level headings."""
-
-    body: str
-    children: list[Heading]
 
 
 def scan(text: str) -> Outline:
@@ -66,17 +53,19 @@ def scan(text: str) -> Outline:
         _todo_keywords(chunk, env)
     root_lines = chunks[0]
     root_body = _timestamps(_drop_properties(root_lines))
-    outline = Outline("\n".join(root_body) if root_lines else "", [])
+    top: list[Heading] = []
+    headings: list[Heading] = []
     keys = env.all_todo_keys
     # A heading's parent is the nearest earlier heading of a lower level, as in orgparse.
     stack: list[Heading] = []
-    for chunk in chunks[1:]:
-        heading = _heading(chunk, keys)
+    for start, chunk in zip(starts, chunks[1:], strict=True):
+        heading = _heading(start, chunk, keys)
         while stack and stack[-1].level >= heading.level:
             stack.pop()
-        (stack[-1].children if stack else outline.children).append(heading)
+        (stack[-1].children if stack else top).append(heading)
         stack.append(heading)
-    return outline
+        headings.append(heading)
+    return Outline.tree(text, "\n".join(root_body) if root_lines else "", top, headings)
 
 
 def _todo_keywords(chunk: list[str], env: OrgEnv) -> None:
@@ -91,15 +80,18 @@ def _todo_keywords(chunk: list[str], env: OrgEnv) -> None:
             env.add_todo_keys(*parse_seq_todo(val))
 
 
-def _heading(chunk: list[str], todo_keys: list[str]) -> Heading:
+def _heading(start: int, chunk: list[str], todo_keys: list[str]) -> Heading:
     first = chunk[0]
     parsed = parse_heading_level(first)
     text, level = parsed if parsed is not None else (first, 0)
+    tags: tuple[str, ...] = ()
     if text.endswith(":"):  # orgparse's tag pattern ends the heading with a colon
-        text, _tags = parse_heading_tags(text)
+        text, found = parse_heading_tags(text)
+        tags = tuple(found)
     text, todo = parse_heading_todos(text, todo_keys)
+    headline = title = text
     if "[#" in text:  # and its priority cookie starts with "[#"
-        text, _priority = parse_heading_priority(text)
+        title, _priority = parse_heading_priority(text)
     body = chunk[1:]
     whole = "\n".join(body)  # one substring test per marker, then only the lines holding it
     if body and _has_sdc(body[0]) and any(parse_sdc(body[0])):
@@ -110,13 +102,13 @@ def _heading(chunk: list[str], todo_keys: list[str]) -> Heading:
         body = _drop_properties(body)
     if "State" in whole:
         body = [line for line in body if not _repeated_task(line)]
-    if _has_date(text):
-        OrgDate.list_from_str(text)
+    if _has_date(title):
+        OrgDate.list_from_str(title)
     if len(body) != len(chunk) - 1:
         whole = "\n".join(body)
     if _has_date(whole):
         _timestamps(body)
-    return Heading(chunk, level, todo, whole)
+    return Heading(start, level, todo, title, tags, headline, lines=chunk, body=whole)
 
 
 def _has_date(text: str) -> bool:

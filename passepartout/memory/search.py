@@ -26,6 +26,8 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from passepartout.text import one_line
+
 RRF_K = 60  # the usual constant: a low rank counts, the very top does not dominate
 POOL = 50  # candidates taken from each side before fusing
 PASSAGE_CHARS = 800  # characters of body in one full-text passage
@@ -34,7 +36,6 @@ TITLE_WEIGHT = 4.0  # bm25 weight of the title column against the body's 1
 PATH_WEIGHT = 0.5  # share of an ancestor's title score a node gains
 FTS_LAYOUT = "passages-1"  # the fts table's layout, kept in meta (older stores are rebuilt)
 SNIPPET_CHARS = 160
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # Words nearly every note has: OR-ed into a full-text query they rank noise first
 # (bench/embedders.py: hybrid recall@10 fell below vectors alone with them in).
 _STOPWORDS = """a an and are as at be but by can do does for from had has have how i if in into
@@ -57,14 +58,10 @@ class SearchHit:
     file: str = ""
 
 
-def one_line(text: str, limit: int = SNIPPET_CHARS) -> str:
-    """Text on one line for a terminal or a model: no control characters, spaces
-    collapsed, cut at ``limit`` characters on a word."""
-    flat = " ".join(_CONTROL.sub(" ", text).split())
-    if len(flat) <= limit:
-        return flat
-    cut = flat[:limit].rsplit(" ", 1)[0] or flat[:limit]
-    return cut + "…"
+def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
+    """Text on one line for a terminal or a model, cut at ``limit`` characters on a
+    word."""
+    return one_line(text, limit, on_word=True)
 
 
 def passages(body: str, size: int = PASSAGE_CHARS, most: int = SPAN) -> list[str]:
@@ -150,7 +147,7 @@ def text_hits(conn: sqlite3.Connection, query: str, k: int) -> list[SearchHit]:
             (node, match, passage),
         ).fetchone()
         if row is not None:
-            hits.append(SearchHit(row[0], row[1], score, "fts", one_line(row[2] or "")))
+            hits.append(SearchHit(row[0], row[1], score, "fts", snippet(row[2] or "")))
     return hits
 
 

@@ -34,15 +34,7 @@ from passepartout.memory.schema import (
     connect,
     default_path,
 )
-from passepartout.memory.search import (
-    FTS_LAYOUT,
-    POOL,
-    SPAN,
-    SearchHit,
-    fuse,
-    one_line,
-    text_hits,
-)
+from passepartout.memory.search import FTS_LAYOUT, POOL, SPAN, SearchHit, fuse, snippet, text_hits
 from passepartout.memory.tree import HeadTree, Pending, Row
 from passepartout.memory.verify import VerifyReport, check_tree, reachable
 
@@ -460,8 +452,8 @@ class MemoryStore:
                 if row is None:  # deleted since the search
                     continue
                 node = self._tree.node(row)
-                snippet = h.snippet or one_line(node.body or node.title)
-                out.append(replace(h, snippet=snippet, file=self._file_of(row, node)))
+                shown = h.snippet or snippet(node.body or node.title)
+                out.append(replace(h, snippet=shown, file=self._file_of(row, node)))
         return out
 
     def _file_of(self, row: Row, node: MemoryNode) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 HEADING = re.compile(r"^(\*+)(?:[ \t]+(.*?))?[ \t]*\n?$")
 TAGS = re.compile(r"[ \t]+(:(?:[\w@#%]+:)+)[ \t]*$")
@@ -16,19 +16,29 @@ DEFAULT_KEYWORDS = frozenset({"TODO", "DONE"})
 
 
 @dataclass(frozen=True)
-class HeadingLine:
-    """The parts of one headline."""
+class Heading:
+    """One heading: where it is (in an :class:`~passepartout.org.outline.Outline`), its
+    headline's parts, its subheadings."""
 
+    line: int  # index into Outline.lines
     level: int
     keyword: str | None
     title: str  # without keyword, priority and tags
     tags: tuple[str, ...]
-    text: str  # between keyword and tags, priority included
+    text: str = ""  # the headline between keyword and tags, priority included
+    # The subheadings, each under its nearest earlier heading of a lower level.
+    children: list[Heading] = field(default_factory=list, compare=False, repr=False)
+    # Kept by a reading that keeps them (memory's): the entry's raw lines (headline
+    # first, up to the next heading) and its body, as that reading reads them.
+    lines: list[str] = field(default_factory=list, compare=False, repr=False)
+    body: str = field(default="", compare=False, repr=False)
 
 
-def read_heading(line: str, keywords: Collection[str] = DEFAULT_KEYWORDS) -> HeadingLine | None:
+def read_heading(line: str, keywords: Collection[str] = DEFAULT_KEYWORDS,
+                 at: int = 0) -> Heading | None:
     """``line`` as org reads a headline (None when it is not one): stars and a space
-    (or stars alone), then an optional keyword of ``keywords``, priority, title, tags."""
+    (or stars alone), then an optional keyword of ``keywords``, priority, title, tags;
+    ``at`` is the line's index in its text."""
     match = HEADING.match(line)
     if not match or not line.startswith("*"):
         return None
@@ -46,7 +56,7 @@ def read_heading(line: str, keywords: Collection[str] = DEFAULT_KEYWORDS) -> Hea
         keyword = first[0]
         rest = first[1] if len(first) > 1 else ""
     title = PRIORITY.sub("", rest, count=1) if rest.startswith("[#") else rest
-    return HeadingLine(len(match.group(1)), keyword, title.strip(), tags, rest.strip())
+    return Heading(at, len(match.group(1)), keyword, title.strip(), tags, rest.strip())
 
 
 def string_width(text: str) -> int:

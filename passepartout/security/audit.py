@@ -21,9 +21,9 @@ from typing import BinaryIO
 from passepartout.loop.actions import Action, Verdict
 from passepartout.loop.gates import GateResult
 from passepartout.org.drawer import entry_properties
+from passepartout.org.escape import drawer, org_json, org_line, src_block, timestamp
 from passepartout.org.heading import heading_line
 from passepartout.security import vault
-from passepartout.security.orgtext import drawer, one_line, org_json, src_block, timestamp
 from passepartout.signals import Signal
 from passepartout.turn import TurnContext
 
@@ -111,14 +111,14 @@ class AuditLog:
             "SESSION": turn.session_id or "",
             "ORIGIN": turn.origin or "",
         }
-        # Every piece goes through orgtext: a tool argument holding a line break of any
+        # Every piece goes through org.escape: a tool argument holding a line break of any
         # kind (U+2028 too) must not start a heading of its own in this file.
-        lines = [heading_line(1, one_line(self.mask(action.describe())),
-                              one_line(decision.upper(), 20)) + "\n"]
+        lines = [heading_line(1, org_line(self.mask(action.describe())),
+                              org_line(decision.upper(), 20)) + "\n"]
         lines.append(drawer({k: v for k, v in props.items() if v}))
         for v in verdicts:
             verdict = f"{v.gate} ({v.decision}): {self.mask(v.reason)}"
-            lines.append(f"- {one_line(verdict, 300)}\n")
+            lines.append(f"- {org_line(verdict, 300)}\n")
         lines.append(src_block(text))
         self._append("".join(lines), durable=decision != "allow")
 

@@ -31,9 +31,10 @@ from pathlib import Path
 from typing import Any
 
 from passepartout.errors import PassepartoutError, ProtocolError
+from passepartout.org import private as private_reading
+from passepartout.org.escape import org_line
 from passepartout.protocol import ITEMS_MAX
-from passepartout.security import orgprivacy, privateindex
-from passepartout.security.orgtext import one_line
+from passepartout.security.privacy import index as private_index
 from passepartout.signals import Keyword, Symbol, plist_to_dict
 
 log = logging.getLogger(__name__)
@@ -106,7 +107,7 @@ def _item(fields: Mapping[str, Any]) -> Item:
     if text is not None and len(text) > TEXT_MAX:
         raise ProtocolError(f"an attachment's text is over {TEXT_MAX} characters")
     name = _string(fields, "name") or (os.path.basename(file) if file else "text")
-    return Item(one_line(name, 200), file, text, _offset(fields, "start"),
+    return Item(org_line(name, 200), file, text, _offset(fields, "start"),
                 _offset(fields, "end"))
 
 
@@ -203,7 +204,7 @@ def place_refusal(raw: str, sec: Any, *,
     read).  ``raw`` may start with ``~``; a relative one is taken in ``base`` (else the
     workspace).  Refused: what the file tools never read, and the agent's own places
     (:func:`own_places`), judged as spelled and with symlinks resolved."""
-    from passepartout.security.paths import denial
+    from passepartout.security.files.paths import denial
 
     if not isinstance(raw, str) or not raw.strip() or "\x00" in raw:
         return None, "an empty or unusable path"
@@ -231,7 +232,7 @@ def private_lines(text: str, tag: str) -> list[bool]:
     """For each line of ``text`` (split as org does), whether it is private."""
     if tag not in text:
         return [False] * (text.count("\n") + 1)
-    return orgprivacy.read_private(text, tag).private
+    return private_reading.read_private(text, tag).private
 
 
 def withhold(text: str, start: int, end: int, tag: str,
@@ -242,11 +243,11 @@ def withhold(text: str, start: int, end: int, tag: str,
     part = text[start:end]
     if tag not in text:
         return part, False
-    reading = orgprivacy.read_private(text, tag)
+    reading = private_reading.read_private(text, tag)
     if not reading.any_private():
         return part, False
     if source is not None:
-        privateindex.current().add(source, reading.private_text(), tag)
+        private_index.current().add(source, reading.private_text(), tag)
     first = text.count("\n", 0, start)
     kept: list[str] = []
     withheld = False
@@ -256,8 +257,8 @@ def withhold(text: str, start: int, end: int, tag: str,
             kept.append(line)  # the part ends at a line's start: none of it is taken
         elif reading.private[first + offset]:
             withheld = True
-            if not kept or kept[-1] != orgprivacy.MARKER:
-                kept.append(orgprivacy.MARKER)
+            if not kept or kept[-1] != private_reading.MARKER:
+                kept.append(private_reading.MARKER)
         else:
             kept.append(line)
     return "\n".join(kept), withheld
@@ -269,7 +270,7 @@ def section_text(parts: list[Part]) -> str:
     for part in parts:
         notes = []
         if part.withheld:
-            notes.append(f"{orgprivacy.MARKER} marks private text left out")
+            notes.append(f"{private_reading.MARKER} marks private text left out")
         if part.cut:
             notes.append(f"{part.cut} characters left out at the end")
         note = f" ({'; '.join(notes)})" if notes else ""

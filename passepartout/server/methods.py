@@ -66,7 +66,7 @@ class Bridge:
         agent.services.emacs_eval = self.channel.evaluation  # the emacs-eval tool's door
         for face in protocol.FACES:  # a turn's source is the face that sent it
             agent.register_channel(face, self.channel)
-        from passepartout.security.standing import standing_grants
+        from passepartout.security.approvals.standing import standing_grants
 
         self.channel.standing = standing_grants(agent.services)  # "always" answers
         self._finish(agent, None)
@@ -149,7 +149,7 @@ def _model_info(config: Config) -> dict[str, Any]:
 
 
 def _approvals_file(config: Config) -> Any:
-    from passepartout.security.approvals_home import approvals_file
+    from passepartout.security.approvals.home import approvals_file
 
     return approvals_file(config.memex_dir, config.extra.get("PASSEPARTOUT_APPROVALS_FILE"))
 

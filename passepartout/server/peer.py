@@ -318,7 +318,7 @@ class PeerChannel:
         return True
 
     def _remember(self, pending: _Pending, *, allow: bool) -> None:
-        """An "always" answer: the scoped standing grant (security/standing.py), and a
+        """An "always" answer: the scoped standing grant (security/approvals/standing.py), and a
         notice to the answering client of what was remembered."""
         if self.standing is None:
             note = "not remembered: the agent's grants are not available; answered once"
@@ -389,7 +389,7 @@ def _approval_info(request: ApprovalRequest) -> dict[str, Any]:
     }
     if action.name == "emacs-eval":
         info["code"] = str(action.args.get("code", ""))
-    from passepartout.security.standing import once_only
+    from passepartout.security.approvals.standing import once_only
 
     once = once_only(action)
     if once is not None:  # the question offers no "always": it would be answered once

@@ -41,8 +41,8 @@ from acp.schema import (
 )
 
 from passepartout.protocol import ApprovalAsked, ToolCalled, ToolEvent, ToolFinished
-from passepartout.security.orgtext import one_line
 from passepartout.signals import Keyword
+from passepartout.text import one_line
 
 Update = AgentMessageChunk | UserMessageChunk | ToolCallStart | ToolCallProgress | UsageUpdate
 
@@ -117,8 +117,9 @@ def prompt_parts(blocks: Sequence[Any]) -> Prompt:
             uri, text = block.resource.uri, block.resource.text
             weight = len(text.encode("utf-8", "replace"))
             if weight > RESOURCE_BYTES:
-                raise PromptError(f"the resource {one_line(uri, 200)} is {weight} bytes; at "
-                                  f"most {RESOURCE_BYTES} are attached (attach a part of it)")
+                shown = one_line(uri, 200, shown=True)
+                raise PromptError(f"the resource {shown} is {weight} bytes; at most "
+                                  f"{RESOURCE_BYTES} are attached (attach a part of it)")
             size += weight
             parts.append(f"[{uri}]")
             item: list[Any] = [Keyword("name"), uri, Keyword("text"), text]

@@ -40,7 +40,6 @@ from passepartout.faces.messaging.transport import (
     Transport,
     TransportError,
 )
-from passepartout.mcp.untrusted import one_line
 from passepartout.protocol import (
     Allow,
     ApprovalAsked,
@@ -55,6 +54,7 @@ from passepartout.protocol import (
     ToolFinished,
     TurnError,
 )
+from passepartout.text import one_line
 
 log = logging.getLogger(__name__)
 

@@ -40,8 +40,8 @@ from passepartout.protocol import (
     ToolFinished,
     TurnError,
 )
-from passepartout.security.termtext import terminal_safe
 from passepartout.services import Services
+from passepartout.text import terminal_safe
 
 log = logging.getLogger(__name__)
 

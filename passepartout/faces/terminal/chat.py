@@ -7,7 +7,7 @@ Each line read is a turn; the reply streams as it comes; tool calls, refusals an
 are shown on their own lines.  An approval is asked where :mod:`terminal_answers` says:
 on the terminal, refused when standard input is not one, or from standard input with
 ``--answers-from-stdin``; only a yes approves.  Everything written to the terminal goes
-through :func:`~passepartout.security.termtext.terminal_safe`, so escape sequences from
+through :func:`~passepartout.text.terminal_safe`, so escape sequences from
 a model or a tool are shown, not obeyed.  ``Ctrl-C`` cancels the running turn;
 ``Ctrl-D`` or ``/quit`` ends the chat.  The session is kept, so the next
 ``passepartout chat`` resumes it.  On a terminal, prompts are edited with ``readline``
@@ -49,9 +49,8 @@ from passepartout.loop.events import (
     ToolCall,
     ToolResult,
 )
-from passepartout.security.orgtext import one_line
-from passepartout.security.termtext import terminal_safe
 from passepartout.signals import Signal
+from passepartout.text import one_line, terminal_safe
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +97,7 @@ class TerminalChannel:
                     self._line(f"  [tool] {name} {_args(args)}")
                 case ToolResult(ok=ok, output=output):
                     status = "ok" if ok and not failed_command(output) else "failed"
-                    self._line(f"  [{status}] {one_line(output, OUTPUT_PREVIEW)}")
+                    self._line(f"  [{status}] {one_line(output, OUTPUT_PREVIEW, shown=True)}")
                 case Denied(action=action, reason=reason):
                     self._line(f"  [refused] {action}: {reason}")
                 case Notice(text=text):
@@ -169,7 +168,7 @@ class TerminalChannel:
 
 def _args(args: Any) -> str:
     if isinstance(args, dict):
-        return " ".join(f"{k}={one_line(v, 60)!r}" for k, v in args.items())
+        return " ".join(f"{k}={one_line(v, 60, shown=True)!r}" for k, v in args.items())
     return str(args or "")
 
 

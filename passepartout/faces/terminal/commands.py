@@ -20,8 +20,8 @@ from typing import Any
 from passepartout.config import Config
 from passepartout.errors import PassepartoutError
 from passepartout.llm import localserver, models
-from passepartout.security.orgtext import one_line
 from passepartout.services import Services
+from passepartout.text import one_line
 
 COMMANDS = ("model", "session", "cost")
 HELP = ("Terminal commands: /model [NAME|default], /session [list|ID], /cost, /quit; "
@@ -133,7 +133,8 @@ def _session(state: ChatState, rest: str) -> str:
         if not kept:
             return "No kept sessions yet."
         lines = [f"{'*' if s['id'] == state.session else ' '} {s['id']}  "
-                 f"{s['last-activity']}  {s['messages']} messages  {one_line(s['title'], 60)}"
+                 f"{s['last-activity']}  {s['messages']} messages  "
+                 f"{one_line(s['title'], 60, shown=True)}"
                  for s in kept[:LIST_LIMIT]]
         more = f"\n  ... and {len(kept) - LIST_LIMIT} more" if len(kept) > LIST_LIMIT else ""
         return "Sessions (most recent first):\n" + "\n".join(lines) + more

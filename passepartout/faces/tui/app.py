@@ -43,7 +43,7 @@ from passepartout.protocol import (
     ToolFinished,
     TurnError,
 )
-from passepartout.security.termtext import terminal_safe
+from passepartout.text import one_line, terminal_safe
 
 log = logging.getLogger(__name__)
 
@@ -377,10 +377,6 @@ class PassepartoutApp(App[None]):
 
 _ANSWERED = {"allow": "Allowed once", "always": "Allowed always", "deny": "Denied"}
 OUTPUT_PREVIEW = 200
-
-
-def one_line(text: str) -> str:
-    return " ".join(text.split())
 
 
 def _tool_line(event: ToolEvent) -> tuple[str, str]:
