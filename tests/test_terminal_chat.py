@@ -13,7 +13,8 @@ from fakellm import FakeLLM
 from llm_agent import make_config
 
 from passepartout.faces.terminal.answers import FromStream, Refuse
-from passepartout.faces.terminal.chat import TerminalChannel, run_chat
+from passepartout.faces.terminal.channel import TerminalChannel
+from passepartout.faces.terminal.chat import run_chat
 from passepartout.llm.models import PROVIDER_DEFAULTS, local_installed
 from passepartout.loop.actions import Action, ApprovalRequest
 from passepartout.loop.events import Done, Reply

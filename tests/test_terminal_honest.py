@@ -24,7 +24,8 @@ from llm_agent import make_config
 from terminal_modes import MODES, chat_mode
 
 from passepartout.faces.terminal.answers import FromStream, FromTerminal, Refuse
-from passepartout.faces.terminal.chat import TerminalChannel, run_chat
+from passepartout.faces.terminal.channel import TerminalChannel
+from passepartout.faces.terminal.chat import run_chat
 from passepartout.faces.terminal.streams import escaped_output
 from passepartout.loop.actions import Action, ApprovalRequest
 from passepartout.loop.events import Chunk, Denied, Done, Error, Notice, Reply, ToolCall, ToolResult

@@ -3,7 +3,7 @@
 The chat is one more face of the daemon (:class:`~passepartout.faces.face.Face`):
 the same sessions, memory, ledger and cron as Emacs.  Each line read is a prompt sent
 in the chat's session; the turn's events are shown by the same
-:class:`~passepartout.faces.terminal.chat.TerminalChannel` as in ``--standalone``, and an
+:class:`~passepartout.faces.terminal.channel.TerminalChannel` as in ``--standalone``, and an
 approval the daemon asks is answered where :mod:`terminal_answers` says (only a yes
 approves; the daemon waits as long as the terminal does).  Notifications of the daemon
 (a cron job's result, a warning) are shown as they come, between the chat's lines.
@@ -22,7 +22,7 @@ from typing import TextIO
 from passepartout.config import Config
 from passepartout.errors import DaemonError
 from passepartout.faces.face import Face, Turn
-from passepartout.faces.terminal.chat import TURN_TIMEOUT, TerminalChannel
+from passepartout.faces.terminal.channel import TURN_TIMEOUT, TerminalChannel
 from passepartout.faces.terminal.commands import HELP, ChatState, answer, command_word
 from passepartout.faces.terminal.history import LineReader
 from passepartout.loop import events as ev
