@@ -126,6 +126,7 @@ lint: lint-py compile lint-el
 lint-py: install
 	$(VENV)/bin/ruff check passepartout skills tests bench
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports --no-cache
 
 # Byte-compile with warnings as errors (into a temporary directory: no .elc left behind).
 compile: deps

@@ -15,7 +15,7 @@ from test_local_tools import local_agent
 from passepartout.agent import Agent
 from passepartout.faces.acp.updates import history_updates
 from passepartout.llm.shown import model_messages
-from passepartout.server.views import sessions
+from passepartout.views import sessions
 
 
 def history(agent: Agent, session: str = "s1") -> list[dict[str, object]]:

@@ -19,8 +19,8 @@ from typing import Any
 
 from passepartout.config import Config
 from passepartout.errors import ConfigError, DaemonError
-from passepartout.server.views import cron_jobs, held_jobs, table
 from passepartout.text import one_line
+from passepartout.views import cron_jobs, held_jobs, table
 from passepartout.wire.client import DaemonClient, as_dict, connect
 
 log = logging.getLogger(__name__)
@@ -157,7 +157,7 @@ def _deny(config: Config, wanted: str) -> int:
 
     found = [item for item in held_jobs(config) if item["id"] == wanted]
     if not found:  # an approved heading may be denied too
-        from passepartout.server.views import _memex_nodes
+        from passepartout.views import _memex_nodes
 
         memex = Path(config.memex_dir)
         found = [{"id": n.id, "node": n, "hash": job_hash(n, memex),

@@ -441,7 +441,7 @@ def _session_history(bridge: Bridge, peer: Peer, session: str) -> Any:
 
 
 def _sessions(bridge: Bridge, peer: Peer) -> Any:
-    from passepartout.server.views import sessions
+    from passepartout.views import sessions
 
     return sessions(bridge.config.home) or None
 

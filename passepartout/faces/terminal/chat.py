@@ -72,7 +72,7 @@ def run_chat(
     except PassepartoutError as err:
         print(terminal_safe(f"passepartout chat: {err.message}"), file=sys.stderr)
         return 1
-    from passepartout.server.views import sessions
+    from passepartout.views import sessions
 
     state = ChatState(config, agent.services, session,
                       sessions=lambda: sessions(config.home))
