@@ -2,7 +2,7 @@
 
 SHIPPED: dict[str, str] = {
     'archivist.py': '3fc642a98c8f681b8cb963f2a0d3882ca5b9f6b62bcb05f9066b39e072a7ae39',
-    'chat.py': '8b14e46f72def2f55a9505adbac3b69598bd135814b1aa7f749f116281b361e1',
+    'chat.py': 'dab913ba374a78398f11f2267031e5e30136ce21e677973a1a8fb0c9ee2ab56e',
     'dispatcher.py': '8e0624be3cbfd2a9fc636925317d47c6e5ccb7777e8752c9c6041e74a93128c5',
     'events.py': '5c72560ac4c8ef919daf712e1da3ff0846878edd77690963830b681bb76e8838',
     'files.py': '58edb20272bc3cf287349cd75fdac037f7df47f63a99470280d9ee30b530bdb0',
