@@ -86,6 +86,13 @@ def fake_llm(model: FakeLLM, endpoint: Endpoint) -> Iterator[FakeLLM]:
     assert model.pending == 0, "the test left scripted replies unused"
 
 
+def turns(fake: FakeLLM) -> list[tuple[str, str]]:
+    """The user and assistant messages the model got, without the context block the
+    agent puts before the last prompt."""
+    return [(m["role"], str(m.get("content") or "").split("</context>\n\n")[-1])
+            for m in fake.last_request.messages if m["role"] in ("user", "assistant")]
+
+
 def sent_text(fake: FakeLLM) -> str:
     return "\n".join(str(m.get("content") or "") for m in fake.last_request.messages)
 
@@ -139,8 +146,7 @@ def test_a_conversation_continues_its_session(endpoint: Endpoint, fake_llm: Fake
     client.chat.completions.create(model="passepartout", messages=[
         *first, {"role": "assistant", "content": answer.choices[0].message.content},
         {"role": "user", "content": "Who am I?"}])
-    sent = [(m["role"], m["content"]) for m in fake_llm.last_request.messages
-            if m["role"] in ("user", "assistant")]
+    sent = turns(fake_llm)
     # found again by its prefix: the session's history, each message once
     assert sent[-3:] == [("user", "I am Ada."), ("assistant", "Hello, Ada."),
                          ("user", "Who am I?")]
@@ -154,8 +160,7 @@ def test_a_history_the_endpoint_never_saw_becomes_the_sessions(
         {"role": "user", "content": "My colour is blue."},
         {"role": "assistant", "content": "Noted."},
         {"role": "user", "content": "My colour?"}])
-    sent = [(m["role"], m["content"]) for m in fake_llm.last_request.messages
-            if m["role"] in ("user", "assistant")]
+    sent = turns(fake_llm)
     assert sent[-3:] == [("user", "My colour is blue."), ("assistant", "Noted."),
                          ("user", "My colour?")]
 
@@ -190,7 +195,7 @@ def test_client_tools_are_returned_to_the_client(endpoint: Endpoint,
     sent = fake_llm.last_request.messages
     assert sent[-1] == {"role": "tool", "tool_call_id": "call_w1", "content": "sunny, 21 C"}
     assert sent[-2]["tool_calls"][0]["id"] == "call_w1"
-    assert [m for m in sent if m["role"] == "user" and m["content"] == "Weather in Oslo?"]
+    assert ("user", "Weather in Oslo?") in turns(fake_llm)  # one session throughout
 
 
 def test_client_tools_stream_as_tool_call_deltas(endpoint: Endpoint,
@@ -305,12 +310,12 @@ def test_a_declared_secret_is_masked_in_the_reply(endpoint: Endpoint,
     fake_llm.reply(f"The password is {BANK}.\nDone.")
     stream = endpoint.client().chat.completions.create(
         model="passepartout", stream=True,
-        messages=[{"role": "user", "content": "what is the bank password?"}])
+        messages=[{"role": "user", "content": "what did the note say?"}])
     text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
     assert BANK not in text and "Done." in text
     fake_llm.reply(f"It is {BANK}")
     done = endpoint.client().chat.completions.create(
-        model="passepartout", messages=[{"role": "user", "content": "again?"}])
+        model="passepartout", messages=[{"role": "user", "content": "and the other note?"}])
     assert BANK not in (done.choices[0].message.content or "")
 
 

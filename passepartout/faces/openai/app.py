@@ -120,9 +120,7 @@ class Endpoint:
                          "server_error", "daemon_unavailable")
         reply_id = f"chatcmpl-{uuid.uuid4().hex[:24]}"
         if request.stream:
-            return StreamingResponse(self._stream(http, request, turn_input, turn, reply_id),
-                                     media_type="text/event-stream",
-                                     headers={"cache-control": "no-cache"})
+            return TurnStream(self._stream(http, request, turn_input, turn, reply_id), turn)
         outcome = await self._collect(http, turn, None)
         if outcome.gone is not None:
             return error(503, f"the agent went away: {outcome.gone}", "server_error",
@@ -166,21 +164,17 @@ class Endpoint:
     async def _events(self, http: HttpRequest, turn: Turn) -> AsyncIterator[protocol.Event]:
         """The turn's events; the turn is cancelled when the client disconnects."""
         try:
+            looked = time.monotonic()
             while not turn.finished:
                 event = await anyio.to_thread.run_sync(turn.next, POLL)
-                if event is None:
+                if event is None or time.monotonic() - looked > POLL:
+                    looked = time.monotonic()
                     if await http.is_disconnected():
                         break
-                    continue
-                yield event
+                if event is not None:
+                    yield event
         finally:
-            if not turn.finished:
-                log.info("the client left: turn %s cancelled", turn.turn)
-                with anyio.CancelScope(shield=True):
-                    try:
-                        await anyio.to_thread.run_sync(turn.cancel)
-                    except DaemonError as err:
-                        log.warning("cancelling turn %s: %s", turn.turn, err.message)
+            await _cancel_unfinished(turn)
 
     async def _collect(self, http: HttpRequest, turn: Turn,
                        on_text: Callable[[str], Any] | None) -> Outcome:
@@ -249,6 +243,40 @@ class Endpoint:
         if outcome.calls:
             reply["tool_calls"] = outcome.calls
         self.conversations.remember([*request.messages, reply], turn_input.session)
+
+
+async def _cancel_unfinished(turn: Turn) -> None:
+    """The client left before the turn ended: cancel it in the daemon."""
+    if turn.finished or getattr(turn, "_cancelled", False):
+        return
+    turn._cancelled = True  # type: ignore[attr-defined]
+    log.info("the client left: turn %s cancelled", turn.turn)
+    with anyio.CancelScope(shield=True):
+        try:
+            await anyio.to_thread.run_sync(turn.cancel)
+        except DaemonError as err:
+            log.warning("cancelling turn %s: %s", turn.turn, err.message)
+
+
+class TurnStream(StreamingResponse):
+    """Server-sent events of one turn; the turn is cancelled when the client goes away
+    (the send fails or the client disconnects), whatever the generator's fate."""
+
+    def __init__(self, content: AsyncIterator[bytes], turn: Turn) -> None:
+        super().__init__(content, media_type="text/event-stream",
+                         headers={"cache-control": "no-cache"})
+        self.turn = turn
+        self._content = content
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await _cancel_unfinished(self.turn)
+                aclose = getattr(self._content, "aclose", None)
+                if aclose is not None:
+                    await aclose()
 
 
 def _gather(outcome: Outcome, event: protocol.Event) -> None:
