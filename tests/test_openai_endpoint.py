@@ -8,6 +8,7 @@ turn cancelled when the client goes away."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -354,3 +355,23 @@ def test_a_port_in_use_is_a_clear_error(endpoint: Endpoint, tmp_path: Path) -> N
     done = endpoint.daemons.cli("openai", "--port", port, timeout=60)
     assert done.returncode == 1 and "cannot listen" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_gptel_streams_an_answer_that_used_the_memex(endpoint: Endpoint,
+                                                     fake_llm: FakeLLM) -> None:
+    """gptel itself, from GPTEL_DIR (never vendored), in ``emacs --batch``: the ERT
+    test of elisp/test/passepartout-gptel.el sends with ``gptel-send``."""
+    gptel = os.environ.get("GPTEL_DIR", "")
+    if not gptel or not (Path(gptel) / "gptel.el").is_file():
+        pytest.skip("GPTEL_DIR names no gptel checkout")
+    wait_for(lambda: _indexed(endpoint), 30, "the memex to be imported")
+    fake_llm.reply("Your note on the harbour says\nthe gate code\nis 4417.\n")
+    port = endpoint.url.split(":")[2].split("/")[0]
+    done = subprocess.run(
+        ["emacs", "-Q", "--batch", "-L", "elisp/test", "-l", "passepartout-gptel",
+         "-f", "ert-run-tests-batch-and-exit"], cwd=ROOT, capture_output=True, text=True,
+        timeout=180, env={**os.environ, "PASSEPARTOUT_OPENAI_PORT": port,
+                          "PASSEPARTOUT_OPENAI_TOKEN": endpoint.token, "GPTEL_DIR": gptel})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 skipped" not in done.stdout + done.stderr
+    assert "harbour-1" in sent_text(fake_llm)  # the turn used the memex
