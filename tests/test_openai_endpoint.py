@@ -24,9 +24,11 @@ from wire_client import PYTHON, ROOT
 
 from passepartout.faces.face import Face
 from passepartout.protocol import Allow, ApprovalAsked, Event
+from passepartout.security.orgprivacy import MARKER
 
 BANK = "hunter2-correct-horse"  # a secret the person declared in the config's .env
 NOTE = "The harbour gate code is 4417."
+PRIVATE = "Blood results are fine; the ferritin level is 83 this spring."
 
 
 @dataclass
@@ -57,6 +59,8 @@ def endpoint(tmp_path_factory: pytest.TempPathFactory, model: FakeLLM) -> Iterat
         (tmp / "config" / ".env").write_text(f"BANK_PASSWORD={BANK}\n")
         (daemons.memex / "harbour.org").write_text(
             f"* Harbour\n:PROPERTIES:\n:ID: harbour-1\n:END:\n{NOTE}\n")
+        (daemons.memex / "health.org").write_text(
+            f"* Health :@personal:\n** Doctor\n{PRIVATE}\n")
         daemons.env.update(OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=model.base_url,
                            PASSEPARTOUT_MODEL="openai/gpt-4o", PASSEPARTOUT_STREAM="1",
                            PASSEPARTOUT_WORKSPACE=str(tmp / "work"),
@@ -143,6 +147,7 @@ def test_a_conversation_continues_its_session(endpoint: Endpoint, fake_llm: Fake
     fake_llm.reply("Hello, Ada.")
     first = [{"role": "user", "content": "I am Ada."}]
     answer = client.chat.completions.create(model="passepartout", messages=first)
+    kept = _sessions(endpoint)
     fake_llm.reply("You are Ada.")
     client.chat.completions.create(model="passepartout", messages=[
         *first, {"role": "assistant", "content": answer.choices[0].message.content},
@@ -152,6 +157,16 @@ def test_a_conversation_continues_its_session(endpoint: Endpoint, fake_llm: Fake
     assert sent[-3:] == [("user", "I am Ada."), ("assistant", "Hello, Ada."),
                          ("user", "Who am I?")]
     assert [s for s in sent if s == ("user", "I am Ada.")] == [("user", "I am Ada.")]
+    assert _sessions(endpoint) == kept  # the same session, not a new one with a copy
+
+
+def _sessions(endpoint: Endpoint) -> list[str]:
+    face = Face.attach(endpoint.daemons.home, environ=endpoint.daemons.env)
+    assert face is not None
+    try:
+        return sorted(str(s.get("id")) for s in face.sessions())
+    finally:
+        face.close()
 
 
 def test_a_history_the_endpoint_never_saw_becomes_the_sessions(
@@ -303,6 +318,23 @@ def test_a_body_that_is_not_json_is_a_clear_error(endpoint: Endpoint) -> None:
     answer = httpx.post(endpoint.url + "/chat/completions", content=b"{not json",
                         headers={"authorization": f"Bearer {endpoint.token}"})
     assert answer.status_code == 400 and "not JSON" in answer.json()["error"]["message"]
+
+
+@pytest.mark.attack
+def test_private_text_in_a_reply_is_withheld_from_the_client(
+        endpoint: Endpoint, fake_llm: FakeLLM) -> None:
+    """A reply that quotes a private note (a local model read it, a tool returned it)
+    leaves for the client as a request leaves for a remote model: without it."""
+    fake_llm.reply(f"From your notes:\n{PRIVATE}\nThat is all.")
+    stream = endpoint.client().chat.completions.create(
+        model="passepartout", stream=True,
+        messages=[{"role": "user", "content": "summarise my week"}])
+    text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+    assert "ferritin" not in text and MARKER in text and "That is all." in text
+    fake_llm.reply(PRIVATE)
+    done = endpoint.client().chat.completions.create(
+        model="passepartout", messages=[{"role": "user", "content": "and last week?"}])
+    assert "ferritin" not in (done.choices[0].message.content or "")
 
 
 @pytest.mark.attack
