@@ -109,6 +109,8 @@ class AuditLog:
             "SOURCE": str(meta.get("source", "")),
             "SESSION": str(meta.get("session-id", "")),
             "ORIGIN": str(meta.get("origin", "")),
+            # the program that asked, as it named itself (an HTTP client of the endpoint)
+            "CLIENT": one_line(str(meta.get("client", "")), 80),
         }
         # Every piece goes through orgtext: a tool argument holding a line break of any
         # kind (U+2028 too) must not start a heading of its own in this file.

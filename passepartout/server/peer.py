@@ -205,7 +205,7 @@ class EmacsChannel:
             log.debug("no Emacs connection for session %s: %s dropped", session, event.kind)
             return
         sent = self._protocol_event(session, str(turn), event, signal.meta)
-        if _leaves(peer):
+        if leaves(peer):
             for leaving in self._leaving((session, str(turn)), sent):
                 emit(peer, leaving)
         elif sent is not None:
@@ -305,7 +305,7 @@ class EmacsChannel:
         session = request.signal.session_id
         turn = request.signal.meta.get("turn-id")
         peer = self.peer_for(session, str(turn) if turn else None)
-        if peer is not None and _leaves(peer):
+        if peer is not None and leaves(peer):
             # A client program cannot answer for the person: their attached face does.
             people = self.faces()
             peer = people[-1] if people else None
@@ -348,7 +348,7 @@ class EmacsChannel:
         looks at is attached; its approvals become Flight Plans."""
         turn = signal.meta.get("turn-id")
         peer = self.peer_for(signal.session_id, str(turn) if turn else None)
-        return peer is None or not _leaves(peer) or bool(self.faces())
+        return peer is None or not leaves(peer) or bool(self.faces())
 
     def answer(self, approval_id: str, answer: protocol.ApprovalAnswer) -> bool:
         """Record the person's answer; False when no approval with that id is waiting.
@@ -423,7 +423,7 @@ def answered_by(meta: dict[str, Any]) -> tuple[str | None, bool | None]:
     return model, is_local(model)
 
 
-def _leaves(peer: Peer) -> bool:
+def leaves(peer: Peer) -> bool:
     """Whether what ``peer`` gets leaves the machine (a peer that names no face is
     Emacs's, as in ``hello``)."""
     return getattr(peer, "face", protocol.DEFAULT_FACE) in LEAVING_FACES
