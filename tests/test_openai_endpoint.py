@@ -64,7 +64,8 @@ def endpoint(tmp_path_factory: pytest.TempPathFactory, model: FakeLLM) -> Iterat
         daemons.env.update(OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=model.base_url,
                            PASSEPARTOUT_MODEL="openai/gpt-4o", PASSEPARTOUT_STREAM="1",
                            PASSEPARTOUT_WORKSPACE=str(tmp / "work"),
-                           PASSEPARTOUT_APPROVAL_TIMEOUT="30")
+                           PASSEPARTOUT_APPROVAL_TIMEOUT="30",
+                           PASSEPARTOUT_BUDGET_USD="1.00")  # a session's cap
         proc = subprocess.Popen([PYTHON, "-m", "passepartout", "openai", "--port", "0"],
                                 cwd=ROOT, env=daemons.env, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE,
@@ -433,3 +434,21 @@ def test_every_request_is_audited_with_the_clients_name(endpoint: Endpoint,
 def _audit(daemons: Daemons) -> str:
     path = daemons.home / "audit.org"
     return path.read_text() if path.exists() else ""
+
+
+def test_a_sessions_budget_applies(endpoint: Endpoint, fake_llm: FakeLLM) -> None:
+    """The session's cap (PASSEPARTOUT_BUDGET_USD) holds for a client program: a turn
+    that would pass it is refused with 429 in the protocol's shape."""
+    client = endpoint.client()
+    fake_llm.reply("That was expensive.", usage={"prompt_tokens": 2_000_000,
+                                                 "completion_tokens": 10,
+                                                 "total_tokens": 2_000_010})
+    first = [{"role": "user", "content": "an expensive question"}]
+    done = client.chat.completions.create(model="passepartout", messages=first)
+    with pytest.raises(openai.RateLimitError) as refused:
+        client.chat.completions.create(model="passepartout", messages=[
+            *first, {"role": "assistant", "content": done.choices[0].message.content},
+            {"role": "user", "content": "and another?"}])
+    assert refused.value.status_code == 429
+    assert "PASSEPARTOUT_BUDGET_USD" in refused.value.message
+    assert refused.value.body["code"] == "budget-error"  # type: ignore[index]

@@ -313,8 +313,7 @@ def _error_text(err: protocol.TurnError) -> str:
     return f"[{err.kind}: {err.message}]"
 
 
-_STATUS = {"budget": 429, "budget-exceeded": 429, "refused": 400, "bad-arguments": 400,
-           "boot-error": 503}
+_STATUS = {"budget-error": 429, "refused": 400, "bad-arguments": 400, "boot-error": 503}
 
 
 def _turn_error(err: protocol.TurnError) -> JSONResponse:
