@@ -36,7 +36,7 @@
       (and (require 'gptel nil t) (require 'gptel-openai nil t)))))
 
 (ert-deftest passepartout-gptel-streams-an-answer ()
-  "gptel streams Passepartout's answer into an org buffer."
+  "The gptel package streams an answer of the endpoint into an org buffer."
   (skip-unless (passepartout-gptel--load))
   (let* ((port (getenv "PASSEPARTOUT_OPENAI_PORT"))
          (token (getenv "PASSEPARTOUT_OPENAI_TOKEN"))
