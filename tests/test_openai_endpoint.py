@@ -452,3 +452,23 @@ def test_a_sessions_budget_applies(endpoint: Endpoint, fake_llm: FakeLLM) -> Non
     assert refused.value.status_code == 429
     assert "PASSEPARTOUT_BUDGET_USD" in refused.value.message
     assert refused.value.body["code"] == "budget-error"  # type: ignore[index]
+
+
+@pytest.mark.attack
+def test_a_client_tool_named_like_ours_is_the_clients(endpoint: Endpoint,
+                                                      fake_llm: FakeLLM) -> None:
+    """A client that offers a tool named like one of the agent's gets the call back: the
+    agent's own is not offered beside it, and nothing runs here."""
+    target = endpoint.daemons.tmp / "work" / "theirs.txt"
+    fake_llm.tool_call("write-file", {"path": str(target), "content": "x"}, call_id="c9")
+    theirs = {"type": "function", "function": {"name": "write-file", "parameters": {
+        "type": "object", "properties": {"path": {"type": "string"}}}}}
+    done = endpoint.client().chat.completions.create(
+        model="passepartout", tools=[theirs],  # type: ignore[list-item]
+        messages=[{"role": "user", "content": "write theirs"}])
+    calls = done.choices[0].message.tool_calls or []
+    assert [c.function.name for c in calls] == ["write-file"]  # type: ignore[union-attr]
+    offered = [t["function"] for t in fake_llm.last_request.body["tools"]
+               if t["function"]["name"] == "write-file"]
+    assert offered == [theirs["function"] | {"description": ""}]
+    assert not target.exists()
