@@ -115,6 +115,8 @@ class Endpoint:
         try:
             turn = await anyio.to_thread.run_sync(self._start, request, turn_input, client)
         except DaemonError as err:
+            if err.kind == "bad-arguments":  # the daemon's own check of the turn's fields
+                return error(400, err.message.removeprefix("chat-send: "), code=err.kind)
             log.warning("a turn could not start: %s", err.message)
             return error(503, f"the agent cannot take the request: {err.message}",
                          "server_error", "daemon_unavailable")
