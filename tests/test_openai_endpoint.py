@@ -398,7 +398,8 @@ def test_gptel_streams_an_answer_that_used_the_memex(endpoint: Endpoint,
     if not gptel or not (Path(gptel) / "gptel.el").is_file():
         pytest.skip("GPTEL_DIR names no gptel checkout")
     wait_for(lambda: _indexed(endpoint), 30, "the memex to be imported")
-    fake_llm.reply("Your note on the harbour says\nthe gate code\nis 4417.\n")
+    # The model streams its lines apart (curl would join pieces that come together).
+    fake_llm.slow_stream("Your note on the harbour says\nthe gate code\nis 4417.\n", 0.3)
     port = endpoint.url.split(":")[2].split("/")[0]
     done = subprocess.run(
         ["emacs", "-Q", "--batch", "-L", "elisp/test", "-l", "passepartout-gptel",
