@@ -207,7 +207,7 @@ def _focus_private(focus: Focus, tag: str) -> bool:
     """A heading Emacs reported without an id that memory knows: checked against its
     file with the org reader, and its titles against the private index."""
     from passepartout.security.privacy import heading_private_in_file
-    from passepartout.security.privateindex import current
+    from passepartout.security.privacy.index import current
 
     outline = tuple(part for part in (focus.outline or "").split(" / ") if part)
     index = current()

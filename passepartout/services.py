@@ -26,12 +26,12 @@ if TYPE_CHECKING:
     from passepartout.llm.sessions import SessionStore
     from passepartout.llm.think import ModelLayer
     from passepartout.memory.store import MemoryStore
-    from passepartout.security.flightplan import FlightPlanRunner
+    from passepartout.security.approvals.flightplan import FlightPlanRunner
     from passepartout.security.guard import Security
-    from passepartout.security.modeljobs import ModelJobs
+    from passepartout.security.trust.modeljobs import ModelJobs
     from passepartout.security.vault import Vault
     from passepartout.server.focus import FocusHolder
-    from passepartout.server.peer import EmacsChannel
+    from passepartout.server.peer import PeerChannel as EmacsChannel
 
 
 @dataclass(eq=False)

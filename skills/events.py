@@ -163,7 +163,8 @@ def events_allow(action: Action, signal: Signal) -> None:
 def _legacy(home: Path) -> Callable[[OrgNode], bool]:
     """A job the schedule tool made whose prompt the person approved before this
     version (its sealed record in ``model-jobs.json``)."""
-    from passepartout.security.modeljobs import ModelJobs
+    from passepartout.security.trust.modeljobs import ModelJobs
+
     from passepartout.security.trust import Trust
 
     record = ModelJobs(Trust.in_state(home))

@@ -16,11 +16,12 @@ events skill); without the events skill this skill owns the ``:heartbeat`` signa
 
 from __future__ import annotations
 
+from passepartout.security.approvals.flightplan import FlightPlanRunner
+from passepartout.security.trust.modeljobs import ModelJobs
+
 from passepartout.api import Action, Signal, defskill, host
 from passepartout.events.heartbeat import HeartbeatBus
-from passepartout.security.flightplan import FlightPlanRunner
 from passepartout.security.install import flight_plan_runner, install
-from passepartout.security.modeljobs import ModelJobs
 
 DEPENDS_ON = ["policy"]
 

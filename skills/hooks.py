@@ -44,7 +44,8 @@ class hooks_Kit:
     """The shipped handlers of one agent, their proposals and their tools."""
 
     def __init__(self, agent: Agent) -> None:
-        from passepartout.events.eventlog import EventLog
+        from passepartout.org.eventlog import EventLog
+
         from passepartout.events.hookact import Echoes, HookActions
         from passepartout.events.shipped_hooks import HookTools, ShippedHooks
 
@@ -82,10 +83,11 @@ class hooks_Kit:
 
     def write(self, ticket: str, file: str, node: str, mode: str, text: str,
               key: str = "") -> str:
-        from passepartout.events.eventlog import Entry
+        from passepartout.org.escape import timestamp
+        from passepartout.org.eventlog import Entry
+
         from passepartout.events.headingedit import add_note, locate, set_child, set_property
         from passepartout.fsutil import atomic_write
-        from passepartout.security.orgtext import timestamp
 
         proposal = self.actions.redeem(ticket, "hook-write", {
             "file": file, "node": node, "mode": mode, "text": text, "key": key})
@@ -111,7 +113,7 @@ class hooks_Kit:
         return done
 
     def notify(self, ticket: str, level: str, text: str, file: str = "") -> str:
-        from passepartout.events.eventlog import Entry
+        from passepartout.org.eventlog import Entry
 
         proposal = self.actions.redeem(ticket, "hook-notify",
                                        {"level": level, "text": text, "file": file})
@@ -122,7 +124,7 @@ class hooks_Kit:
         return f"notified {told} client(s)"
 
     def snapshot(self, ticket: str, label: str) -> str:
-        from passepartout.events.eventlog import Entry
+        from passepartout.org.eventlog import Entry
 
         proposal = self.actions.redeem(ticket, "hook-snapshot", {"label": label})
         store = memory_store(self.agent)

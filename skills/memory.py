@@ -152,11 +152,12 @@ class memory_Service:
         import time
         import uuid
 
+        from passepartout.org.escape import body as org_body
+        from passepartout.org.escape import org_line as one_line
+
         from passepartout.memory.nodes import MemoryNode
         from passepartout.memory.orgimport import file_node_id
         from passepartout.memory.orgwrite import write_back
-        from passepartout.security.orgtext import body as org_body
-        from passepartout.security.orgtext import one_line
 
         # The model's text is one headline and plain body lines: no drawer, property or
         # heading of its own (a :CRON: planted in a note would become a job).

@@ -32,8 +32,9 @@ from typing import TYPE_CHECKING, Any
 from passepartout.api import Action, Signal, Tool, Verdict, defskill, host, make_tool
 
 if TYPE_CHECKING:
+    from passepartout.org.edit_files import OrgFiles, Plan
+
     from passepartout.agent import Agent
-    from passepartout.orgedit.files import OrgFiles, Plan
     from passepartout.security.guard import Security
 
 DEPENDS_ON = ["policy"]
@@ -60,7 +61,8 @@ class orgtools_Service:
 
     def start(self) -> None:
         """The engine starts the skill: the security layer is the policy skill's."""
-        from passepartout.orgedit.files import OrgFiles
+        from passepartout.org.edit_files import OrgFiles
+
         from passepartout.security.install import install
 
         self._sec = install(self.agent)
@@ -85,8 +87,8 @@ class orgtools_Service:
 
     def resolve(self, raw: str) -> Path:
         """The real file behind a tool's path, judged as the file tools judge a write."""
-        from passepartout.orgedit.outline import OrgEditError
-        from passepartout.security.paths import denial
+        from passepartout.org.outline import OrgEditError
+        from passepartout.security.files.paths import denial
 
         resolved, reason = denial(str(raw), self.sec.path_rules(), writing=True)
         if reason is not None or resolved is None:
@@ -94,7 +96,7 @@ class orgtools_Service:
         return resolved.path
 
     def plan(self, name: str, args: dict[str, Any]) -> Plan:
-        from passepartout.orgedit.edits import NewHeading
+        from passepartout.org.edits import NewHeading
 
         f = self.files
         if name in ("org-add-heading", "org-capture"):
@@ -122,8 +124,9 @@ class orgtools_Service:
         return json.dumps([name, args], sort_keys=True, default=str)
 
     def gate(self, action: Action, signal: Signal) -> Verdict:
+        from passepartout.org.outline import OrgEditError
+
         from passepartout.errors import PipelineError
-        from passepartout.orgedit.outline import OrgEditError
 
         if action.target != "tool" or action.name not in orgtools_NAMES:
             return Verdict.allow("not an org edit")
@@ -144,8 +147,9 @@ class orgtools_Service:
                            "only the person can allow it")
 
     def run(self, name: str, args: dict[str, Any]) -> str:
+        from passepartout.org.outline import OrgEditError
+
         from passepartout.errors import PipelineError
-        from passepartout.orgedit.outline import OrgEditError
 
         try:
             plan = self.plan(name, args)

@@ -65,7 +65,8 @@ class selfimprove_Service:
                     shipped_dir=SHIPPED_SKILLS_DIR)
 
     def trial(self, proposal: Proposal) -> Trial:
-        from passepartout.security.sandbox_views import private_views
+        from passepartout.security.sandbox.views import private_views
+
         from passepartout.selfimprove.trial import run_trial
 
         sec = self.sec

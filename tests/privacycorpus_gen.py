@@ -216,7 +216,7 @@ def measure(seed: int, where: str) -> Figures:
     of a private subtree may keep a word that tells (a name, a number of its own)."""
     import os
 
-    from passepartout.security.privateindex import PrivateIndex
+    from passepartout.security.privacy.index import PrivateIndex
 
     made = memex(seed)
     os.makedirs(where, exist_ok=True)

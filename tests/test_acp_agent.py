@@ -26,11 +26,11 @@ from acp.schema import (
 from acp_peer import Peer, acp_client, prompt
 from daemon_proc import Daemons, scratch_daemons
 from fakellm import FakeLLM
+from passepartout.org.private import MARKER
+from passepartout.security.trust.seal import Seal
 from wire_client import PYTHON, ROOT
 
-from passepartout.security import grants as grant_file
-from passepartout.security.orgprivacy import MARKER
-from passepartout.security.seal import Seal
+from passepartout.security.approvals import grants as grant_file
 
 BANK = "hunter2-correct-horse"  # a secret the person declared in the config's .env
 FAKE_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAAfake0key0body\n"

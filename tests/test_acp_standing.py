@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 from llm_agent import make_agent, make_config
+from passepartout.security.approvals.standing import remember, scoped_entry
 
 from passepartout.agent import Agent
 from passepartout.loop.actions import Action
-from passepartout.security import grants as grant_file
-from passepartout.security.standing import remember, scoped_entry
+from passepartout.security.approvals import grants as grant_file
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ from passepartout.loop import Action, ApprovalRequest
 from passepartout.loop.approvals import Approvals
 from passepartout.loop.events import Event
 from passepartout.loop.hooks import APPROVAL_ANSWERED, BACKGROUND_APPROVAL
-from passepartout.server.peer import EmacsChannel
+from passepartout.server.peer import PeerChannel as EmacsChannel
 from passepartout.signals import Keyword, Signal
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from passepartout.security.trust.cli import book
 from security_agent import Script, make_agent
 
 from passepartout.config import Config
 from passepartout.security.approvals import ApprovalBook
 from passepartout.security.policy import Rule
-from passepartout.security.trust_cli import book
 
 
 def _config(tmp_path: Path) -> Config:

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from background_agent import SimClock, allow_rules, make_agent, run_job, wait_until
 from fakellm import FakeLLM
+from passepartout.org.eventlog import Entry, EventLog
 
 from passepartout.background.scribe import Scribe, read_events
-from passepartout.events.eventlog import Entry, EventLog
 
 DIARY = """* Diary                                                           :@personal:
 ** Mood

@@ -38,12 +38,12 @@ import pytest
 from daemon_proc import Daemons, scratch_daemons, wait_for
 from fakellm import FakeLLM
 from fakellm_protocol import RecordedRequest, Reply, ToolCall
+from passepartout.security.trust.cli import book
 
 from passepartout.config import Config
 from passepartout.faces.face import Face
 from passepartout.memory.store import MemoryStore
 from passepartout.protocol import Allow, ApprovalAsked, Disconnected, Done, ToolFinished, TurnError
-from passepartout.security.trust_cli import book
 from passepartout.wire.client import DaemonError
 
 ROUNDS = 4

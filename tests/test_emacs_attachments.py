@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 from llm_agent import Recorder, make_agent, make_config, provider_env, user_signal  # noqa: F401
+from passepartout.org.private import MARKER
 
 from passepartout.agent import Agent
-from passepartout.security.orgprivacy import MARKER
 from passepartout.server import attachments
 from passepartout.server.attachments import AttachmentError, Item
 from passepartout.server.methods import METHODS, Bridge, Refusal

@@ -23,7 +23,7 @@ from passepartout.loop.events import (
     ToolCall,
     ToolResult,
 )
-from passepartout.server.peer import EmacsChannel
+from passepartout.server.peer import PeerChannel as EmacsChannel
 from passepartout.signals import Keyword, Signal, Symbol
 
 

@@ -16,7 +16,7 @@ from passepartout.loop import Action, ApprovalRequest
 from passepartout.loop.events import Chunk
 from passepartout.server.backlog import Backlog, replay, waiting_flight_plans
 from passepartout.server.methods import Bridge
-from passepartout.server.peer import EmacsChannel
+from passepartout.server.peer import PeerChannel as EmacsChannel
 from passepartout.signals import Keyword, Signal, Symbol
 
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 from events_memex import UTC, Clock, at
+from passepartout.org.timestamps import parse_timestamp
 
 from passepartout.events.cron import Scheduler, make_job
 from passepartout.events.jobs import Job, OrgNode, Tier
-from passepartout.events.timestamps import parse_timestamp
 
 
 def node(cron: str, *, heading: str = "Weekly report", body: str = "Plan the week.",

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 from llm_agent import make_agent, make_config, user_signal
+from passepartout.security.approvals.standing import remember
 
 from passepartout.agent import Agent
 from passepartout.loop.actions import Action
-from passepartout.security import grants as grant_file
+from passepartout.security.approvals import grants as grant_file
 from passepartout.security.guard import Security
 from passepartout.security.policy import Rule
-from passepartout.security.standing import remember
 
 SIGNAL = user_signal("go")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from passepartout.org.timestamps import parse_timestamp
 
-from passepartout.events.timestamps import parse_timestamp
 from passepartout.llm.intents import Intent, org_timestamp, parse
 
 # A Monday evening: "every Monday at 9" is next week's, "tomorrow" is Tuesday.

@@ -320,8 +320,9 @@ def test_a_record_broken_after_approval_holds_the_job_at_its_run(tmp_path: Path)
 
 
 def test_a_schedule_job_approved_before_this_version_keeps_running(tmp_path: Path) -> None:
+    from passepartout.security.trust.modeljobs import ModelJobs
+
     from passepartout.llm.builtin_tools import schedule_job
-    from passepartout.security.modeljobs import ModelJobs
     from passepartout.security.trust import Trust
 
     made: list[str] = []

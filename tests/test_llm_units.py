@@ -6,10 +6,10 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from passepartout.org.timestamps import find_timestamps
 
 from passepartout.config import Config
 from passepartout.errors import ConfigError, PipelineError
-from passepartout.events.timestamps import find_timestamps
 from passepartout.llm import models
 from passepartout.llm.builtin_tools import builtin_tools, grep, run_python, schedule_job
 from passepartout.llm.sessions import SessionStore

@@ -11,7 +11,8 @@ import pytest
 
 from passepartout.llm.builtin_tools import builtin_tools
 from passepartout.memory import Embedder, EmbeddingIndex, MemoryStore, cli
-from passepartout.memory.search import SearchHit, fts_query, fuse, one_line
+from passepartout.memory.search import SearchHit, fts_query, fuse
+from passepartout.memory.search import snippet as one_line
 from passepartout.services import Services
 
 MEMEX = {

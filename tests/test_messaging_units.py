@@ -31,7 +31,7 @@ from passepartout.faces.messaging.signal_cli import SignalRPC, SignalTransport, 
 from passepartout.faces.messaging.telegram import BotAPI, TelegramTransport, parse_update
 from passepartout.faces.messaging.transport import Answer, Message, TransportError
 from passepartout.protocol import Chunk, ToolCalled, ToolDenied, ToolFinished, TurnError
-from passepartout.security import privateindex
+from passepartout.security.privacy import index as privateindex
 from passepartout.security.vault import Vault, get_vault, set_vault
 
 ME = "+15551234567"

@@ -20,11 +20,11 @@ import openai
 import pytest
 from daemon_proc import Daemons, scratch_daemons, wait_for
 from fakellm import FakeLLM
+from passepartout.org.private import MARKER
 from wire_client import PYTHON, ROOT
 
 from passepartout.faces.face import Face
 from passepartout.protocol import Allow, ApprovalAsked, Event
-from passepartout.security.orgprivacy import MARKER
 
 BANK = "hunter2-correct-horse"  # a secret the person declared in the config's .env
 NOTE = "The harbour gate code is 4417."

@@ -23,14 +23,14 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from passepartout.org.escape import ZWSP, inert, org_escape, org_json
+from passepartout.org.eventlog import Entry, EventLog
 
-from passepartout.events.eventlog import Entry, EventLog
 from passepartout.events.headingedit import add_note, locate, set_child, set_property
 from passepartout.llm.builtin_tools import SCHEDULE_FILE
 from passepartout.loop.actions import Action, ApprovalRequest
 from passepartout.security.approvals import ApprovalBook, parse
 from passepartout.security.audit import AuditLog
-from passepartout.security.orgtext import ZWSP, inert, org_escape, org_json
 from passepartout.signals import Keyword, Signal
 
 ORACLE = Path(__file__).parent / "emacs" / "org_inert_oracle.el"

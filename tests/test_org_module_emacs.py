@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from passepartout.org.outline import todo_keywords
 
 from passepartout.org.drawer import property_drawer
 from passepartout.org.heading import PLANNING, read_heading
-from passepartout.orgedit.outline import todo_keywords
 from tests.orgedit_gen import org_file
 
 ORACLE = Path(__file__).parent / "emacs" / "org_reading_oracle.el"

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from passepartout.org.edits import NewHeading
+from passepartout.org.escape import org_escape
 
-from passepartout.orgedit import edits
-from passepartout.orgedit.edits import NewHeading
-from passepartout.security.orgtext import org_escape
+from passepartout.org import edits
 from tests.orgedit_gen import NOW, Generated, org_file, run_oracle
 
 PER_OPERATION = 14

@@ -8,11 +8,11 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
+from passepartout.org.edit_files import OrgFiles
+from passepartout.org.edits import NewHeading
+from passepartout.org.outline import OrgEditError, Outline
 
-from passepartout.orgedit import edits
-from passepartout.orgedit.edits import NewHeading
-from passepartout.orgedit.files import OrgFiles
-from passepartout.orgedit.outline import OrgEditError, Outline
+from passepartout.org import edits
 
 NOW = dt.datetime(2026, 11, 23, 18, 0, tzinfo=ZoneInfo("Europe/Berlin"))
 TEXT = """\
@@ -108,7 +108,7 @@ def test_two_file_edits_write_the_destination_first(tmp_path: Path,
         written.append(path)
         path.write_text(data)
 
-    monkeypatch.setattr("passepartout.orgedit.files.atomic_write", failing)
+    monkeypatch.setattr("passepartout.org.edit_files.atomic_write", failing)
     with pytest.raises(OSError):
         files.apply(plan)
     assert src.read_text() == TEXT and "** Alpha" in dst.read_text()  # a copy, never a loss

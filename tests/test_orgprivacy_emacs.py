@@ -1,5 +1,5 @@
 """The privacy reader against org-mode itself: for each line of generated org text,
-"private or not" from passepartout.security.orgprivacy and from ``org-get-tags``
+"private or not" from passepartout.org.private and from ``org-get-tags``
 (with inheritance and file tags) in ``emacs --batch``, one Emacs for every document.
 
 ``PASSEPARTOUT_ORG_PRIVACY_CASES`` sets the number of documents (a longer run:
@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 from orgprivacy_gen import TAG, documents
-
-from passepartout.security.orgprivacy import read_private
+from passepartout.org.private import read_private
 
 ORACLE = Path(__file__).parent / "emacs" / "org_privacy_oracle.el"
 CASES = int(os.environ.get("PASSEPARTOUT_ORG_PRIVACY_CASES", "600"))

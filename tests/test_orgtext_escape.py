@@ -18,15 +18,16 @@ import orgparse
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from passepartout.org.escape import body, org_escape
+from passepartout.org.escape import org_line as one_line
+from passepartout.org.eventlog import Entry, EventLog
 
-from passepartout.events.eventlog import Entry, EventLog
 from passepartout.llm.builtin_tools import schedule_job
 from passepartout.loop.actions import Action, ApprovalRequest
 from passepartout.memory.nodes import MemoryNode
 from passepartout.memory.orgwrite import render_node
 from passepartout.security.approvals import ApprovalBook, parse
 from passepartout.security.audit import AuditLog
-from passepartout.security.orgtext import body, one_line, org_escape
 from passepartout.signals import Keyword, Signal
 
 ORACLE = Path(__file__).parent / "emacs" / "org_structure_oracle.el"

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from fakellm import FakeLLM
 from llm_agent import Recorder, make_agent, make_config, user_signal
+from passepartout.security.privacy.index import PrivacyNotReady, PrivateIndex
 
 from passepartout.agent import Agent
-from passepartout.security.privateindex import PrivacyNotReady, PrivateIndex
 from passepartout.server.focus import Focus, FocusHolder
 from passepartout.testing.jobapproval import approve_jobs
 

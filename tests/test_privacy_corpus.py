@@ -7,9 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from passepartout.security.privacy.index import PrivateIndex, fragment
 from privacycorpus_gen import HELD_OUT, TUNING, Figures, measure
-
-from passepartout.security.privateindex import PrivateIndex, fragment
 
 pytestmark = pytest.mark.attack
 

@@ -10,9 +10,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from passepartout.security.files.paths import PathRules, denial
 
 from passepartout.security.files import FileToolError, write_text
-from passepartout.security.paths import PathRules, denial
 
 pytestmark = pytest.mark.attack
 

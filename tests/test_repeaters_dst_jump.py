@@ -15,9 +15,8 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
-
-from passepartout.events.repeaters import _shift, next_after_done, next_run_after
-from passepartout.events.timestamps import OrgTimestamp, Unit, localize, parse_timestamp
+from passepartout.org.repeaters import _shift, next_after_done, next_run_after
+from passepartout.org.timestamps import OrgTimestamp, Unit, localize, parse_timestamp
 
 ORACLE = Path(__file__).parent / "emacs" / "org_repeat_oracle.el"
 NY = "America/New_York"

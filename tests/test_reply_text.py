@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from passepartout.org.eventlog import EventLog
+
 from passepartout.background.acts import Outcomes
-from passepartout.events.eventlog import EventLog
 from passepartout.loop.events import Done, Error, Reply
 from passepartout.loop.replytext import ReplyText
 from passepartout.signals import Keyword, Signal

@@ -21,13 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from passepartout.security.sandbox.scope import SCOPE_ABI, landlock_abi
+from passepartout.security.sandbox.seccomp import ARCHES
+from passepartout.security.shell.tool import execute_shell
 
-from passepartout.security import sandbox_find
 from passepartout.security.sandbox import RunResult, build_argv, run_sandboxed, support
-from passepartout.security.sandbox_scope import SCOPE_ABI, landlock_abi
-from passepartout.security.sandbox_seccomp import ARCHES
+from passepartout.security.sandbox import find as sandbox_find
 from passepartout.security.shell import ShellPolicy
-from passepartout.security.shell_tool import execute_shell
 
 pytestmark = pytest.mark.attack
 

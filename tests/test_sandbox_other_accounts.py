@@ -19,11 +19,11 @@ from pathlib import Path
 
 import other_account
 import pytest
+from passepartout.security.sandbox.probe import probe
+from passepartout.security.sandbox.reach import Credentials, reachable, searchable
 
-from passepartout.security import sandbox_mounts
 from passepartout.security.sandbox import FIX_HINT, SandboxUnavailable, run_sandboxed
-from passepartout.security.sandbox_probe import probe
-from passepartout.security.sandbox_reach import Credentials, reachable, searchable
+from passepartout.security.sandbox import mounts as sandbox_mounts
 
 pytestmark = pytest.mark.attack
 ROOT = os.geteuid() == 0

@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from llm_agent import make_agent, make_config, provider_env, user_signal  # noqa: F401
-
-from passepartout.security.sandbox_private import private_note, private_paths
+from passepartout.security.sandbox.private import private_note, private_paths
 
 
 def test_paths_in_the_private_directories_are_found() -> None:

@@ -6,8 +6,7 @@ import errno
 import struct
 
 import pytest
-
-from passepartout.security.sandbox_seccomp import ARCHES, program
+from passepartout.security.sandbox.seccomp import ARCHES, program
 
 ALLOW, ERRNO = 0x7FFF0000, 0x00050000
 

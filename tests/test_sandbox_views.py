@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from passepartout.security.privateindex import current
-from passepartout.security.sandbox_views import private_views
+from passepartout.security.privacy.index import current
+from passepartout.security.sandbox.views import private_views
 
 
 def test_a_view_is_reused_while_the_file_is_unchanged_and_remade_after(tmp_path: Path) -> None:

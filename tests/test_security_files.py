@@ -8,10 +8,10 @@ import stat
 from pathlib import Path
 
 import pytest
+from passepartout.security.files.paths import PathRules, denial
 
 from passepartout.security import files as files_mod
 from passepartout.security.files import FileToolError, read_text, write_text
-from passepartout.security.paths import PathRules, denial
 
 
 @pytest.fixture

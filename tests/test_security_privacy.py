@@ -6,13 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from passepartout.security.orgprivacy import (
-    filetags,
-    is_org_file,
-    org_by_content,
-    org_by_name,
-    read_private,
-)
+from passepartout.org.filetype import is_org_file, org_by_content, org_by_name
+from passepartout.org.private import filetags, read_private
+from passepartout.security.privacy.index import PrivateIndex, current
+
 from passepartout.security.privacy import (
     MARKER,
     file_is_private,
@@ -20,7 +17,6 @@ from passepartout.security.privacy import (
     redact_file_text,
     redact_private,
 )
-from passepartout.security.privateindex import PrivateIndex, current
 
 NOTES = """#+TITLE: Notes
 * Work :project:

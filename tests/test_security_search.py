@@ -8,9 +8,9 @@ import time
 from pathlib import Path
 
 import pytest
+from passepartout.security.files.search import Limits, compile_pattern, search
 
 from passepartout.errors import PipelineError
-from passepartout.security.search import Limits, compile_pattern, search
 from passepartout.services import Services
 
 

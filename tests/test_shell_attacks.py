@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from passepartout.security.shell.tool import ShellApprovalRequest, execute_shell
 from shell_attacks import ATTACKS, Attack
 
 from passepartout.security.sandbox import MINIMAL_PATH
 from passepartout.security.shell import DEFAULT_PROTECTED, DEFAULT_SECRETS, ShellPolicy
-from passepartout.security.shell_tool import ShellApprovalRequest, execute_shell
 
 # Every test here is an attack class: run again as an unprivileged user.
 pytestmark = pytest.mark.attack

@@ -9,10 +9,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from passepartout.security.shell.git_hardening import GIT_ENV, repository_risks, risky_key
+from passepartout.security.shell.tool import ShellApprovalRequest, execute_shell
 
-from passepartout.security.git_hardening import GIT_ENV, repository_risks, risky_key
 from passepartout.security.shell import ShellPolicy, analyze
-from passepartout.security.shell_tool import ShellApprovalRequest, execute_shell
 
 READ_ONLY = [
     "git status",

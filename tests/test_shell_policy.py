@@ -6,10 +6,10 @@ import os
 from pathlib import Path
 
 import pytest
+from passepartout.security.shell.rules import sed_script_safe
+from passepartout.security.shell.words import decode_word
 
 from passepartout.security.shell import ShellPolicy, analyze
-from passepartout.security.shell_rules import sed_script_safe
-from passepartout.security.shell_words import decode_word
 
 
 @pytest.mark.parametrize(

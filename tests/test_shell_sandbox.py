@@ -11,18 +11,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from passepartout.security.sandbox.probe import sandbox_check
+from passepartout.security.sandbox.scope import SCOPE_ABI, landlock_abi
+from passepartout.security.shell.git_hardening import GIT_ENV
 
 from passepartout.cli.doctor import check_sandbox
-from passepartout.security import sandbox_scope
-from passepartout.security.git_hardening import GIT_ENV
 from passepartout.security.sandbox import (
     MINIMAL_PATH,
     SandboxUnavailable,
     build_argv,
     run_sandboxed,
 )
-from passepartout.security.sandbox_probe import sandbox_check
-from passepartout.security.sandbox_scope import SCOPE_ABI, landlock_abi
+from passepartout.security.sandbox import scope as sandbox_scope
 
 
 @pytest.fixture

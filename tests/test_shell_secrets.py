@@ -6,9 +6,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from passepartout.security.shell.secrets import inject_secrets
 
 from passepartout.errors import PipelineError
-from passepartout.security.shell_secrets import inject_secrets
 from passepartout.security.vault import Vault
 
 ODD = "p@ss w0rd;$(touch pwned)'\"`id`*"

@@ -7,9 +7,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from passepartout.security.shell.tool import ShellApprovalRequest, execute_shell
 
 from passepartout.security.shell import ShellPolicy
-from passepartout.security.shell_tool import ShellApprovalRequest, execute_shell
 
 
 def never(request: ShellApprovalRequest) -> bool:

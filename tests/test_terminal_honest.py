@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from fakellm import FakeLLM
 from llm_agent import make_config
+from passepartout.text import terminal_safe
 from terminal_modes import MODES, chat_mode
 
 from passepartout.faces.terminal.answers import FromStream, FromTerminal, Refuse
@@ -28,7 +29,6 @@ from passepartout.faces.terminal.chat import TerminalChannel, run_chat
 from passepartout.faces.terminal.streams import escaped_output
 from passepartout.loop.actions import Action, ApprovalRequest
 from passepartout.loop.events import Chunk, Denied, Done, Error, Notice, Reply, ToolCall, ToolResult
-from passepartout.security.termtext import terminal_safe
 from passepartout.signals import Signal
 
 pytest_plugins = ["llm_agent"]

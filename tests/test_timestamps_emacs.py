@@ -19,9 +19,8 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
-
-from passepartout.events.repeaters import next_after_done
-from passepartout.events.timestamps import TimestampError, parse_timestamp
+from passepartout.org.repeaters import next_after_done
+from passepartout.org.timestamps import TimestampError, parse_timestamp
 
 ORACLE = Path(__file__).parent / "emacs" / "org_repeat_oracle.el"
 LIBFAKETIME_GLOBS = (

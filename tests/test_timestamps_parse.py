@@ -8,8 +8,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-from passepartout.events.timestamps import (
+from passepartout.org.timestamps import (
     Interval,
     OrgTimestamp,
     Repeater,

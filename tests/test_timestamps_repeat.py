@@ -9,9 +9,8 @@ from zoneinfo import ZoneInfo
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-from passepartout.events.repeaters import is_due, next_after_done, next_run_after
-from passepartout.events.timestamps import (
+from passepartout.org.repeaters import is_due, next_after_done, next_run_after
+from passepartout.org.timestamps import (
     Interval,
     OrgTimestamp,
     Repeater,

@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
+from passepartout.security.policy.accepted import PolicyTrust
 
 from passepartout.security.approvals import ApprovalBook
-from passepartout.security.policytrust import PolicyTrust
 from passepartout.security.trust import Trust
 
 

@@ -12,9 +12,9 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
+from passepartout.security.vault.forms import MIN_FORM, forms_of
 
 from passepartout.security import vault as vault_mod
-from passepartout.security.secret_forms import MIN_FORM, forms_of
 from passepartout.security.vault import Vault, VaultError
 from passepartout.signals import Keyword
 

@@ -21,10 +21,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from passepartout.events.eventlog import Entry, EventLog
 from passepartout.loop.actions import Action, ApprovalRequest
 from passepartout.loop.events import Channel, Denied, Error, Event, ToolResult
 from passepartout.loop.replytext import ReplyText
+from passepartout.org.eventlog import Entry, EventLog
 from passepartout.signals import Keyword, Signal
 
 log = logging.getLogger(__name__)

@@ -27,8 +27,8 @@ from pathlib import Path
 from passepartout.background.jobs import JobSpec
 from passepartout.background.memex import OrgText, read_memex
 from passepartout.background.service import Background
-from passepartout.events.eventlog import Entry
 from passepartout.events.jobs import Job
+from passepartout.org.eventlog import Entry
 
 log = logging.getLogger(__name__)
 

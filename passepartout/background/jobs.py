@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from passepartout.fsutil import atomic_write
-from passepartout.orgedit.edits import NewHeading, add_heading
+from passepartout.org.edits import NewHeading, add_heading
 
 log = logging.getLogger(__name__)
 

@@ -9,8 +9,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from passepartout.orgedit.outline import Heading, Outline
-from passepartout.security.orgprivacy import read_private
+from passepartout.org.heading import Heading
+from passepartout.org.outline import Outline
+from passepartout.org.private import read_private
 
 log = logging.getLogger(__name__)
 

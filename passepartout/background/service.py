@@ -13,10 +13,10 @@ from typing import Any
 
 from passepartout.background.acts import SENSOR, SOURCE, Outcomes, Proposals
 from passepartout.background.jobs import JobHeadings, JobSpec, jobs_file
-from passepartout.events.eventlog import EventLog
 from passepartout.events.jobs import Job
 from passepartout.fsutil import atomic_write
 from passepartout.loop.actions import Action
+from passepartout.org.eventlog import EventLog
 from passepartout.security.privacy import private_tag
 from passepartout.signals import Signal
 

@@ -19,8 +19,8 @@ from typing import Any
 
 from passepartout.config import Config
 from passepartout.errors import ConfigError
-from passepartout.security.orgtext import one_line
-from passepartout.server.views import cron_jobs, held_jobs, table
+from passepartout.org.escape import org_line as one_line
+from passepartout.views import cron_jobs, held_jobs, table
 from passepartout.wire.client import DaemonClient, DaemonError, as_dict, connect
 
 log = logging.getLogger(__name__)
@@ -112,7 +112,7 @@ def _pick(held: list[dict[str, Any]], wanted: str, *, every: bool) -> list[dict[
 
 
 def _allow(config: Config, wanted: str) -> int:
-    from passepartout.security.trust_cli import confirm
+    from passepartout.security.trust.cli import confirm
 
     client = connect(config.home)
     held = held_jobs(config) if client is None else _daemon_held(client)
@@ -156,7 +156,7 @@ def _deny(config: Config, wanted: str) -> int:
 
     found = [item for item in held_jobs(config) if item["id"] == wanted]
     if not found:  # an approved heading may be denied too
-        from passepartout.server.views import _memex_nodes
+        from passepartout.views import _memex_nodes
 
         memex = Path(config.memex_dir)
         found = [{"id": n.id, "node": n, "hash": job_hash(n, memex),

@@ -158,7 +158,7 @@ def check_optional(name: str, module: str, function: str) -> list[Check]:
 
 def check_sandbox() -> list[Check]:
     """The sandbox every shell command runs in, probed: a failure means nothing is contained."""
-    from passepartout.security.sandbox_probe import probe
+    from passepartout.security.sandbox.probe import probe
 
     return [Check(f.name, f.ok, f.detail, f.fix) for f in probe()]
 

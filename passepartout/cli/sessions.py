@@ -7,7 +7,7 @@ import argparse
 from typing import Any
 
 from passepartout.config import Config
-from passepartout.server.views import sessions, table
+from passepartout.views import sessions, table
 from passepartout.wire.client import as_dict, connect
 
 

@@ -14,8 +14,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from passepartout.security.records import record_list, write_records
-from passepartout.security.seal import Seal
+from passepartout.security.trust.records import record_list, write_records
+from passepartout.security.trust.seal import Seal
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from passepartout.engine.pinned import SHIPPED_SKILLS_DIR, is_pinned, sha256_of
 from passepartout.engine.trust import TrustStore
 from passepartout.engine.vetting import vet
 from passepartout.errors import SkillError
-from passepartout.security.orgtext import one_line
+from passepartout.org.escape import org_line as one_line
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

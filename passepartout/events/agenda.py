@@ -4,7 +4,7 @@ For a day: entries scheduled that day (a repeated one on each of its occurrences
 yet done ones scheduled before it (org's "Sched. 3x"), deadlines that day, overdue, or
 within their warning period (org's 14 days unless the timestamp says ``-3d``).  Done
 headings (DONE, CANCELLED, CANCELED) are left out, and so is every line of a subtree
-tagged private (the reader :mod:`passepartout.security.orgprivacy`).  Only regular
+tagged private (the reader :mod:`passepartout.org.private`).  Only regular
 ``.org`` files are read (no symlink is followed, hidden directories are skipped).
 """
 
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from passepartout.errors import PipelineError
-from passepartout.events.timestamps import OrgTimestamp, TimestampError, Unit, parse_timestamp
-from passepartout.security.orgprivacy import DEFAULT_TAG, read_private
+from passepartout.org.private import DEFAULT_TAG, read_private
+from passepartout.org.timestamps import OrgTimestamp, TimestampError, Unit, parse_timestamp
 from passepartout.tools import Tool, make_tool
 
 log = logging.getLogger(__name__)

@@ -29,8 +29,8 @@ from typing import Any
 
 from passepartout.events.headingedit import without_replies
 from passepartout.events.jobs import OrgNode
-from passepartout.security.records import read_records, write_records
-from passepartout.security.seal import Seal
+from passepartout.security.trust.records import read_records, write_records
+from passepartout.security.trust.seal import Seal
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ def describe_job(node: OrgNode, memex: Path | None, why: str = "new",
                  tier: str | None = None) -> str:
     """What the person is asked about: ``new job in projects/x.org: runs every Monday
     at 09:00, cognition tier, prompt: ...``."""
-    from passepartout.security.orgtext import one_line
+    from passepartout.org.escape import org_line as one_line
 
     parts: list[str] = []
     if node.cron is not None:
@@ -98,7 +98,7 @@ _UNITS = {"h": "hour", "d": "day", "w": "week", "m": "month", "y": "year"}
 
 
 def _when(cron: str) -> str:
-    from passepartout.events.timestamps import TimestampError, parse_timestamp
+    from passepartout.org.timestamps import TimestampError, parse_timestamp
 
     try:
         stamp = parse_timestamp(cron)

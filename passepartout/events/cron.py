@@ -27,14 +27,9 @@ from typing import Any
 
 from passepartout.events.classify import Classifier, classify
 from passepartout.events.jobs import Job, OrgNode, Tier
-from passepartout.events.repeaters import APPROX_PERIOD_SECONDS, next_run_after
-from passepartout.events.timestamps import (
-    OrgTimestamp,
-    TimestampError,
-    local_zone,
-    parse_timestamp,
-)
 from passepartout.fsutil import DeferredSave
+from passepartout.org.repeaters import APPROX_PERIOD_SECONDS, next_run_after
+from passepartout.org.timestamps import OrgTimestamp, TimestampError, local_zone, parse_timestamp
 
 log = logging.getLogger(__name__)
 

@@ -17,10 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from passepartout.events.eventlog import Entry, EventLog
 from passepartout.events.jobs import Job, Tier
 from passepartout.loop.actions import ApprovalRequest
 from passepartout.loop.events import Done, Error, Event, Reply
+from passepartout.org.eventlog import Entry, EventLog
 from passepartout.signals import Keyword, Signal
 
 log = logging.getLogger(__name__)

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from passepartout.fsutil import atomic_write
+from passepartout.org.escape import body, drawer
+from passepartout.org.escape import org_line as one_line
 from passepartout.org.heading import heading_line
-from passepartout.security.orgtext import body, drawer, one_line
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ end of its body, a property in its drawer, a child heading after its body.
 Each function takes the whole file's text and returns the new text; the heading is
 found as the events scan reads it (its ``:ID:``, or the id derived from its outline),
 so the same node the hook fired for is the one edited.  What is written comes from a
-model or a handler: it goes through :mod:`passepartout.security.orgtext`, so nothing
+model or a handler: it goes through :mod:`passepartout.org.escape`, so nothing
 in it becomes a heading, a drawer or a property line.
 """
 
@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from passepartout.events.jobs import OrgNode
 from passepartout.events.scan import scan_text
-from passepartout.security.orgtext import body, one_line, property_value
+from passepartout.org.escape import body, property_value
+from passepartout.org.escape import org_line as one_line
 
 _HEADING = re.compile(r"^(\*+)[ \t]", re.MULTILINE)
 _END = re.compile(r"^[ \t]*:END:[ \t]*$", re.MULTILINE | re.IGNORECASE)

@@ -15,11 +15,11 @@ import logging
 import threading
 from collections.abc import Callable
 
-from passepartout.events.eventlog import Entry, EventLog
 from passepartout.events.hookact import SENSOR
 from passepartout.loop.actions import ApprovalRequest
 from passepartout.loop.events import Channel, Denied, Error, Event, ToolResult
 from passepartout.loop.replytext import ReplyText
+from passepartout.org.eventlog import Entry, EventLog
 from passepartout.signals import Signal
 
 log = logging.getLogger(__name__)

@@ -16,10 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from passepartout.events.eventlog import Entry, EventLog
 from passepartout.events.jobs import OrgNode
 from passepartout.events.registry import NodeChange
 from passepartout.loop.actions import Verdict
+from passepartout.org.eventlog import Entry, EventLog
 
 log = logging.getLogger(__name__)
 

@@ -23,8 +23,8 @@ from passepartout.engine.trust import TrustStore
 from passepartout.engine.trust_cli import state_of
 from passepartout.events.scan import scan_tree
 from passepartout.events.shipped_hooks import SHIPPED
+from passepartout.org.escape import org_line as one_line
 from passepartout.pyast import parse_module
-from passepartout.security.orgtext import one_line
 
 
 @dataclass

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from passepartout.events.timestamps import OrgTimestamp
+from passepartout.org.timestamps import OrgTimestamp
 
 
 class Tier(enum.StrEnum):

@@ -23,15 +23,16 @@ from passepartout.events.approval import JobApprovals, describe_job, job_hash
 from passepartout.events.classify import Classifier
 from passepartout.events.cron import Clock, Scheduler, make_job
 from passepartout.events.dispatch import BackgroundChannel, Dispatcher, Injector, Reflexes, ReflexFn
-from passepartout.events.eventlog import Entry, EventLog, Notifier
 from passepartout.events.heartbeat import Tick
 from passepartout.events.hooks import HookBus, HookHandler, HookResult
 from passepartout.events.jobs import Job, OrgNode, ScanProblem, Tier, derive_id
 from passepartout.events.leader import Leadership
 from passepartout.events.registry import NodeChange, NodeRegistry, diff_nodes
-from passepartout.events.scan import clean_title, is_org_file, org_files, scan_file, scan_text
+from passepartout.events.scan import clean_title, org_files, scan_file, scan_text
+from passepartout.events.scan import worth_scanning as is_org_file
 from passepartout.events.seen import SeenNodes
 from passepartout.events.watcher import MemexWatcher
+from passepartout.org.eventlog import Entry, EventLog, Notifier
 from passepartout.security.privacy import DEFAULT_TAG, org_node_private
 
 log = logging.getLogger(__name__)

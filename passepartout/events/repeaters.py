@@ -19,7 +19,7 @@ import datetime as dt
 import logging
 import math
 
-from passepartout.events.timestamps import (
+from passepartout.org.timestamps import (
     OrgTimestamp,
     RepeaterKind,
     TimestampError,

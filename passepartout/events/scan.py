@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import AnyStr
 
 from passepartout.events.jobs import FileScan, OrgNode, ScanProblem, derive_id
-from passepartout.security.orgprivacy import _verbatim_lines, filetags, heading_tags
+from passepartout.org.private import _verbatim_lines, filetags, heading_tags
 
 log = logging.getLogger(__name__)
 

@@ -30,12 +30,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from passepartout.events.eventlog import Entry, EventLog
 from passepartout.events.headingedit import locate, subtree, without_replies
 from passepartout.events.hookact import Echoes, HookActions
 from passepartout.events.hookreplies import HookReplies
 from passepartout.events.hooks import HookEvent
 from passepartout.events.jobs import OrgNode, Tier
+from passepartout.org.eventlog import Entry, EventLog
 from passepartout.security.privacy import DEFAULT_TAG, redact_private
 
 log = logging.getLogger(__name__)

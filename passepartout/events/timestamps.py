@@ -9,7 +9,7 @@ schedules), square brackets inactive. Two timestamps joined by ``--`` form a
 date range; its start is what schedules.
 
 This module is pure: no I/O apart from finding the system's time zone.
-The repeat arithmetic lives in :mod:`passepartout.events.repeaters`.
+The repeat arithmetic lives in :mod:`passepartout.org.repeaters`.
 """
 
 from __future__ import annotations

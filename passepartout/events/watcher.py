@@ -16,7 +16,7 @@ from pathlib import Path
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from passepartout.events.scan import is_org_file
+from passepartout.events.scan import worth_scanning as is_org_file
 
 log = logging.getLogger(__name__)
 

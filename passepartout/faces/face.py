@@ -186,7 +186,7 @@ class Face:
     def answer(self, approval_id: str, answer: ApprovalAnswer) -> bool:
         """Answer an approval; False when it is no longer waiting (timed out).  With
         ``always`` the daemon also keeps the answer as a standing grant scoped to the
-        action (see :mod:`passepartout.security.standing`)."""
+        action (see :mod:`passepartout.security.approvals.standing`)."""
         try:
             return bool(self.call("approval-answer", approval_id,
                                   protocol.encode_answer(answer)))

@@ -81,8 +81,8 @@ def builtin_tools(agent: Any) -> list[Tool]:
         folder = "system" if "system" in scan or not scan else scan[0]
         jobs = agent.services.model_jobs
         if jobs is None:
-            from passepartout.security.modeljobs import ModelJobs
             from passepartout.security.trust import Trust
+            from passepartout.security.trust.modeljobs import ModelJobs
 
             jobs = ModelJobs(Trust.in_state(Path(agent.config.home)))
         return schedule_job(memex / folder / SCHEDULE_FILE, name, timestamp, prompt,
@@ -141,7 +141,7 @@ def _secret_filter(agent: Any) -> Callable[[Path], bool]:
     """What the search must not open (it is given real paths): ``/proc``, ``/sys``,
     ``/dev`` and the places the security layer keeps secret, or without one the
     credential list and the agent's own config and state."""
-    from passepartout.security.paths import PathRules, unreadable
+    from passepartout.security.files.paths import PathRules, unreadable
 
     sec = agent.services.security
     if sec is not None:
@@ -157,8 +157,8 @@ def grep(pattern: str, root: Path, limit: int = GREP_MATCHES,
     """``path:line: text`` for each line under ``root`` that matches ``pattern``
     (hidden and version-control directories, binary and huge files, and whatever
     ``skip`` names are left out), within the time and output limits of
-    :mod:`passepartout.security.search`."""
-    from passepartout.security.search import Limits, search
+    :mod:`passepartout.security.files.search`."""
+    from passepartout.security.files.search import Limits, search
 
     limits = Limits(matches=limit, file_bytes=GREP_FILE_LIMIT)
     return search(
@@ -176,8 +176,9 @@ def schedule_job(path: Path, name: str, timestamp: str, prompt: str, *,
     id and timestamp where the model cannot change them): the name is one line and the
     prompt is body text, escaped so that nothing in them is a heading, drawer,
     property or keyword."""
-    from passepartout.events.timestamps import parse_timestamp
-    from passepartout.security.orgtext import body, drawer, one_line
+    from passepartout.org.escape import body, drawer
+    from passepartout.org.escape import org_line as one_line
+    from passepartout.org.timestamps import parse_timestamp
 
     title = one_line(name, 200)
     if not title:

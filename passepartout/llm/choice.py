@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from passepartout.errors import ProtocolError
-from passepartout.security.orgtext import org_escape
+from passepartout.org.escape import org_escape
 
 log = logging.getLogger(__name__)
 

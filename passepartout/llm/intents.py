@@ -3,7 +3,7 @@
 "note: buy milk" and "remember that ..." capture a note (``remember``); "every other
 Tuesday at 10 remind me to ...", "remind me on the 1st of every month to ...", "in 2
 hours remind me ..." schedule a job (``schedule``, with an org timestamp and repeater
-written by :mod:`passepartout.events.timestamps`; the first date of a recurrence is
+written by :mod:`passepartout.org.timestamps`; the first date of a recurrence is
 computed by ``dateutil.rrule``, relative dates by ``dateutil.relativedelta``); "what is
 due today", "am I free tomorrow?" ask the ``agenda``; "search my notes for X" searches
 memory (``memory-search``), "grep for X in DIR" the files (``grep-search``); "read
@@ -29,13 +29,7 @@ from typing import Any
 from dateutil import rrule
 from dateutil.relativedelta import relativedelta
 
-from passepartout.events.timestamps import (
-    Interval,
-    OrgTimestamp,
-    Repeater,
-    RepeaterKind,
-    Unit,
-)
+from passepartout.org.timestamps import Interval, OrgTimestamp, Repeater, RepeaterKind, Unit
 
 TITLE_MAX = 80
 

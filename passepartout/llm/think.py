@@ -441,7 +441,7 @@ def _watch_private_text(config: Config) -> Any:
     """Scan the memex for private text in the background (a request waits for it at
     the provider) and follow its changes; the watcher, to stop at close."""
     from passepartout.security.privacy import DEFAULT_TAG
-    from passepartout.security.privateindex import current
+    from passepartout.security.privacy.index import current
 
     tag = str(config.extra.get("PASSEPARTOUT_PRIVATE_TAG") or DEFAULT_TAG)
     memex = Path(config.memex_dir).expanduser()

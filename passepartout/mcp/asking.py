@@ -22,9 +22,9 @@ from typing import Any
 
 from passepartout.loop.actions import Action, ApprovalRequest
 from passepartout.mcp.pins import ALLOW, DENY, Card, PinStore
-from passepartout.mcp.untrusted import one_line
 from passepartout.security.approvals import APPROVED, CANCELLED, DONE, REJECTED
 from passepartout.signals import Keyword, Signal
+from passepartout.text import one_line
 
 log = logging.getLogger(__name__)
 

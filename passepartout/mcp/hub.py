@@ -42,7 +42,7 @@ from passepartout.errors import PipelineError
 from passepartout.mcp.config import ServerSpec
 from passepartout.mcp.pins import Card, PinStore
 from passepartout.mcp.tools import Offer, offer, result_text
-from passepartout.mcp.untrusted import one_line
+from passepartout.text import one_line
 
 log = logging.getLogger(__name__)
 

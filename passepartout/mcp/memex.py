@@ -58,7 +58,7 @@ class FaceError(PassepartoutError):
 
 def client_name(raw: Any) -> str:
     """The client's name as the audit shows it (one short line)."""
-    from passepartout.security.orgtext import one_line
+    from passepartout.org.escape import org_line as one_line
 
     return one_line(str(raw or "an MCP client"), 60) or "an MCP client"
 
@@ -90,7 +90,7 @@ class MemexFace:
 
     def _boundary(self, text: str) -> str:
         """The same exit as a model request: secrets masked, private text withheld."""
-        from passepartout.security.privateindex import withhold_value
+        from passepartout.security.privacy.index import withhold_value
 
         masked = self.sec.vault.mask(text[:MAX_TEXT])
         return str(withhold_value(masked))
@@ -163,7 +163,7 @@ class MemexFace:
             return self._node(target[3:])
         file, _, heading = target.partition("::")
         path = self.org_file(file)
-        from passepartout.orgedit.outline import OrgEditError, Outline
+        from passepartout.org.outline import OrgEditError, Outline
         from passepartout.security.privacy import redact_file_text
 
         try:
@@ -302,7 +302,7 @@ class MemexFace:
     def _dry_run(self, tool_name: str, args: dict[str, Any]) -> None:
         """An org edit that cannot apply (no such file or heading) is an error now, not a
         Flight Plan; one that touches a private subtree is not the client's to make."""
-        from passepartout.orgedit.outline import OrgEditError
+        from passepartout.org.outline import OrgEditError
 
         exports = self.agent.registry.exports("orgtools")
         service = getattr(exports, "orgtools_SERVICE", None) if exports is not None else None

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from passepartout.security.records import record_list, write_records
-from passepartout.security.seal import Seal
+from passepartout.security.trust.records import record_list, write_records
+from passepartout.security.trust.seal import Seal
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from passepartout.errors import ConfigError
 from passepartout.mcp.pins import ALLOW, DENY, Card, PinStore
 from passepartout.mcp.schema import UnsupportedSchema, validator
 from passepartout.mcp.untrusted import aimed_at_model, schema_texts
-from passepartout.security.trust_cli import confirm
+from passepartout.security.trust.cli import confirm
 
 WORDS = ("tools", "allow", "deny")
 

@@ -104,6 +104,6 @@ def _check_references(schema: dict[str, Any], cls: Any) -> None:
 
 
 def _quote(value: Any) -> str:
-    from passepartout.mcp.untrusted import one_line
+    from passepartout.text import one_line
 
     return repr(one_line(str(value), 80))

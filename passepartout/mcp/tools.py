@@ -20,13 +20,8 @@ from typing import Any
 from passepartout.errors import PipelineError
 from passepartout.mcp.pins import APPROVED, CHANGED, DECLINED, Card, PinStore
 from passepartout.mcp.schema import UnsupportedSchema, validator
-from passepartout.mcp.untrusted import (
-    MAX_DESCRIPTION,
-    aimed_at_model,
-    clean_schema,
-    one_line,
-    schema_texts,
-)
+from passepartout.mcp.untrusted import MAX_DESCRIPTION, aimed_at_model, clean_schema, schema_texts
+from passepartout.text import one_line
 from passepartout.tools import Tool
 
 PREFIX = "mcp__"

@@ -17,7 +17,7 @@ from pathlib import Path
 from passepartout.memory.embedders import SETTING, model_for_setting
 from passepartout.memory.embeddings import Embedder, EmbeddingIndex, model_available
 from passepartout.memory.schema import default_path
-from passepartout.memory.search import one_line
+from passepartout.memory.search import snippet as one_line
 from passepartout.memory.store import DEFAULT_KEEP_SNAPSHOTS, MemoryStore
 
 # Nodes without a vector that ``memory search`` embeds before it answers (a fraction

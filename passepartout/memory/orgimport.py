@@ -29,8 +29,9 @@ from passepartout.memory.nodes import MemoryNode
 from passepartout.org.drawer import entry_properties
 
 if TYPE_CHECKING:
-    from passepartout.memory.orgscan import Heading, Outline
     from passepartout.memory.store import MemoryStore
+    from passepartout.org.heading import Heading
+    from passepartout.org.outline import Outline
 
 log = logging.getLogger(__name__)
 
@@ -170,7 +171,8 @@ def parse_org_text_orgparse(text: str, relpath: str) -> list[MemoryNode]:
     """The same nodes read through orgparse's tree (the reference for ``orgscan``)."""
     import orgparse  # imported here: keeps `import passepartout.memory` cheap
 
-    from passepartout.memory.orgscan import Heading, Outline
+    from passepartout.org.heading import Heading
+    from passepartout.org.outline import Outline
 
     def convert(org: Any) -> Heading:
         kids = [convert(c) for c in org.children]

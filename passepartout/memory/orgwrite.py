@@ -19,7 +19,7 @@ from passepartout.memory.nodes import MemoryNode
 from passepartout.memory.orgimport import DERIVED_PREFIX, FILE_PREFIX
 from passepartout.org.drawer import NAME
 from passepartout.org.entry import entry_lines
-from passepartout.security.orgtext import no_headings, their_line
+from passepartout.org.escape import no_headings, their_line
 
 if TYPE_CHECKING:
     from passepartout.memory.store import MemoryStore

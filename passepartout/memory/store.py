@@ -34,15 +34,8 @@ from passepartout.memory.schema import (
     connect,
     default_path,
 )
-from passepartout.memory.search import (
-    FTS_LAYOUT,
-    POOL,
-    SPAN,
-    SearchHit,
-    fuse,
-    one_line,
-    text_hits,
-)
+from passepartout.memory.search import FTS_LAYOUT, POOL, SPAN, SearchHit, fuse, text_hits
+from passepartout.memory.search import snippet as one_line
 from passepartout.memory.tree import HeadTree, Pending, Row
 from passepartout.memory.verify import VerifyReport, check_tree, reachable
 

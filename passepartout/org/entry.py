@@ -1,7 +1,7 @@
 """A whole entry as org text: headline, planning, property drawer, body.
 
 The parts are laid out as given; the caller escapes what needs it
-(:func:`passepartout.security.orgtext.org_escape`), because what a part may hold
+(:func:`passepartout.org.escape.org_escape`), because what a part may hold
 differs by writer (a memory node's own body is the person's org text, a model's
 note is not).
 """

@@ -6,6 +6,6 @@ org's repeater rule, add a note, refile, archive); :mod:`.files` applies them to
 on disk, atomically, refusing private subtrees unless the person approved.
 """
 
-from passepartout.orgedit.outline import OrgEditError, Outline
+from passepartout.org.outline import OrgEditError, Outline
 
 __all__ = ["OrgEditError", "Outline"]

@@ -4,7 +4,7 @@ org-mode's own commands make them with org's default settings (checked against
 ``org-set-property``, ``org-todo`` (with ``org-auto-repeat-maybe`` and its state note),
 ``org-add-note``, ``org-refile`` and ``org-archive-subtree``.
 
-Every text written goes through :func:`passepartout.security.orgtext.org_escape`: a
+Every text written goes through :func:`passepartout.org.escape.org_escape`: a
 title, tag, property or note can never become a heading, drawer or keyword.
 """
 
@@ -14,19 +14,20 @@ import datetime as dt
 import re
 from dataclasses import dataclass, field
 
-from passepartout.events.repeaters import next_after_done
-from passepartout.events.timestamps import TimestampError, parse_timestamp
 from passepartout.org import drawer
-from passepartout.orgedit.outline import (
+from passepartout.org.escape import no_drawer_word, org_escape
+from passepartout.org.escape import org_line as one_line
+from passepartout.org.heading import Heading
+from passepartout.org.outline import (
     PLANNING,
     PROPERTY_LINE,
     TAGS,
-    Heading,
     OrgEditError,
     Outline,
     heading_line,
 )
-from passepartout.security.orgtext import no_drawer_word, one_line, org_escape
+from passepartout.org.repeaters import next_after_done
+from passepartout.org.timestamps import TimestampError, parse_timestamp
 
 PROPERTY_NAME = drawer.STRICT_NAME
 TAG = re.compile(r"[\w@#%]+")
@@ -190,7 +191,7 @@ def set_todo(text: str, address: str, state: str | None, now: dt.datetime,
 
     A repeated task marked done comes back to the first state of its sequence (or its
     ``REPEAT_TO_STATE``) with every repeated timestamp of the entry moved by org's
-    repeater rule (:func:`passepartout.events.repeaters.next_after_done`, the cron
+    repeater rule (:func:`passepartout.org.repeaters.next_after_done`, the cron
     rule's own code), ``LAST_REPEAT`` set and a state note, as org does by default."""
     outline = Outline(text)
     heading = outline.find(address)

@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from passepartout.fsutil import atomic_write
-from passepartout.orgedit import edits
-from passepartout.orgedit.edits import NewHeading
-from passepartout.orgedit.outline import OrgEditError, Outline
-from passepartout.orgedit.private import end_parent, subtree_private, under_private
-from passepartout.security.orgprivacy import is_org_file
+from passepartout.org import edits
+from passepartout.org.edits import NewHeading
+from passepartout.org.filetype import is_org_file
+from passepartout.org.outline import OrgEditError, Outline
+from passepartout.org.private_edits import end_parent, subtree_private, under_private
 
 log = logging.getLogger(__name__)
 

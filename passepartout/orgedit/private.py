@@ -1,12 +1,13 @@
 """Which edits touch a private (``@personal``) subtree: the heading edited or moved,
 anything inside it, the heading something is put under, or a file that is private
 as a whole (its ``#+FILETAGS``).  The same reading of org as the privacy filter's
-(:func:`passepartout.security.orgprivacy.read_private`)."""
+(:func:`passepartout.org.private.read_private`)."""
 
 from __future__ import annotations
 
-from passepartout.orgedit.outline import Heading, Outline
-from passepartout.security.orgprivacy import read_private
+from passepartout.org.heading import Heading
+from passepartout.org.outline import Outline
+from passepartout.org.private import read_private
 
 
 def subtree_private(text: str, outline: Outline, heading: Heading, tag: str) -> bool:

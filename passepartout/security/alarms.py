@@ -12,7 +12,7 @@ import logging
 import threading
 from pathlib import Path
 
-from passepartout.events.eventlog import Entry, EventLog
+from passepartout.org.eventlog import Entry, EventLog
 
 log = logging.getLogger(__name__)
 

@@ -2,13 +2,13 @@
 
 A Flight Plan is a top-level TODO entry holding the exact action (JSON in a src block)
 and its hash.  A person sets it to APPROVED or REJECTED from Emacs or any org client
-(a phone app editing the file); the runner (:mod:`passepartout.security.flightplan`)
+(a phone app editing the file); the runner (:mod:`passepartout.security.approvals.flightplan`)
 does the rest.  The hash that counts is the one kept in the ledger under the state
 directory, which no org client can change: an entry whose action was edited never
 runs, whatever its ``:HASH:`` property says.
 
 Both the entry and its ledger record carry the agent's seal (a MAC made with a key
-only the agent process reads, :mod:`passepartout.security.seal`) over the plan's id,
+only the agent process reads, :mod:`passepartout.security.trust.seal`) over the plan's id,
 its action's hash, its creation and where it came from: an entry or a ledger record
 written by anything else (a forged heading, a forged ledger record, a copied plan with
 another action) is refused, reported in ``events.org`` and marked CANCELLED.
@@ -33,19 +33,19 @@ from typing import Any
 from passepartout.fsutil import atomic_write
 from passepartout.loop.actions import Action, ApprovalRequest
 from passepartout.org.drawer import STRICT_PROPERTY
-from passepartout.org.heading import heading_line
-from passepartout.security import grants as grant_file
-from passepartout.security.orgtext import (
+from passepartout.org.escape import (
     drawer,
-    one_line,
     org_json,
     property_value,
     src_block,
     timestamp,
     unescape_block,
 )
+from passepartout.org.escape import org_line as one_line
+from passepartout.org.heading import heading_line
+from passepartout.security.approvals import grants as grant_file
 from passepartout.security.policy import Rule
-from passepartout.security.policytrust import PolicyTrust
+from passepartout.security.policy.accepted import PolicyTrust
 from passepartout.security.trust import Trust
 
 log = logging.getLogger(__name__)

@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 from passepartout.fsutil import atomic_write
-from passepartout.security import grants as grant_file
 from passepartout.security.approvals import HEADER, parse
+from passepartout.security.approvals import grants as grant_file
 
 log = logging.getLogger(__name__)
 

@@ -21,9 +21,10 @@ from typing import BinaryIO
 from passepartout.loop.actions import Action, Verdict
 from passepartout.loop.gates import GateResult
 from passepartout.org.drawer import entry_properties
+from passepartout.org.escape import drawer, org_json, src_block, timestamp
+from passepartout.org.escape import org_line as one_line
 from passepartout.org.heading import heading_line
 from passepartout.security import vault
-from passepartout.security.orgtext import drawer, one_line, org_json, src_block, timestamp
 from passepartout.signals import Signal
 
 log = logging.getLogger(__name__)

@@ -1,6 +1,6 @@
 """The file tools' safe read and write.
 
-The path is judged (:mod:`passepartout.security.paths`), then opened by walking from
+The path is judged (:mod:`passepartout.security.files.paths`), then opened by walking from
 ``/`` one component at a time with ``O_NOFOLLOW``: a symlink swapped in between the
 check and the write makes the walk fail instead of leading elsewhere.  A write goes to
 a temporary file in the same directory, is fsynced and renamed over the target (a
@@ -22,7 +22,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from passepartout.security.paths import PathDenied, PathRules, denial
+from passepartout.security.files.paths import PathDenied, PathRules, denial
 
 MAX_READ_BYTES = 2_000_000
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC

@@ -18,7 +18,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from passepartout.security.shell_rules import names
+from passepartout.security.shell.rules import names
 
 log = logging.getLogger(__name__)
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import argparse
 
-from passepartout.security import grants as grant_file
+from passepartout.security.approvals import grants as grant_file
 from passepartout.security.policy import rule_from_mapping
-from passepartout.security.trust_cli import book, confirm
+from passepartout.security.trust.cli import book, confirm
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -20,17 +20,18 @@ from dataclasses import dataclass
 
 from passepartout.errors import ConfigError
 from passepartout.org.drawer import STRICT_PROPERTY, drawer_lines, property_line
+from passepartout.org.escape import drawer, property_value
+from passepartout.org.escape import org_line as one_line
 from passepartout.org.heading import heading_line
-from passepartout.security.orgtext import drawer, one_line, property_value
 from passepartout.security.policy import Rule, rule_from_mapping
-from passepartout.security.seal import Seal
+from passepartout.security.trust.seal import Seal
 
 PURPOSE = "grant"
 # A grant written before ``content``, ``heading`` and ``property`` existed seals none of
 # them, and its seal still holds (they are left out of what it covers when absent).
 KEYS = ("decision", "tool", "command", "exact", "path", "scope", "secret", "host",
         "content", "heading", "property")
-# What an "always" answer pins for these tools now (see passepartout.security.standing).
+# What an "always" answer pins for these tools now (see passepartout.security.approvals.standing).
 # Such a grant from an earlier answer, without its pin, allowed more than was shown: it
 # no longer counts, and the person is told (the next question can be answered again).
 PINNED_BY_ALWAYS = {

@@ -31,14 +31,14 @@ from passepartout import workspace
 from passepartout.loop.actions import Action, Verdict
 from passepartout.loop.gates import GateResult
 from passepartout.security.approvals import ApprovalBook
+from passepartout.security.approvals.flightplan import Clearances
 from passepartout.security.audit import AuditLog
 from passepartout.security.files import FileToolError, read_text
-from passepartout.security.flightplan import Clearances
-from passepartout.security.paths import PathRules, denial
+from passepartout.security.files.paths import PathRules, denial
 from passepartout.security.policy import Policy, Subject, load_policy, plain_commands
 from passepartout.security.privacy import DEFAULT_TAG, redact_file_text
-from passepartout.security.runs_later import code_reason
 from passepartout.security.shell import DEFAULT_ALLOWLIST, ShellPolicy, analyze
+from passepartout.security.shell.runs_later import code_reason
 from passepartout.security.vault import Vault, secret_names
 from passepartout.signals import Signal
 
@@ -228,7 +228,7 @@ class Security:
 
     def runs_later(self, action: Action) -> str | None:
         """Why ``action`` writes something that runs later (``None``: it does not); see
-        :mod:`passepartout.security.runs_later`."""
+        :mod:`passepartout.security.shell.runs_later`."""
         if action.target != "tool" or action.name not in (*WRITE_TOOLS, "org-capture",
                                                             "shell"):
             return None

@@ -23,10 +23,10 @@ from passepartout.loop.hooks import (
     SHOWN_EVENT,
     TOOL_FEEDBACK,
 )
-from passepartout.security import approvals_home
 from passepartout.security.approvals import ApprovalBook
+from passepartout.security.approvals import home as approvals_home
+from passepartout.security.approvals.flightplan import ApprovalRecords, FlightPlanRunner
 from passepartout.security.audit import AuditLog
-from passepartout.security.flightplan import ApprovalRecords, FlightPlanRunner
 from passepartout.security.guard import Places, Security
 from passepartout.security.privacy import DEFAULT_TAG
 from passepartout.security.vault import Vault, install_log_masking, set_vault

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TypeVar
 
-from passepartout.security.privateindex import READY_WAIT, withhold_value
+from passepartout.security.privacy.index import READY_WAIT, withhold_value
 from passepartout.security.vault import mask_value
 
 T = TypeVar("T")
@@ -19,7 +19,7 @@ def outbound(value: T, *, wait: float = READY_WAIT) -> T:
     """``value`` (a string, or messages: dicts and lists of them) as it may leave.
 
     Waits for the memex's first scan for private text; raises
-    :class:`~passepartout.security.privateindex.PrivacyNotReady` when it does not end.
+    :class:`~passepartout.security.privacy.index.PrivacyNotReady` when it does not end.
     """
     out: T = withhold_value(mask_value(value), wait=wait)
     return out

@@ -72,11 +72,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from passepartout.errors import ConfigError
-from passepartout.security.bashparse import parse
-from passepartout.security.shell_words import decode_word
+from passepartout.security.shell.bashparse import parse
+from passepartout.security.shell.words import decode_word
 
 if TYPE_CHECKING:
-    from passepartout.security.policytrust import PolicyTrust
+    from passepartout.security.policy.accepted import PolicyTrust
 
 log = logging.getLogger(__name__)
 
@@ -445,7 +445,7 @@ def load_policy(
     ``extra_rules`` (the sealed grants).
 
     With ``trust`` the file counts only as the person accepted it (see
-    :mod:`passepartout.security.policytrust`): a changed file leaves the last accepted
+    :mod:`passepartout.security.policy.accepted`): a changed file leaves the last accepted
     policy in force, with the changed file's stricter parts added, and is reported.
     """
     current = _read(path)

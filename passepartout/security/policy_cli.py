@@ -9,8 +9,8 @@ import difflib
 from pathlib import Path
 
 from passepartout.security.policy import Policy, parse_policy
-from passepartout.security.policytrust import digest
-from passepartout.security.trust_cli import book, confirm, policy_file
+from passepartout.security.policy.accepted import digest
+from passepartout.security.trust.cli import book, confirm, policy_file
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -1,9 +1,9 @@
 """Privacy: org subtrees tagged ``@personal`` (configurable) never go to a remote model.
 
-Which lines are private is decided by one reader, :mod:`passepartout.security.orgprivacy`
+Which lines are private is decided by one reader, :mod:`passepartout.org.private`
 (checked against org-mode itself).  Tools call :func:`redact_file_text` on what they
 read; every file read that way, and every org file of the memex, teaches the private
-text index (:mod:`passepartout.security.privateindex`), whose filter every request to
+text index (:mod:`passepartout.security.privacy.index`), whose filter every request to
 a remote model passes at the provider: a tool's courtesy is not the guarantee.
 """
 
@@ -14,8 +14,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from passepartout.security import orgprivacy, privateindex
-from passepartout.security.orgprivacy import DEFAULT_TAG, MARKER
+from passepartout.org import private as orgprivacy
+from passepartout.org.private import DEFAULT_TAG, MARKER
+from passepartout.security.privacy import index as privateindex
 
 __all__ = [
     "DEFAULT_TAG",

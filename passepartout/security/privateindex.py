@@ -2,7 +2,7 @@
 
 As org files are read (the memex scan at start and its watcher, the file tools,
 ``grep-search``), the text of their private subtrees (see
-:mod:`passepartout.security.orgprivacy`) is learned here.  :func:`withhold_value`,
+:mod:`passepartout.org.private`) is learned here.  :func:`withhold_value`,
 beside the vault's mask at the provider call, replaces any of it with
 ``[private: withheld]``, whichever tool or path brought it: a ``cat`` in the
 sandbox, a grep line, a memory note, the focus, a cron prompt.
@@ -16,7 +16,7 @@ shares).  The public text of every file read is kept for that (folded), and what
 holds is taken out of the tables when they are built.  A line shorter than
 ``WINDOW`` is withheld where it appears whole; of a longer line, any piece of
 ``WINDOW`` characters or more.  Text read whole from its org file is judged by where
-it came from instead (:func:`~passepartout.security.orgprivacy.redact`): there the
+it came from instead (:func:`~passepartout.org.private.redact`): there the
 whole private subtree is withheld, its planning and drawer lines too.  Lookups start
 only at word starts, in two hash tables, so a request costs one pass over its text
 (figures in the tests).
@@ -43,13 +43,12 @@ from typing import Any
 import ahocorasick_rs
 
 from passepartout.errors import PipelineError
-from passepartout.security.orgprivacy import (
+from passepartout.org.filetype import org_by_content, org_by_name
+from passepartout.org.private import (
     DEFAULT_TAG,
     MARKER,
     heading_level,
     heading_tags,
-    org_by_content,
-    org_by_name,
     read_private,
     redact,
 )

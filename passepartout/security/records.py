@@ -1,7 +1,7 @@
 """The JSON files that keep what the person approved or trusts (skills by hash, MCP
 tool pins, job approvals): read failing closed, written atomically and private.
 
-Each record in them carries the agent's seal (:mod:`passepartout.security.seal`); this
+Each record in them carries the agent's seal (:mod:`passepartout.security.trust.seal`); this
 module only reads and writes the files: an unreadable one counts as empty (nothing is
 approved), never as an error that stops the agent.
 """

@@ -9,11 +9,11 @@ org evaluates or displays it; file-local ``eval:`` runs when Emacs visits the fi
 shebang makes an executable).  The policy gate asks such a write of the person every
 time, saying what it becomes ("this file runs later: ..."), whatever a rule or grant
 allows; an "always" answer to it is kept once only
-(:mod:`passepartout.security.standing`).
+(:mod:`passepartout.security.approvals.standing`).
 
 The places that run code as soon as they are written or at the next login (shell
 start-up files, git hooks and config, the agent's own files) are not asked at all:
-they are refused (:mod:`passepartout.security.paths`).
+they are refused (:mod:`passepartout.security.files.paths`).
 """
 
 from __future__ import annotations

@@ -29,12 +29,12 @@ from pathlib import Path
 from typing import ParamSpec, TypeVar
 
 from passepartout.errors import PassepartoutError
-from passepartout.security.git_hardening import GIT_ENV
-from passepartout.security.sandbox_find import listening_sockets, other_homes
-from passepartout.security.sandbox_mounts import mount_args
-from passepartout.security.sandbox_scope import FAILED, FAILED_CODE, launcher_argv
-from passepartout.security.sandbox_seccomp import program_fd
+from passepartout.security.sandbox.find import listening_sockets, other_homes
+from passepartout.security.sandbox.mounts import mount_args
+from passepartout.security.sandbox.scope import FAILED, FAILED_CODE, launcher_argv
+from passepartout.security.sandbox.seccomp import program_fd
 from passepartout.security.sensitive import CREDENTIALS, PROTECTED
+from passepartout.security.shell.git_hardening import GIT_ENV
 
 log = logging.getLogger(__name__)
 

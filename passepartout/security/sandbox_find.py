@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from passepartout.security.sandbox_reach import Credentials, searchable
+from passepartout.security.sandbox.reach import Credentials, searchable
 from passepartout.security.sensitive import GIT_PROTECTED
 
 __all__ = ["GIT_PROTECTED", "Found", "WorkspaceTooLarge", "find_in_workspace",

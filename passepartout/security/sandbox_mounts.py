@@ -37,12 +37,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from passepartout.security.sandbox_find import (
-    GIT_PROTECTED,
-    WorkspaceTooLarge,
-    find_in_workspace,
-)
-from passepartout.security.sandbox_reach import reachable_only
+from passepartout.security.sandbox.find import GIT_PROTECTED, WorkspaceTooLarge, find_in_workspace
+from passepartout.security.sandbox.reach import reachable_only
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +85,7 @@ def mount_args(
 
     ``~/`` entries of ``hidden`` are hidden in ``other_homes`` too.  ``views``:
     ``(copy, original)`` pairs, each copy bound read-only over its original (a private
-    org file seen redacted, see :mod:`passepartout.security.sandbox_views`).
+    org file seen redacted, see :mod:`passepartout.security.sandbox.views`).
     ``readable``: directories seen read-only even where the sandbox masks their place
     (the agent's own code in a checkout under ``/tmp``); the hidden ones stay hidden.
     """

@@ -24,9 +24,9 @@ from passepartout.security.sandbox import (
     run_sandboxed,
     support,
 )
-from passepartout.security.sandbox_find import listening_sockets
-from passepartout.security.sandbox_scope import SCOPE_ABI, landlock_abi
-from passepartout.security.sandbox_seccomp import ARCHES, refused_calls
+from passepartout.security.sandbox.find import listening_sockets
+from passepartout.security.sandbox.scope import SCOPE_ABI, landlock_abi
+from passepartout.security.sandbox.seccomp import ARCHES, refused_calls
 
 _SCRIPT = """\
 grep '^CapEff:' /proc/self/status

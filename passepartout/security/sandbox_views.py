@@ -19,7 +19,7 @@ from pathlib import Path
 
 from passepartout.fsutil import atomic_write
 from passepartout.security.privacy import redact_file_text
-from passepartout.security.privateindex import current
+from passepartout.security.privacy.index import current
 
 log = logging.getLogger(__name__)
 

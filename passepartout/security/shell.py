@@ -21,14 +21,14 @@ from typing import Any, Literal
 
 import bashlex
 
-from passepartout.security import shell_glob
-from passepartout.security import shell_rules as rules
-from passepartout.security.bashparse import parse
-from passepartout.security.git_hardening import repository_risks
 from passepartout.security.sensitive import CREDENTIALS, PROTECTED
-from passepartout.security.shell_allowlist import check_options
-from passepartout.security.shell_git import NETWORK as GIT_NETWORK
-from passepartout.security.shell_words import (
+from passepartout.security.shell import glob as shell_glob
+from passepartout.security.shell import rules
+from passepartout.security.shell.allowlist import check_options
+from passepartout.security.shell.bashparse import parse
+from passepartout.security.shell.git import NETWORK as GIT_NETWORK
+from passepartout.security.shell.git_hardening import repository_risks
+from passepartout.security.shell.words import (
     WordInfo,
     decode_word,
     has_non_ascii,

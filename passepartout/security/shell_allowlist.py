@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from passepartout.security.shell_find import check_find
-from passepartout.security.shell_git import check_git
-from passepartout.security.shell_options import Reading, Spec, read_argv
-from passepartout.security.shell_rules import sed_script_safe
+from passepartout.security.shell.find import check_find
+from passepartout.security.shell.git import check_git
+from passepartout.security.shell.options import Reading, Spec, read_argv
+from passepartout.security.shell.rules import sed_script_safe
 
 WRITES = "writes a file"
 RUNS = "runs a program"

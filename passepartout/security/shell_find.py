@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from passepartout.security.shell_rules import names
+from passepartout.security.shell.rules import names
 
 RISKY = names("-exec -execdir -ok -okdir -delete -fprint -fprint0 -fprintf -fls")
 WITH_ARGUMENT = names("""

@@ -10,8 +10,8 @@ configures is checked apart, by :func:`git_hardening.repository_risks`.
 
 from __future__ import annotations
 
-from passepartout.security.shell_options import Spec, read_argv
-from passepartout.security.shell_rules import names
+from passepartout.security.shell.options import Spec, read_argv
+from passepartout.security.shell.rules import names
 
 NETWORK = frozenset(
     {"clone", "fetch", "pull", "push", "ls-remote", "submodule", "send-email", "request-pull"}

@@ -15,7 +15,7 @@ import shlex
 from typing import Any
 
 from passepartout.errors import PipelineError
-from passepartout.security.bashparse import parse
+from passepartout.security.shell.bashparse import parse
 from passepartout.security.vault import PLACEHOLDER, Vault
 
 _INERT = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")

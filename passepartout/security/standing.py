@@ -17,7 +17,7 @@ of the approvals file as ``passepartout grant add`` writes (through
 An action no rule can pin without widening it (code to evaluate, a compound shell line,
 words a glob would read differently, several paths or hosts), new text with no scope (a
 capture, a note, a new heading, a memory, a scheduled job), and a yes to a write that
-runs later (asked as code, :mod:`passepartout.security.runs_later`) get no grant: the
+runs later (asked as code, :mod:`passepartout.security.shell.runs_later`) get no grant: the
 answer then counts once, and the reason is returned for the person.  Only the answer to a
 pending approval reaches this (the EPC ``approval-answer`` method, with an id only the
 asked client saw); no tool calls it.
@@ -34,10 +34,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from passepartout.errors import ConfigError
-from passepartout.security import grants as grant_file
+from passepartout.security.approvals import grants as grant_file
 from passepartout.security.guard import PATH_ARGS
 from passepartout.security.policy import Rule, _hosts_in, content_digest, rule_from_mapping
-from passepartout.security.runs_later import code_reason
+from passepartout.security.shell.runs_later import code_reason
 from passepartout.security.vault import secret_names
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ the shell line is analysed again and runs in the sandbox (an "ask" there needs t
 one-shot clearance the gates or the person gave this exact action); the file tools
 resolve and judge the path again and write atomically.  ``{{secret:NAME}}`` in a shell
 command is replaced by the vault's secret here, at execution, without changing how bash
-reads the command (:mod:`passepartout.security.shell_secrets`), and every output is
+reads the command (:mod:`passepartout.security.shell.secrets`), and every output is
 masked before it goes back to the model; ``@personal`` subtrees of org files are
 left out of what ``read-file`` returns.
 """
@@ -20,10 +20,10 @@ from passepartout.errors import PipelineError
 from passepartout.loop.actions import Action
 from passepartout.security.files import FileToolError, read_text, write_text
 from passepartout.security.privacy import redact_file_text
-from passepartout.security.sandbox_private import private_note
-from passepartout.security.sandbox_views import private_views
-from passepartout.security.shell_secrets import inject_secrets
-from passepartout.security.shell_tool import ShellApprovalRequest, execute_shell
+from passepartout.security.sandbox.private import private_note
+from passepartout.security.sandbox.views import private_views
+from passepartout.security.shell.secrets import inject_secrets
+from passepartout.security.shell.tool import ShellApprovalRequest, execute_shell
 from passepartout.security.vault import VaultError
 from passepartout.tools import Tool, make_tool
 

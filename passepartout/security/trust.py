@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from passepartout.security.alarms import Alarms
-from passepartout.security.seal import Seal
+from passepartout.security.trust.alarms import Alarms
+from passepartout.security.trust.seal import Seal
 
 ACCEPTED_POLICY = "policy-accepted.json"
 

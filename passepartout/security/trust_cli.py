@@ -15,7 +15,7 @@ from typing import TextIO
 from passepartout.config import Config
 from passepartout.errors import ConfigError
 from passepartout.security.approvals import ApprovalBook
-from passepartout.security.approvals_home import settle
+from passepartout.security.approvals.home import settle
 
 
 def book(config: Config | None = None) -> ApprovalBook:

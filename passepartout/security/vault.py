@@ -14,7 +14,7 @@ A model only ever sees a secret's *name*: a tool argument may carry the placehol
 runs (the gates ask the person first, see :mod:`passepartout.security.guard`).
 Everything that leaves the process (logs, the audit, error and EPC replies, requests to
 a model) goes through :func:`mask`, which replaces every form
-:mod:`passepartout.security.secret_forms` knows (any case and separators, reversed,
+:mod:`passepartout.security.vault.forms` knows (any case and separators, reversed,
 rot13, hex and escapes, base64, base32, halves).
 """
 
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from passepartout.errors import PassepartoutError
-from passepartout.security.secret_forms import SecretMatcher
+from passepartout.security.vault.forms import SecretMatcher
 
 log = logging.getLogger(__name__)
 

@@ -31,8 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from passepartout.errors import PassepartoutError, ProtocolError
-from passepartout.security import orgprivacy, privateindex
-from passepartout.security.orgtext import one_line
+from passepartout.org import private as orgprivacy
+from passepartout.org.escape import org_line as one_line
+from passepartout.security.privacy import index as privateindex
 from passepartout.signals import Keyword, Symbol, plist_to_dict
 
 log = logging.getLogger(__name__)
@@ -205,7 +206,7 @@ def place_refusal(raw: str, sec: Any, *,
     read).  ``raw`` may start with ``~``; a relative one is taken in ``base`` (else the
     workspace).  Refused: what the file tools never read, and the agent's own places
     (:func:`own_places`), judged as spelled and with symlinks resolved."""
-    from passepartout.security.paths import denial
+    from passepartout.security.files.paths import denial
 
     if not isinstance(raw, str) or not raw.strip() or "\x00" in raw:
         return None, "an empty or unusable path"

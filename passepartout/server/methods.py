@@ -21,7 +21,8 @@ from passepartout import protocol, workspace
 from passepartout.errors import PassepartoutError, ProtocolError
 from passepartout.server.backlog import replay, waiting_flight_plans
 from passepartout.server.focus import FOCUS_BODY_MAX, Focus, FocusHolder
-from passepartout.server.peer import EmacsChannel, Peer, emit
+from passepartout.server.peer import Peer, emit
+from passepartout.server.peer import PeerChannel as EmacsChannel
 from passepartout.server.peer import leaves as _leaves
 from passepartout.signals import Keyword, Signal, Symbol, plist_to_dict
 
@@ -65,7 +66,7 @@ class Bridge:
         agent.services.emacs_eval = self.channel.evaluation  # the emacs-eval tool's door
         for face in protocol.FACES:  # a turn's source is the face that sent it
             agent.register_channel(face, self.channel)
-        from passepartout.security.standing import standing_grants
+        from passepartout.security.approvals.standing import standing_grants
 
         self.channel.standing = standing_grants(agent.services)  # "always" answers
         self._finish(agent, None)
@@ -148,7 +149,7 @@ def _model_info(config: Config) -> dict[str, Any]:
 
 
 def _approvals_file(config: Config) -> Any:
-    from passepartout.security.approvals_home import approvals_file
+    from passepartout.security.approvals.home import approvals_file
 
     return approvals_file(config.memex_dir, config.extra.get("PASSEPARTOUT_APPROVALS_FILE"))
 
@@ -462,7 +463,7 @@ def _session_history(bridge: Bridge, peer: Peer, session: str) -> Any:
 
 
 def _sessions(bridge: Bridge, peer: Peer) -> Any:
-    from passepartout.server.views import sessions
+    from passepartout.views import sessions
 
     return sessions(bridge.config.home) or None
 

@@ -466,7 +466,7 @@ def _approval_info(request: ApprovalRequest) -> dict[str, Any]:
     }
     if action.name == "emacs-eval":
         info["code"] = str(action.args.get("code", ""))
-    from passepartout.security.standing import once_only
+    from passepartout.security.approvals.standing import once_only
 
     once = once_only(action)
     if once is not None:  # the question offers no "always": it would be answered once

@@ -21,7 +21,7 @@ from typing import Any
 
 from passepartout.errors import ProtocolError
 from passepartout.loop.actions import Action
-from passepartout.security.orgprivacy import MARKER
+from passepartout.org.private import MARKER
 from passepartout.server.attachments import TEXT_MAX, private_lines
 from passepartout.signals import Keyword, Signal
 

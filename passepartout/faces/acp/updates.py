@@ -40,8 +40,8 @@ from acp.schema import (
     UserMessageChunk,
 )
 
+from passepartout.org.escape import org_line as one_line
 from passepartout.protocol import ApprovalAsked, ToolCalled, ToolEvent, ToolFinished
-from passepartout.security.orgtext import one_line
 from passepartout.signals import Keyword
 
 Update = AgentMessageChunk | UserMessageChunk | ToolCallStart | ToolCallProgress | UsageUpdate

@@ -39,7 +39,6 @@ from passepartout.faces.messaging.transport import (
     Transport,
     TransportError,
 )
-from passepartout.mcp.untrusted import one_line
 from passepartout.protocol import (
     Allow,
     ApprovalAsked,
@@ -54,6 +53,7 @@ from passepartout.protocol import (
     ToolFinished,
     TurnError,
 )
+from passepartout.text import one_line
 from passepartout.wire.client import DaemonError
 
 log = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, TextIO
 
-from passepartout.security.termtext import terminal_safe
+from passepartout.text import terminal_safe
 
 ANSWERS_FLAG = "--answers-from-stdin"
 YES = frozenset({"y", "yes"})

@@ -39,8 +39,8 @@ from passepartout.protocol import (
     ToolFinished,
     TurnError,
 )
-from passepartout.security.termtext import terminal_safe
 from passepartout.services import Services
+from passepartout.text import terminal_safe
 from passepartout.wire.client import DaemonError
 
 log = logging.getLogger(__name__)

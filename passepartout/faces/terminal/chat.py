@@ -7,7 +7,7 @@ Each line read is a turn; the reply streams as it comes; tool calls, refusals an
 are shown on their own lines.  An approval is asked where :mod:`terminal_answers` says:
 on the terminal, refused when standard input is not one, or from standard input with
 ``--answers-from-stdin``; only a yes approves.  Everything written to the terminal goes
-through :func:`~passepartout.security.termtext.terminal_safe`, so escape sequences from
+through :func:`~passepartout.text.terminal_safe`, so escape sequences from
 a model or a tool are shown, not obeyed.  ``Ctrl-C`` cancels the running turn;
 ``Ctrl-D`` or ``/quit`` ends the chat.  The session is kept, so the next
 ``passepartout chat`` resumes it.  On a terminal, prompts are edited with ``readline``
@@ -49,9 +49,9 @@ from passepartout.loop.events import (
     ToolCall,
     ToolResult,
 )
-from passepartout.security.orgtext import one_line
-from passepartout.security.termtext import terminal_safe
+from passepartout.org.escape import org_line as one_line
 from passepartout.signals import Signal
+from passepartout.text import terminal_safe
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ from typing import Any
 from passepartout.config import Config
 from passepartout.errors import PassepartoutError
 from passepartout.llm import localserver, models
-from passepartout.security.orgtext import one_line
+from passepartout.org.escape import org_line as one_line
 from passepartout.services import Services
 
 COMMANDS = ("model", "session", "cost")
@@ -145,7 +145,7 @@ def _session(state: ChatState, rest: str) -> str:
 
 
 def _sessions(state: ChatState) -> list[dict[str, Any]]:
-    from passepartout.server.views import sessions
+    from passepartout.views import sessions
 
     return sessions(state.config.home)
 

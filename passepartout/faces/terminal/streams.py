@@ -4,7 +4,7 @@ The terminal channel escapes what it writes; this covers the rest of what the
 ``passepartout chat`` process writes to its terminal while it runs: ``print`` from a
 library, a traceback of a thread, a log line quoting a tool's output.  Standard output
 and standard error are replaced by streams that pass their text through
-:func:`~passepartout.security.termtext.terminal_safe`, and the log handlers that wrote
+:func:`~passepartout.text.terminal_safe`, and the log handlers that wrote
 to them write to the escaped streams instead.
 """
 
@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
-from passepartout.security.termtext import terminal_safe
+from passepartout.text import terminal_safe
 
 
 class EscapedStream(io.TextIOBase):

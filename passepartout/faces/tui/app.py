@@ -41,7 +41,7 @@ from passepartout.protocol import (
     ToolFinished,
     TurnError,
 )
-from passepartout.security.termtext import terminal_safe
+from passepartout.text import terminal_safe
 from passepartout.wire.client import DaemonError
 
 log = logging.getLogger(__name__)
