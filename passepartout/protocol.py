@@ -45,7 +45,8 @@ PROMPT_BYTES = 3_000_000  # bytes of a whole ACP prompt, its resources included
 
 # The faces a client may say it is (``hello``'s ``:client``): a turn it sends carries
 # that name as its source.  Emacs is the face of a client that names no other.
-FACES = frozenset({"emacs", "terminal", "tui", "acp", "telegram", "signal", "mcp", "cli"})
+FACES = frozenset({"emacs", "terminal", "tui", "acp", "telegram", "signal", "mcp", "cli",
+                   "openai"})
 DEFAULT_FACE = "emacs"
 
 
@@ -74,6 +75,18 @@ class ToolCalled:
     turn: str
     name: str
     args: dict[str, Any] | None = None
+    call_id: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolRequested:
+    """The model asked for a tool the client offered (the OpenAI-compatible face's
+    client runs it; the agent never does); ``arguments`` is JSON text."""
+
+    session: str
+    turn: str
+    name: str
+    arguments: str
     call_id: str | None = None
 
 
@@ -169,14 +182,16 @@ class Disconnected:
     reason: str
 
 
-Event: TypeAlias = (Chunk | ToolCalled | ToolFinished | ToolDenied | ApprovalAsked | TurnError
-                    | Done | Notice | StatusChanged | OrgEdited | Disconnected)
+Event: TypeAlias = (Chunk | ToolCalled | ToolRequested | ToolFinished | ToolDenied
+                    | ApprovalAsked | TurnError | Done | Notice | StatusChanged | OrgEdited
+                    | Disconnected)
 Listener = Callable[[Event], None]
 
 
 def turn_of(event: Event) -> tuple[str, str] | None:
     """The (session, turn) an event belongs to; None for one that belongs to no turn."""
-    if isinstance(event, Chunk | ToolCalled | ToolFinished | ToolDenied | TurnError | Done):
+    if isinstance(event, Chunk | ToolCalled | ToolRequested | ToolFinished | ToolDenied
+                  | TurnError | Done):
         return (event.session, event.turn)
     if isinstance(event, ApprovalAsked) and event.session and event.turn:
         return (event.session, event.turn)
@@ -191,6 +206,9 @@ def encode(event: Event) -> tuple[str, list[Any]]:
         case ToolCalled(session, turn, name, args, call_id):
             return TOOL, [session, turn, {"event": Symbol("tool"), "name": name,
                                           "args": args or None, "call-id": call_id}]
+        case ToolRequested(session, turn, name, arguments, call_id):
+            return TOOL, [session, turn, {"event": Symbol("client-tool"), "name": name,
+                                          "arguments": arguments, "call-id": call_id}]
         case ToolFinished(session, turn, name, ok, output, call_id):
             return TOOL, [session, turn, {"event": Symbol("tool-result"), "name": name,
                                           "ok": ok, "output": output, "call-id": call_id}]
@@ -255,12 +273,15 @@ def _decode(name: str, a: list[Any]) -> Event:
     return OrgEdited(str(a[0]), str(a[1] or ""), str(a[2] or ""))
 
 
-def _decode_tool(session: str, turn: str, info: dict[str, Any]) -> ToolEvent:
+def _decode_tool(session: str, turn: str,
+                 info: dict[str, Any]) -> ToolEvent | ToolRequested:
     kind = str(info.get("event") or "tool")
     name = str(info.get("name") or "")
     call_id = _opt(info.get("call-id"))
     if kind == "tool":
         return ToolCalled(session, turn, name, _plist(info.get("args")), call_id)
+    if kind == "client-tool":
+        return ToolRequested(session, turn, name, str(info.get("arguments") or "{}"), call_id)
     if kind == "tool-result":
         return ToolFinished(session, turn, name, bool(info.get("ok")),
                             _opt(info.get("output")), call_id)
@@ -361,5 +382,6 @@ __all__ = ["APPROVAL", "CHUNK", "DEFAULT_FACE", "DONE", "ERROR", "EVENT_NAMES", 
            "STATUS", "TOOL", "Allow", "ApprovalAnswer", "ApprovalAsked", "Chunk", "Deny",
            "Disconnected", "Done", "Evaluated", "Event", "Listener", "Notice",
            "OrgEdited", "StatusChanged", "ToolCalled", "ToolDenied", "ToolEvent",
-           "ToolFinished", "TurnError", "as_dict", "decode", "decode_answer", "encode",
+           "ToolFinished", "ToolRequested", "TurnError", "as_dict", "decode",
+           "decode_answer", "encode",
            "encode_answer", "face_name", "turn_of"]

@@ -38,8 +38,8 @@ def chat_trigger(signal: Signal) -> bool:
     if signal.turn.reflex:
         return False  # the orchestrator runs reflex jobs without a model
     sensor = signal.sensor
-    if sensor == "user-input":
-        return bool(chat_text(signal))
+    if sensor == "user-input":  # a client's tool results may come without a text
+        return bool(chat_text(signal) or signal.turn.extra.get("client-results"))
     if sensor == "tool-output":
         return True
     if sensor == "loop-error":

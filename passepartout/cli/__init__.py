@@ -44,6 +44,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "hooks": ("passepartout.events.hooks_cli", "list the :HOOK: names that have handlers"),
     "acp": ("passepartout.faces.acp.main",
             "speak the Agent Client Protocol on stdio (agent-shell, Zed)"),
+    "openai": ("passepartout.faces.openai.main",
+               "serve the agent as a model to OpenAI clients (gptel, ellama) on 127.0.0.1"),
     "mcp": ("passepartout.faces.mcp", "serve the memex to other agents over MCP (stdio or "
             "--http); `mcp tools|allow|deny`: the MCP servers' tools you approved"),
 }
@@ -64,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
 # Commands whose standard output is a protocol (the port line, JSON-RPC), not text for
 # a person: left as they are.
 # The full-screen face draws with escape sequences itself (its text passes terminal_safe).
-MACHINE_FACING = frozenset({"serve", "daemon", "acp", "mcp", "tui"})
+MACHINE_FACING = frozenset({"serve", "daemon", "acp", "mcp", "tui", "openai"})
 MCP_PIN_WORDS = frozenset({"tools", "allow", "deny"})
 MCP_PINS = ("passepartout.mcp.pins_cli", "list, allow or deny the tools of MCP servers")
 

@@ -13,11 +13,8 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
-import secrets
 import signal
 import socket
-import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -29,6 +26,7 @@ from mcp.types import INVALID_PARAMS
 
 from passepartout.config import Config
 from passepartout.errors import PassepartoutError
+from passepartout.wire.bearer import BearerGate, kept_token
 
 log = logging.getLogger(__name__)
 
@@ -200,66 +198,6 @@ def serve_http(server: Any, config: Config, port: int, token_file: Path | None, 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     anyio.run(lambda: uv.serve(sockets=[sock]))
     return 0
-
-
-def kept_token(path: Path, *, rotate: bool = False) -> str:
-    """The token in ``path`` when it is a regular 0600 file of ours (read without
-    following a symlink), else a new one written there; ``rotate``: always a new one."""
-    if not rotate:
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-        except FileNotFoundError:
-            fd = -1
-        except OSError as err:
-            raise PassepartoutError(f"cannot read the token file {path}: {err.strerror} "
-                                    "(a symlink is refused); remove it or pass "
-                                    "--new-token") from None
-        if fd >= 0:
-            with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as handle:
-                info = os.fstat(handle.fileno())
-                token = handle.read(4096).strip()
-            if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or (
-                    info.st_mode & 0o077):
-                raise PassepartoutError(
-                    f"the token file {path} is not a private file of yours (0600); remove "
-                    "it or pass --new-token")
-            if len(token) >= 32:
-                return token
-    token = secrets.token_urlsafe(32)
-    write_token(path, token)
-    return token
-
-
-def write_token(path: Path, token: str) -> None:
-    """A fresh token in a new 0600 file (an old one is replaced, never followed)."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(token + "\n")
-    os.replace(tmp, path)
-
-
-class BearerGate:
-    """ASGI: a request without ``Authorization: Bearer TOKEN`` gets 401 and nothing else."""
-
-    def __init__(self, app: Any, token: str) -> None:
-        self.app = app
-        self.expected = f"Bearer {token}".encode()
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        import hmac
-
-        if scope["type"] == "http":
-            given = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self.expected):
-                await send({"type": "http.response.start", "status": 401,
-                            "headers": [(b"content-type", b"text/plain"),
-                                        (b"www-authenticate",
-                                         b'Bearer realm="passepartout"')]})
-                await send({"type": "http.response.body", "body": b"a bearer token is needed\n"})
-                return
-        await self.app(scope, receive, send)
 
 
 if __name__ == "__main__":  # pragma: no cover

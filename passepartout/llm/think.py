@@ -28,7 +28,7 @@ from passepartout.context import (
     peripheral_sections,
 )
 from passepartout.errors import BudgetError, PassepartoutError
-from passepartout.llm import models, tokens
+from passepartout.llm import clienttools, models, tokens
 from passepartout.llm.budget import Budgets
 from passepartout.llm.choice import system_text
 from passepartout.llm.ledger import Call, Ledger
@@ -48,7 +48,7 @@ from passepartout.llm.translate import (
     tool_message,
 )
 from passepartout.loop.actions import Action, Thought
-from passepartout.loop.events import Chunk, Notice
+from passepartout.loop.events import Chunk, Notice, ToolRequested
 from passepartout.security.privacy import private_tag
 from passepartout.signals import Signal
 from passepartout.turn import TurnChoice
@@ -144,6 +144,9 @@ class ModelLayer:
                 return [self._final(reply, result, key, persistent)]
             good, bad = tool_actions(reply)
             self.sessions.append(key, assistant_message(reply), persistent=persistent)
+            theirs = clienttools.names(thought.signal.turn.extra)
+            if any(c.name in theirs for c in reply.tool_calls):
+                return self._client_calls(thought, reply, result, key, persistent, theirs)
             # A tool outside the preset's list is not run, even if the gates would allow it.
             outside = [a for a in good if not choice.allows(a.name)]
             if not bad and not outside:
@@ -166,8 +169,33 @@ class ModelLayer:
         return [Action("chat", text="The model kept sending malformed tool calls; "
                                     "please rephrase the request.")]
 
+    def _client_calls(self, thought: Thought, reply: Reply, result: CallResult, key: str,
+                      persistent: bool, theirs: frozenset[str]) -> list[Action]:
+        """The model asked for tools of the client's: the turn ends and the client gets
+        the calls (it runs them and sends their results); none runs here, and a call of
+        the agent's own in the same step is not run either (the model asks again)."""
+        skipped = [tool_message(c.id, "not run: call it again once the client's tools "
+                                      "have answered", c.name)
+                   for c in reply.tool_calls if c.name not in theirs]
+        if skipped:
+            self.sessions.append(key, *skipped, persistent=persistent)
+        for call in reply.tool_calls:
+            if call.name in theirs:
+                thought.emit(ToolRequested(call.name, call.arguments or "{}", call.id))
+        if not reply.text:
+            return []
+        return [Action("chat", text=reply.text,
+                       args={"streamed": result.streamed and bool(reply.text)})]
+
     def _record_input(self, thought: Thought, key: str, persistent: bool) -> None:
         signal = thought.signal
+        if signal.sensor == "user-input" and not self.sessions.messages(
+                key, persistent=persistent):
+            # A client that brings its conversation (the OpenAI-compatible face) starts
+            # the session with it; a session that has messages keeps its own.
+            earlier = clienttools.history(signal.turn.extra)
+            if earlier:
+                self.sessions.append(key, *earlier, persistent=persistent)
         with self._lock:
             pending = self._pending.pop(key, [])
         if thought.gate_trace:
@@ -179,7 +207,9 @@ class ModelLayer:
         elif signal.sensor == "tool-output":
             messages = result_messages(signal.payload.get("results"))
         else:
-            messages = [{"role": "user", "content": thought.prompt.text}]
+            messages = clienttools.results(signal.turn.extra)
+            if thought.prompt.text:
+                messages.append({"role": "user", "content": thought.prompt.text})
         self.sessions.append(key, *messages, persistent=persistent)
         self.sessions.answering(key, signal.turn.turn_id)
 
@@ -239,9 +269,13 @@ class ModelLayer:
     def _call(self, thought: Thought, route: models.Route, key: str, persistent: bool,
               partial: list[str]) -> CallResult:
         choice = thought.signal.turn.choice
+        theirs = clienttools.schemas(thought.signal.turn.extra)
+        names = {t["function"]["name"] for t in theirs}
+        # A tool of the client's hides one of ours by the same name: its calls are the
+        # client's to run.
         schemas = ([t.schema() for t in self.agent.tools()
-                    if t.offered and choice.allows(t.name)]
-                   if thought.prompt.use_tools else [])
+                    if t.offered and choice.allows(t.name) and t.name not in names]
+                   + theirs if thought.prompt.use_tools else [])
         assembly = self.assemble(thought, route.primary, key, persistent, schemas)
         signal = thought.signal
         session = signal.session_id

@@ -5,8 +5,10 @@ with one time limit (``PASSEPARTOUT_APPROVAL_TIMEOUT``): the request carries it,
 the face shows it and never waits longer, and a face that hangs anyway is cut off
 here; no answer is a no.  A background signal (cron, hook, heartbeat), or one whose
 face is gone, goes to the BACKGROUND_APPROVAL hook the security layer attaches (a
-Flight Plan), and is refused when there is none.  The APPROVAL_ANSWERED hooks (the
-audit, the clearance of what was approved) hear every answer a person gave.
+Flight Plan), and is refused when there is none; so does one whose channel says no
+person can be asked (a client program's turn while no face is attached).  The
+APPROVAL_ANSWERED hooks (the audit, the clearance of what was approved) hear every
+answer a person gave.
 """
 
 from __future__ import annotations
@@ -47,7 +49,9 @@ class Approvals:
         request = dataclasses.replace(request, timeout=self.timeout)
         signal = request.signal
         channel = self.channels.get(signal.turn.face or "")
-        if channel is None or is_background(signal):
+        can_ask = getattr(channel, "can_ask", None)
+        if channel is None or is_background(signal) or (
+                callable(can_ask) and not can_ask(signal)):
             background = self.hooks.one(BACKGROUND_APPROVAL)
             if background is None:
                 log.info("nobody to ask about %s: denied", request.action.describe())

@@ -46,6 +46,17 @@ class ToolCall:
 
 
 @dataclass(frozen=True)
+class ToolRequested:
+    """The model asked for a tool the client offered: the client runs it, never the
+    agent (``arguments`` as the model wrote them, JSON text)."""
+
+    kind: ClassVar[str] = "client-tool"
+    name: str
+    arguments: str
+    call_id: str | None = None
+
+
+@dataclass(frozen=True)
 class ToolResult:
     """What a tool returned, or why it failed."""
 
@@ -101,7 +112,8 @@ class Done:
     cancelled: bool = False
 
 
-Event = Chunk | Reply | ToolCall | ToolResult | Denied | ApprovalAsked | Error | Notice | Done
+Event = (Chunk | Reply | ToolCall | ToolRequested | ToolResult | Denied | ApprovalAsked | Error
+         | Notice | Done)
 
 Emit = Callable[[Event], None]
 """How a stage of one turn says something (the signal is already bound)."""

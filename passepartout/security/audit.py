@@ -110,6 +110,8 @@ class AuditLog:
             "SOURCE": turn.face or "",
             "SESSION": turn.session_id or "",
             "ORIGIN": turn.origin or "",
+            # the program that asked, as it named itself (an HTTP client of the endpoint)
+            "CLIENT": org_line(turn.client or "", 80),
         }
         # Every piece goes through org.escape: a tool argument holding a line break of any
         # kind (U+2028 too) must not start a heading of its own in this file.

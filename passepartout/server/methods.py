@@ -23,6 +23,7 @@ from passepartout.errors import PassepartoutError, ProtocolError
 from passepartout.server.backlog import replay, waiting_flight_plans
 from passepartout.server.focus import FOCUS_BODY_MAX, Focus, FocusHolder
 from passepartout.server.peer import Peer, PeerChannel, emit
+from passepartout.server.peer import leaves as _leaves
 from passepartout.signals import Keyword, Signal, Symbol, plist_to_dict
 from passepartout.turn import TurnContext
 
@@ -253,10 +254,34 @@ def _chat_send(bridge: Bridge, peer: Peer, session: str, turn: str, text: str,
             context = dataclasses.replace(turn_context, attached=attached or None)
         else:
             context = turn_context
+        if _leaves(peer):
+            _audit_request(agent, peer, session, turn, text, meta)
         agent.submit(text, session_id=session, source=peer.face, turn_id=turn, context=context)
 
     bridge.when_ready(submit)
     return turn
+
+
+def _audit_request(agent: Agent, peer: Peer, session: str, turn: str, text: str,
+                   meta: dict[str, Any]) -> None:
+    """A request of a client program (the OpenAI-compatible endpoint) in the audit, with
+    the name the client gave; what its turn then does is audited by the gates as usual."""
+    from passepartout.loop import Action
+
+    audit = getattr(agent.services.get("security"), "audit", None)
+    if audit is None:
+        return
+    client = str(meta.get("client") or "a client program")
+    meta["client"] = client
+    action = Action("chat", f"{peer.face}-request", {"client": client, "turn": turn},
+                    text=text[:2000])
+    signal = Signal(payload={"sensor": Keyword("user-input")},
+                    meta={"source": Keyword(peer.face), "session-id": session,
+                          "turn-id": turn, "client": client})
+    try:
+        audit.note("allow", peer.face, f"a request by {client}", action, signal)
+    except OSError as err:
+        log.warning("the audit could not note a request by %s: %s", client, err)
 
 
 def _chat_cancel(bridge: Bridge, peer: Peer, session: str, turn: str | None) -> bool:

@@ -14,6 +14,7 @@ is a denial.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import logging
 import threading
 import uuid
@@ -35,6 +36,7 @@ from passepartout.loop.events import (
     Notice,
     Reply,
     ToolCall,
+    ToolRequested,
     ToolResult,
 )
 from passepartout.protocol import Allow, Deny, Evaluated
@@ -44,6 +46,10 @@ from passepartout.signals import Signal, Symbol
 
 log = logging.getLogger(__name__)
 
+
+# Faces whose text leaves the machine toward a client program: every text they get
+# passes the outbound exit (the vault's mask, the private text withheld).
+LEAVING_FACES = frozenset({"openai"})
 
 _KEPT_RESULTS = 32
 _KEPT_TURNS = 256  # turns in flight remembered with their sender
@@ -97,6 +103,7 @@ class PeerChannel:
             collections.OrderedDict())
         self._pending: dict[str, _Pending] = {}
         self._streamed: dict[tuple[str, str], str] = {}
+        self._held: dict[tuple[str, str], str] = {}  # text for a leaving face, to a line end
         self._results: collections.OrderedDict[str, dict[str, Any]] = collections.OrderedDict()
         self._stopping = False
         # "always" answers become scoped grants through this (set once the agent boots)
@@ -200,8 +207,43 @@ class PeerChannel:
             return
         state = signal.turn.state
         sent = self._protocol_event(session, str(turn), event, state.models if state else None)
-        if sent is not None:
+        if leaves(peer):
+            for leaving in self._leaving((session, str(turn)), sent):
+                emit(peer, leaving)
+        elif sent is not None:
             emit(peer, sent)
+
+    def _leaving(self, key: tuple[str, str],
+                 event: protocol.Event | None) -> list[protocol.Event]:
+        """An event for a face whose text leaves the machine (an HTTP client of the
+        OpenAI-compatible endpoint): its text through the outbound exit, as a request
+        to a remote model.  Streamed text is held back to the end of a line, so a
+        secret or a private line split over two chunks is masked whole."""
+        session, turn = key
+        out: list[protocol.Event] = []
+        if isinstance(event, protocol.Chunk):
+            with self._lock:
+                held = self._held.pop(key, "") + event.text
+                cut = held.rfind("\n") + 1
+                if cut == 0:
+                    self._held[key] = held
+                    return []
+                self._held[key] = held[cut:]
+            text = _leave(held[:cut])
+            return [protocol.Chunk(session, turn, text)] if text else []
+        with self._lock:
+            rest = self._held.pop(key, "")
+        if rest:
+            out.append(protocol.Chunk(session, turn, _leave(rest)))
+        if isinstance(event, protocol.ToolRequested):
+            event = dataclasses.replace(event, arguments=_leave(event.arguments))
+        elif isinstance(event, protocol.TurnError):
+            event = dataclasses.replace(event, message=_leave(event.message))
+        elif isinstance(event, protocol.ToolFinished) and event.output:
+            event = dataclasses.replace(event, output=_leave(event.output))
+        if event is not None:
+            out.append(event)
+        return out
 
     def _protocol_event(self, session: str, turn: str, event: Event,
                         used: list[str] | None = None) -> protocol.Event | None:
@@ -214,6 +256,10 @@ class PeerChannel:
             case Reply(text=text):
                 text = self._unstreamed(key, text)
                 return protocol.Chunk(session, turn, text) if text else None
+            case ToolRequested(name=name, arguments=arguments, call_id=call_id):
+                with self._lock:
+                    self._streamed.pop(key, None)
+                return protocol.ToolRequested(session, turn, name, arguments, call_id)
             case ToolCall() | ToolResult() | Denied():
                 with self._lock:
                     self._streamed.pop(key, None)  # the next model step streams a new text
@@ -260,6 +306,10 @@ class PeerChannel:
         session = request.signal.session_id
         turn = request.signal.turn.turn_id
         peer = self.peer_for(session, turn or None)
+        if peer is not None and leaves(peer):
+            # A client program cannot answer for the person: their attached face does.
+            people = self.faces()
+            peer = people[-1] if people else None
         if peer is None and session is None:
             # No session: the client that last attached and shows things to a person.
             open_peers = self.faces() or self.peers()
@@ -292,6 +342,14 @@ class PeerChannel:
             what = request.action.describe()
             emit(peer, protocol.Notice("warning", f"No answer in {timeout:g} s: denied {what}"))
         return granted
+
+    def can_ask(self, signal: Signal) -> bool:
+        """Whether a person can be asked about the turn of ``signal``: False for a turn
+        of a client program (the OpenAI-compatible endpoint) while no face a person
+        looks at is attached; its approvals become Flight Plans."""
+        turn = signal.turn.turn_id
+        peer = self.peer_for(signal.session_id, turn or None)
+        return peer is None or not leaves(peer) or bool(self.faces())
 
     def answer(self, approval_id: str, answer: protocol.ApprovalAnswer) -> bool:
         """Record the person's answer; False when no approval with that id is waiting.
@@ -363,6 +421,25 @@ def answered_by(used: list[str] | None) -> tuple[str | None, bool | None]:
         return None, None
     model = str(used[-1])
     return model, is_local(model)
+
+
+def leaves(peer: Peer) -> bool:
+    """Whether what ``peer`` gets leaves the machine (a peer that names no face is
+    Emacs's, as in ``hello``)."""
+    return getattr(peer, "face", protocol.DEFAULT_FACE) in LEAVING_FACES
+
+
+def _leave(text: str) -> str:
+    """``text`` as it may leave the machine; nothing of it when the privacy scan is not
+    done (the client is told so)."""
+    from passepartout.errors import PassepartoutError
+    from passepartout.security.outbound import outbound
+
+    try:
+        return str(outbound(text))
+    except PassepartoutError as err:
+        log.warning("a reply was withheld from a client: %s", err.message)
+        return "[withheld: the memex is still being scanned for private text; ask again soon]"
 
 
 def _tool_event(session: str, turn: str,
