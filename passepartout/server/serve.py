@@ -152,6 +152,7 @@ def boot_agent(config: Config, bridge: Bridge, think: Think | None = None) -> No
             agent.loop.think = think
         else:
             _wait_model_layer()
+        bridge.attach(agent)
     except PassepartoutError as err:
         log.error("the agent cannot start: %s", err.message)
         bridge.boot_failed(err.message)
@@ -160,7 +161,6 @@ def boot_agent(config: Config, bridge: Bridge, think: Think | None = None) -> No
         log.exception("the agent cannot start")
         bridge.boot_failed(f"{type(err).__name__}: {err}")
         return
-    bridge.attach(agent)
     log.info("agent ready: %s", agent.health.status)
 
 
