@@ -28,7 +28,7 @@ from fakellm import FakeLLM
 
 from passepartout.agent import Agent
 from passepartout.config import Config
-from passepartout.llm.provider import load_litellm
+from passepartout.llm.litellm_import import load_litellm
 from passepartout.signals import Keyword, Signal
 
 MODEL = "openai/gpt-4o-mini"

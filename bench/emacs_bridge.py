@@ -178,7 +178,7 @@ def time_litellm(base_url: str, runs: int) -> list[float]:
     (passepartout.llm.tuning's settings, the keep-alive client), read to its end."""
     sys.path.insert(0, str(ROOT))
     from passepartout.llm.keepalive import openai_handler_client
-    from passepartout.llm.provider import load_litellm
+    from passepartout.llm.litellm_import import load_litellm
 
     litellm = load_litellm()
     client = openai_handler_client()

@@ -16,7 +16,8 @@ from llm_agent import PRICED_MODEL, Recorder, user_signal
 import passepartout.llm.provider as provider_module
 from passepartout.agent import Agent
 from passepartout.llm.ledger import Call, Ledger
-from passepartout.llm.provider import Provider, load_litellm
+from passepartout.llm.litellm_import import load_litellm
+from passepartout.llm.provider import Provider
 
 pytest_plugins = ["llm_agent"]
 

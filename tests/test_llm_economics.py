@@ -15,7 +15,7 @@ from passepartout.agent import Agent
 from passepartout.llm import cost_cli
 from passepartout.llm.budget import parse_amount
 from passepartout.llm.ledger import Call, Ledger
-from passepartout.llm.provider import load_litellm
+from passepartout.llm.litellm_import import load_litellm
 from passepartout.memory import MemoryNode
 from passepartout.signals import Keyword, Signal
 

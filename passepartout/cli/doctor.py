@@ -273,7 +273,7 @@ def check_local_servers() -> list[Check]:
 
 def provider_keys(model: str) -> list[str]:
     """The variables litellm misses to call ``model`` (empty when it has what it needs)."""
-    from passepartout.llm.provider import load_litellm
+    from passepartout.llm.litellm_import import load_litellm
 
     try:
         found = load_litellm().validate_environment(model=model)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib
 import logging
-import os
 import queue
 import re
 import threading
@@ -23,6 +22,7 @@ from types import ModuleType
 from typing import Any
 
 from passepartout.errors import LLMError, PassepartoutError
+from passepartout.llm.litellm_import import load_litellm
 from passepartout.llm.translate import Message, Reply, StreamAccumulator, reply_from_response
 
 log = logging.getLogger(__name__)
@@ -32,39 +32,7 @@ DEFAULT_READ_TIMEOUT = 120.0
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
 _POLL = 0.05
 
-_litellm: ModuleType | None = None
-_import_lock = threading.Lock()
 _warming: threading.Thread | None = None
-
-
-def load_litellm() -> ModuleType:
-    """Import and configure litellm once (offline cost map, quiet, local provider)."""
-    global _litellm
-    if _litellm is not None:
-        return _litellm
-    with _import_lock:
-        if _litellm is None:
-            os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
-            started = time.perf_counter()
-            import litellm
-
-            litellm.telemetry = False
-            _apply_optional_setup()
-            log.info("litellm loaded in %.1f s", time.perf_counter() - started)
-            _litellm = litellm
-    return _litellm
-
-
-def _apply_optional_setup() -> None:
-    """Our litellm settings (tuning.FAST_SETTINGS), and the local model's provider."""
-    from passepartout.llm.local import register_local_provider
-    from passepartout.llm.tuning import configure_litellm_fast
-
-    configure_litellm_fast()
-    try:
-        register_local_provider()
-    except Exception as err:  # the local model is optional: report, go on
-        log.warning("local model provider not registered: %s", err)
 
 
 def warm_up(model: str | None = None) -> threading.Thread:

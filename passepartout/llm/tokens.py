@@ -151,7 +151,7 @@ class Price:
 
 def price(model: str) -> Price:
     """The model's prices from litellm's (local) cost map; unknown models cost nothing."""
-    from passepartout.llm.provider import load_litellm
+    from passepartout.llm.litellm_import import load_litellm
 
     cost_map: Mapping[str, Mapping[str, Any]] = load_litellm().model_cost
     entry = _lookup(cost_map, model)
