@@ -101,45 +101,45 @@ class selfimprove_Service:
         if trial is None:
             return Verdict.deny("test this exact content with skill-test first")
         if not trial.passed:
-            from passepartout.faces.messaging.boundary import outbound
+            from passepartout.security.outbound import outbound_text
 
-            return Verdict.deny(outbound(f"its tests do not pass: {trial.summary()}"))
+            return Verdict.deny(outbound_text(f"its tests do not pass: {trial.summary()}"))
         return Verdict.ask(f"{proposal.describe()}; {trial.summary()}; once approved it is "
                            f"written, trusted by its hash and loaded:\n{proposal.diff()}")
 
     def test(self, file_name: str, content: str) -> str:
         from passepartout.errors import PipelineError
-        from passepartout.faces.messaging.boundary import outbound
+        from passepartout.security.outbound import outbound_text
         from passepartout.selfimprove.proposal import ProposalError
 
         try:
             proposal = self.plan(file_name, content)
         except ProposalError as err:
-            raise PipelineError(outbound(err.message)) from None
+            raise PipelineError(outbound_text(err.message)) from None
         trial = self.trial(proposal)
         verdict = "ready to propose with propose-skill" if trial.passed else "not ready"
         # What the tests printed or raised leaves as any text does: secrets masked,
         # private text withheld.
-        return outbound(f"{proposal.describe()}: {trial.summary()} ({verdict})\n"
+        return outbound_text(f"{proposal.describe()}: {trial.summary()} ({verdict})\n"
                         f"{proposal.diff()}")
 
     def install(self, file_name: str, content: str) -> str:
         from passepartout.errors import PipelineError
-        from passepartout.faces.messaging.boundary import outbound
+        from passepartout.security.outbound import outbound_text
         from passepartout.selfimprove.install import put_in_place
         from passepartout.selfimprove.proposal import ProposalError
 
         try:
             proposal = self.plan(file_name, content)
         except ProposalError as err:
-            raise PipelineError(outbound(err.message)) from None
+            raise PipelineError(outbound_text(err.message)) from None
         # A Flight Plan approved after a restart has no trial in memory: run it again.
         trial = self.known_trial(proposal.sha256) or self.trial(proposal)
         if not trial.passed:
-            raise PipelineError(outbound(
+            raise PipelineError(outbound_text(
                 f"not installed: its tests do not pass: {trial.summary()}"))
         try:
-            return outbound(put_in_place(proposal, self.agent.loader))
+            return outbound_text(put_in_place(proposal, self.agent.loader))
         except OSError as err:
             raise PipelineError(f"not installed: {Path(proposal.path)}: {err.strerror}") from None
 

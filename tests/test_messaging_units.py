@@ -16,7 +16,7 @@ from fake_telegram import TOKEN, FakeTelegram
 
 from passepartout.config import Config
 from passepartout.errors import ConfigError
-from passepartout.faces.messaging.boundary import outbound, pieces
+from passepartout.faces.messaging.boundary import pieces
 from passepartout.faces.messaging.checks import messaging_checks
 from passepartout.faces.messaging.relay import TYPED_ANSWER, Relay, _Reply, session_id
 from passepartout.faces.messaging.run import configured
@@ -31,6 +31,7 @@ from passepartout.faces.messaging.signal_cli import SignalRPC, SignalTransport, 
 from passepartout.faces.messaging.telegram import BotAPI, TelegramTransport, parse_update
 from passepartout.faces.messaging.transport import Answer, Message, TransportError
 from passepartout.protocol import Chunk, ToolCalled, ToolDenied, ToolFinished, TurnError
+from passepartout.security.outbound import outbound_text
 from passepartout.security.privacy import index as private_index
 from passepartout.security.vault import Vault, get_vault, set_vault
 
@@ -197,7 +198,7 @@ def test_what_leaves_is_masked_and_private_text_withheld(vault: Vault) -> None:
     source = "/nonexistent/messaging-test-diary.org"
     index.learn_text(source, "* Diary :@personal:\nI still dream of the lighthouse keeper\n")
     try:
-        sent = outbound("Your password is hunter2-correct-horse and your diary says: "
+        sent = outbound_text("Your password is hunter2-correct-horse and your diary says: "
                         "I still dream of the lighthouse keeper")
     finally:
         index.learn(source, [])

@@ -16,6 +16,6 @@ SHIPPED: dict[str, str] = {
     'policy.py': 'd931edae8bf6eff05c7c21270548b39924586c680f2e093f4188f6a9aa218d75',
     'reflexes.org': '2d430a8b325d949bb236cfcc8ac4c4c1dcd998dadad90cbae383ee93f5a2863c',
     'scribe.py': 'b32e28cfe0933c1ba2386265c515ec3b831e09c20d334aed43ee3c0db0eed917',
-    'selfimprove.py': '0fb5e9035671b66ad0fdaa0ffe61a5a32eba5936b36210010abfa2c5d10a21ee',
+    'selfimprove.py': '9262b08c118aa565845a609eeb0028c6831169bd2f4e9def5b2fae073ae7cb6f',
     'shell.py': '18aa09be4da2b6cf0ce26088d7a023d3176262d49cf3a634649e1f590337e22a',
 }

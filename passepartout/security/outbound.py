@@ -7,12 +7,18 @@ for all pass this one function, so what the preview shows is what a request carr
 
 from __future__ import annotations
 
+import logging
 from typing import TypeVar
 
+from passepartout.errors import PassepartoutError
 from passepartout.security.privacy.index import READY_WAIT, withhold_value
 from passepartout.security.vault import mask_value
 
+log = logging.getLogger(__name__)
+
 T = TypeVar("T")
+
+WITHHELD = "[not sent: the memex is still being scanned for private text; ask again soon]"
 
 
 def outbound(value: T, *, wait: float = READY_WAIT) -> T:
@@ -23,3 +29,14 @@ def outbound(value: T, *, wait: float = READY_WAIT) -> T:
     """
     out: T = withhold_value(mask_value(value), wait=wait)
     return out
+
+
+def outbound_text(text: str) -> str:
+    """``text`` as it may leave, or :data:`WITHHELD` when the privacy scan failed or is
+    not done: for a sender that must say something (a chat, a reply) and never send
+    what it could not judge."""
+    try:
+        return str(outbound(text))
+    except PassepartoutError as err:
+        log.warning("a message was withheld: %s", err.message)
+        return WITHHELD

@@ -1,6 +1,7 @@
-"""The exit every text takes to a messaging service: the same as a request to a remote
-model (secrets masked by the vault, text of ``@personal`` subtrees withheld by the
-private index), then cut to the service's message size.
+"""A text cut to a messaging service's message size.  What is cut has passed the exit
+every text takes to a messaging service, the same as a request to a remote model
+(:func:`passepartout.security.outbound.outbound_text`: secrets masked by the vault,
+text of ``@personal`` subtrees withheld by the private index).
 
 A phone's messages go through a third party's servers, so a reply that a local model
 wrote from a private note must not carry that note there.  The face runs in the
@@ -8,25 +9,6 @@ daemon's process, whose vault and private index are the ones the gates fill.
 """
 
 from __future__ import annotations
-
-import logging
-
-from passepartout.errors import PassepartoutError
-
-log = logging.getLogger(__name__)
-
-WITHHELD = "[not sent: the memex is still being scanned for private text; ask again soon]"
-
-
-def outbound(text: str) -> str:
-    """``text`` as it may leave the machine."""
-    from passepartout.security.outbound import outbound as leave
-
-    try:
-        return str(leave(text))
-    except PassepartoutError as err:  # the scan failed or is not done: send nothing of it
-        log.warning("a message was withheld: %s", err.message)
-        return WITHHELD
 
 
 def pieces(text: str, size: int) -> list[str]:

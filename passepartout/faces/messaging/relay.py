@@ -14,7 +14,7 @@ approvals and notices, over a :class:`~passepartout.faces.face.Face`.
   gates let Emacs run unasked.
 - Notices (a cron job's result) go to every allowed chat when the person opted in.
 
-Everything sent passes :func:`~passepartout.faces.messaging.boundary.outbound`.
+Everything sent passes :func:`~passepartout.security.outbound.outbound_text`.
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ from typing import Any
 
 from passepartout.errors import DaemonError
 from passepartout.faces.face import Face
-from passepartout.faces.messaging.boundary import outbound
 from passepartout.faces.messaging.transport import (
     Answer,
     Incoming,
@@ -54,6 +53,7 @@ from passepartout.protocol import (
     ToolFinished,
     TurnError,
 )
+from passepartout.security.outbound import outbound_text
 from passepartout.text import one_line
 
 log = logging.getLogger(__name__)
@@ -172,7 +172,7 @@ class Relay:
 
     def say(self, chat: str, text: str) -> None:
         try:
-            self.transport.send(chat, outbound(text))
+            self.transport.send(chat, outbound_text(text))
         except TransportError as err:
             log.warning("%s: a message to chat %s was not sent: %s", self.transport.name,
                         chat, err.message)
@@ -248,7 +248,7 @@ class Relay:
         with self._lock:
             self._asked[number] = _Asked(event.approval_id, chat, event.description)
         try:
-            self.transport.ask(chat, number, outbound(event.description))
+            self.transport.ask(chat, number, outbound_text(event.description))
         except TransportError as err:
             log.warning("%s: approval %d not asked (%s): refused", self.transport.name,
                         number, err.message)
@@ -290,7 +290,7 @@ class Relay:
             note = f"Approval {number}: too late, it had timed out and was refused."
         if isinstance(incoming, Answer) and incoming.ref:
             # A press on a question no longer waiting leaves its message as it is.
-            self.transport.answered(incoming, outbound(note), edit=asked is not None)
+            self.transport.answered(incoming, outbound_text(note), edit=asked is not None)
         elif not isinstance(incoming, Message) or asked is None:
             self.say(chat, note)
         else:
