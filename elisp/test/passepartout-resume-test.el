@@ -5,9 +5,11 @@
 ;; Against the real server and the fake model: a chat with a refused
 ;; call, an approved one and an error is resumed from the server's
 ;; session (its buffer gone): each turn comes back under one reply
-;; heading, the approved call in its folded :TOOL: drawer with its
-;; result, the refused one as its denial line, the error as the error
-;; line, and no reply heading is empty.
+;; heading, the person's answer to each approval as the line the chat
+;; said (allowed always, or not approved and why), the approved call in
+;; its folded :TOOL: drawer with its result, the error as the error
+;; line, and no reply heading is empty: the resumed chat reads as the
+;; live one did.
 
 ;;; Code:
 
@@ -21,13 +23,19 @@
       (setq start (match-end 0)))
     (nreverse found)))
 
+(defun passepartout-resume-test--lines (text)
+  "Return the lines of TEXT that are not blank."
+  (split-string text "\n" t "[ \t]*"))
+
 (ert-deftest passepartout-resume-test-every-turn-comes-back-as-shown ()
   "Refused and approved calls, replies and an error come back when resumed."
   (let* ((dir (make-temp-file "passepartout-resume-" t))
+         (live nil)
          (refused (expand-file-name "refused.txt" dir))
          (approved (expand-file-name "approved.txt" dir))
          (passepartout-approval-function
-          (lambda (description _info) (and (string-match-p "approved\\.txt" description) t))))
+          (lambda (description _info)
+            (and (string-match-p "approved\\.txt" description) 'always))))
     (unwind-protect
         (passepartout-test-with-shared-server
             `(((tool_calls . [((name . "write-file")
@@ -43,6 +51,8 @@
               (passepartout-test-wait-turn (passepartout-test-prompt buffer prompt) 60))
             (should (file-exists-p approved))
             (should-not (file-exists-p refused))
+            (setq live (with-current-buffer buffer
+                         (buffer-substring-no-properties (point-min) (point-max))))
             (with-current-buffer buffer (set-buffer-modified-p nil))
             (kill-buffer buffer)
             (let ((resumed (passepartout-chat--resume-from-server session)))
@@ -58,13 +68,16 @@
                                '("* You" "* Passepartout" "* You" "* Passepartout"
                                  "* You" "* Passepartout" "* You")))
                 (should-not (string-match-p "^\\* Passepartout\n\\(\n\\|\\* \\)" text))
+                ;; The answers to the approvals, in the words the chat said them.
                 (should (string-match-p
                          (concat "\\* You\nWrite refused.txt\n\\* Passepartout\n"
-                                 "\\*Denied:\\* write-file .*refused\\.txt.* — refused by policy"
-                                 "[^\n]*\nI did not write it\\.\n")
+                                 "\\*Not approved:\\* write-file(path='[^\n]*refused\\.txt'"
+                                 "[^\n]* (refused)\nI did not write it\\.\n")
                          text))
                 (should (string-match-p
                          (concat "\\* You\nWrite approved.txt\n\\* Passepartout\n"
+                                 "Approved always: write-file(path='[^\n]*approved\\.txt'"
+                                 "[^\n]*\n"
                                  ":TOOL:\n- tool :: write-file\n- args :: .*approved\\.txt.*\n"
                                  "- result :: ok\n#\\+begin_example\n[^\n]*\n#\\+end_example\n"
                                  ":END:\nWritten\\.\n")
@@ -73,6 +86,10 @@
                          (concat "\\* You\nTell me a joke\n\\* Passepartout\n"
                                  "\\*Error:\\* [^\n]*the provider is down")
                          text))
+                ;; Line for line what the live chat showed (blank lines aside: the
+                ;; live chat leaves one after an error).
+                (should (equal (passepartout-resume-test--lines text)
+                               (passepartout-resume-test--lines live)))
                 ;; The drawer is folded, as it was when the reply came.
                 (with-current-buffer resumed
                   (goto-char (point-min))

@@ -273,5 +273,9 @@ def history_plists(messages: Sequence[Message]) -> list[dict[str, Any]]:
             item["call-id"] = str(m["tool_call_id"])
         if m.get("name"):
             item["name"] = str(m["name"])
+        if m.get("role") == "approval":  # how the person answered (passepartout.llm.shown)
+            item.update({"answer": str(m.get("answer") or "denied"),
+                         "always": m.get("always") is True, "by": str(m.get("by") or ""),
+                         "reason": str(m.get("reason") or "")})
         out.append(item)
     return out
