@@ -98,5 +98,42 @@
                   (should (invisible-p (point))))))))
       (delete-directory dir t))))
 
+(ert-deftest passepartout-resume-test-answers-given-elsewhere-or-not-at-all ()
+  "A kept answer given in another face says which; one nobody gave says why."
+  (let ((buffer (generate-new-buffer "*passepartout-resume-test*")))
+    (unwind-protect
+        (with-current-buffer buffer
+          (org-mode)
+          (passepartout-chat-mode 1)
+          (passepartout-chat--insert-history
+           (list '(:role :user :content "Build and deploy")
+                 '(:role :assistant :content ""
+                   :tool-calls ((:call-id "c1" :name "shell" :arguments "{\"cmd\": \"make\"}")
+                                (:call-id "c2" :name "shell"
+                                 :arguments "{\"cmd\": \"make deploy\"}")))
+                 '(:role :approval :call-id "c1" :name "shell(cmd='make')"
+                   :content "shell(cmd='make') — asked" :answer "allowed" :always nil
+                   :by "tui" :reason "")
+                 '(:role :approval :call-id "c2" :name "shell(cmd='make deploy')"
+                   :content "shell(cmd='make deploy') — asked" :answer "denied"
+                   :always nil :by "" :reason "no answer in time")
+                 '(:role :tool :call-id "c1" :content "exit code 0")
+                 '(:role :tool :call-id "c2"
+                   :content "refused by policy (ask): shell: not on the allow-list")
+                 '(:role :assistant :content "Built, not deployed.")))
+          (let ((text (buffer-substring-no-properties (point-min) (point-max))))
+            (should (string-match-p
+                     (concat "^\\* Passepartout\n"
+                             "Approved: shell(cmd='make') — asked \\[answered in tui\\]\n"
+                             "\\*Not approved:\\* shell(cmd='make deploy') — asked"
+                             " (no answer in time)\n"
+                             ":TOOL:\n- tool :: shell\n- args :: (:cmd \"make\")\n")
+                     text))
+            ;; The refusal was said by the answer's line: not a second time.
+            (should-not (string-match-p "Denied" text))
+            (should (string-match-p ":END:\nBuilt, not deployed\\.\n" text))))
+      (with-current-buffer buffer (set-buffer-modified-p nil))
+      (kill-buffer buffer))))
+
 (provide 'passepartout-resume-test)
 ;;; passepartout-resume-test.el ends here
