@@ -15,7 +15,7 @@ import pytest
 from daemon_proc import Daemons, scratch_daemons
 from fakellm import FakeLLM
 from textual.containers import VerticalScroll
-from textual.widgets import Static
+from textual.widgets import Button, Static
 
 from passepartout.faces.face import Face
 from passepartout.faces.tui.app import ApprovalScreen, PassepartoutApp
@@ -269,3 +269,47 @@ def test_history_lines_say_each_answer_to_an_approval_where_it_came() -> None:
         ("refused shell(cmd='make install'): shell: make install is not on the allow-list",
          "tool-failed"),
         ("Built, not installed.", "agent")]
+
+
+def test_a_long_action_is_asked_whole_at_word_boundaries_with_its_buttons() -> None:
+    """An action longer than the screen: its beginning shows first, its lines break at
+    words, the rest scrolls above the buttons, which stay on the screen."""
+    from textual.app import App
+    from textual.geometry import Region
+
+    from passepartout.protocol import ApprovalAsked
+
+    words = [f"word{n:03d}" for n in range(400)]
+    asked = ApprovalAsked("ap1", "s", "t",
+                          f"shell(cmd='echo {' '.join(words)}') — shell: echo is asked",
+                          {"tool": "shell", "reasons": ["echo is not on the allow-list"]})
+
+    class Dialog(App[None]):
+        CSS = PassepartoutApp.CSS
+
+        def on_mount(self) -> None:
+            self.push_screen(ApprovalScreen(asked))
+
+    async def drive() -> None:
+        app = Dialog()
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause(0.1)
+            screen = app.screen
+            dialog = screen.query_one("#dialog")
+            assert screen.region.contains_region(dialog.region), dialog.region
+            for button in screen.query(Button):
+                assert dialog.content_region.contains_region(button.region), button.id
+            scroll = screen.query_one("#asked")
+            question = screen.query_one("#question", Static)
+            assert question.region.y == scroll.region.y  # its beginning is what shows
+            assert scroll.max_scroll_y > 0  # the rest is there, scrolled to
+            lines = [strip.text.strip() for strip in question.render_lines(
+                Region(0, 0, question.size.width, question.size.height))]
+            assert lines[0].startswith("The agent asks: shell(cmd='echo word000")
+            shown = " ".join(lines).split()
+            assert [w for w in shown if w.startswith("word")][1:-1] == words[1:-1]
+            await pilot.press("n")
+            await pilot.pause(0.1)
+            assert not isinstance(app.screen, ApprovalScreen)
+
+    asyncio.run(drive())
