@@ -56,7 +56,11 @@ spend at most)."
   "An org file of presets, or nil.
 Each top-level heading is a preset named by its title; its properties
 MODEL, TIER, TOOLS (names separated by spaces) and BUDGET, and its
-text (the system addition) fill the preset's plist."
+text (the system addition) fill the preset's plist.  The daemon reads
+presets in this format too, for the jobs under a subtree that names
+one with PASSEPARTOUT_PRESET: from PASSEPARTOUT_PRESETS_FILE, by default
+presets.org in its configuration directory.  Point this option at that
+file and Emacs and the jobs know the same presets."
   :type '(choice (const :tag "None" nil) file)
   :group 'passepartout)
 
