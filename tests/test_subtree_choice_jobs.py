@@ -242,10 +242,15 @@ def test_a_preset_changed_after_approval_holds_the_job(tmp_path: Path) -> None:
     why = orch.heading_preset("summary-1")
     assert isinstance(why, str) and "changed since it was approved" in why
     assert [h.node.id for h in orch.held()] == ["summary-1"] and not orch.jobs()
-    # A preset the daemon does not know: the job says so and does not run.
+    # A preset the daemon does not know, or a malformed one: the job says so and does
+    # not run.
     presets_file.write_text("* other\nNothing.\n", encoding="utf-8")
     why = orch.heading_preset("summary-1")
     assert isinstance(why, str) and "not one the daemon knows" in why
+    presets_file.write_text("* reader\n:PROPERTIES:\n:TIER: enormous\n:END:\n",
+                            encoding="utf-8")
+    why = orch.heading_preset("summary-1")
+    assert isinstance(why, str) and "'reader'" in why and "is malformed: " in why
 
 
 def test_a_cron_job_runs_with_the_preset_its_subtree_chose(

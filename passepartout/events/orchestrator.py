@@ -83,6 +83,7 @@ class Orchestrator:
         # The daemon's presets (events/presets.py), read again when the file changes.
         self.presets_file = presets_file
         self._presets: tuple[tuple[int, int] | None, dict[str, Preset]] | None = None
+        self._preset_problems: dict[str, str] = {}
         self.roots = [(self.memex_dir / d).resolve() if d not in (".", "") else
                       self.memex_dir.resolve() for d in scan_dirs]
         self.registry = NodeRegistry()
@@ -151,8 +152,10 @@ class Orchestrator:
             key = None
         cached = self._presets
         if cached is None or cached[0] != key:
-            cached = (key, read_presets(self.presets_file) if key is not None else {})
-            self._presets = cached
+            problems: dict[str, str] = {}
+            cached = (key, read_presets(self.presets_file, problems)
+                      if key is not None else {})
+            self._presets, self._preset_problems = cached, problems
         return cached[1]
 
     def heading_preset(self, node_id: str) -> Preset | str | None:
@@ -165,6 +168,9 @@ class Orchestrator:
         if node is None or not name:
             return None
         preset = self.presets().get(name)
+        if preset is None and name in self._preset_problems:
+            return (f"its preset {name!r} in {self.presets_file} is malformed: "
+                    f"{self._preset_problems[name]}")
         if preset is None:
             return (f"its preset {name!r} is not one the daemon knows (presets are read "
                     f"from {self.presets_file or 'no presets file'})")

@@ -77,9 +77,10 @@ def presets_path(config: Config) -> Path:
     return Path(named).expanduser() if named else Path(config.config_dir) / PRESETS_FILE
 
 
-def read_presets(path: Path) -> dict[str, Preset]:
+def read_presets(path: Path, problems: dict[str, str] | None = None) -> dict[str, Preset]:
     """The presets of the org file ``path`` ({} when there is none); a preset whose
-    fields are malformed is left out, and said in the log."""
+    fields are malformed is left out, said in the log and in ``problems`` (name ->
+    what is wrong)."""
     try:
         if path.stat().st_size > PRESETS_MAX_BYTES:
             log.warning("presets file %s is larger than %d bytes: not read", path,
@@ -91,10 +92,11 @@ def read_presets(path: Path) -> dict[str, Preset]:
     except OSError as err:
         log.warning("presets file %s unreadable: %s", path, err)
         return {}
-    return parse_presets(text, str(path))
+    return parse_presets(text, str(path), problems)
 
 
-def parse_presets(text: str, where: str = "the presets file") -> dict[str, Preset]:
+def parse_presets(text: str, where: str = "the presets file",
+                  problems: dict[str, str] | None = None) -> dict[str, Preset]:
     """The presets of org ``text``: each top-level heading, as Emacs reads the file."""
     found: dict[str, Preset] = {}
     for name, properties, body in _entries(text.splitlines()):
@@ -107,6 +109,8 @@ def parse_presets(text: str, where: str = "the presets file") -> dict[str, Prese
             choice = TurnChoice.from_meta({k: v for k, v in meta.items() if v})
         except ProtocolError as err:
             log.warning("%s: preset %r left out: %s", where, name, err.message)
+            if problems is not None:
+                problems.setdefault(name, err.message)
             continue
         if "TOOLS" in properties and choice.tools is None:
             choice = TurnChoice(choice.model, choice.tier, choice.system, frozenset(),
