@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
+import pytest
 from daemon_proc import Daemons, wait_for
 from fakellm import FakeLLM
 from test_daemon_emacs import events
@@ -216,6 +217,7 @@ def test_a_prompt_under_a_preset_carries_it_and_an_unknown_one_does_not_run(
     assert seen[1].turn.choice.model == "openai/own-model"
 
 
+@pytest.mark.attack
 def test_a_preset_changed_after_approval_holds_the_job(tmp_path: Path) -> None:
     from passepartout.events.approval import JobApprovals
     from passepartout.events.orchestrator import Orchestrator
