@@ -1,7 +1,12 @@
 """The model a subtree chooses holds for the jobs under it, as for a chat turn sent from
 there: ``PASSEPARTOUT_MODEL`` and ``PASSEPARTOUT_TIER`` are read with org's inheritance
 (the heading's own drawer, its ancestors', the file's ``#+PROPERTY:`` lines), a job's
-own ``:TIER:`` still wins, and the choice is part of what the person approved."""
+own ``:TIER:`` still wins, and the choice is part of what the person approved.  A
+``PASSEPARTOUT_PRESET`` holds too, from the presets the daemon reads (its presets file,
+in the format Emacs reads): the job runs with the preset's model, system addition, tools
+and budget; what the preset holds is in the job's hash, so a preset changed later holds
+the job, and a preset the daemon does not know (or a malformed one) keeps it from
+running."""
 
 from __future__ import annotations
 

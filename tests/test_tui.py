@@ -1,7 +1,9 @@
 """``passepartout tui``, headless under Textual's pilot, attached to a real daemon with
 the fake model: a streamed reply; an approval as a dialog, denied (nothing runs) and
 allowed (it runs); cancel mid-stream; the side panel's cron jobs, Flight Plans and
-cost; the panel toggled and resized; text from the daemon shown, never obeyed."""
+cost; the panel toggled and resized; text from the daemon shown, never obeyed; a
+resumed session read as it was shown live, answers to approvals included; a long action
+asked whole, at word boundaries, above the dialog's buttons."""
 
 from __future__ import annotations
 
