@@ -1,6 +1,7 @@
 """A resumed session reads as it was shown: a turn the intent parser answered (its call,
-result and reply), a refusal the model never saw, and an error are kept in the session
-with the model's own turns; the shown-only entries never reach a model; a session the
+result and reply), a refusal the model never saw, an error, and each answer to an
+approval (between its call and its result) are kept in the session with the model's own
+turns; the shown-only entries never reach a model; a session the
 person never said anything in is not listed."""
 
 from __future__ import annotations
