@@ -414,8 +414,12 @@ into the call's drawer."
     (if (cl-some (lambda (prefix) (string-prefix-p prefix output))
                  passepartout-chat--refused-results)
         (passepartout-chat-render-tool
-         turn (list :event "denied" :name name :args (plist-get call :arguments)
-                    :reason output))
+         turn (if (stringp (plist-get entry :described))
+                  ;; The refusal as it was said live: the call, and the gates' reasons.
+                  (list :event "denied" :name (plist-get entry :described)
+                        :reason (plist-get entry :why))
+                (list :event "denied" :name name :args (plist-get call :arguments)
+                      :reason output)))
       (unless (assoc id (passepartout-turn-tools turn))
         (passepartout-chat-render-tool
          turn (list :event "tool" :name name :call-id id

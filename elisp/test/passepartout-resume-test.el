@@ -44,10 +44,14 @@
               ((tool_calls . [((name . "write-file")
                                (arguments . ((path . ,approved) (content . "yes"))))]))
               ((text . "Written."))
+              ((tool_calls . [((name . "read-file")
+                               (arguments . ((path . "~/.ssh/id_rsa"))))]))
+              ((text . "I may not read it."))
               ((error . 400) (message . "the provider is down")))
           (let* ((buffer (passepartout-chat t))
                  (session (buffer-local-value 'passepartout-chat--session buffer)))
-            (dolist (prompt '("Write refused.txt" "Write approved.txt" "Tell me a joke"))
+            (dolist (prompt '("Write refused.txt" "Write approved.txt" "Read my key"
+                              "Tell me a joke"))
               (passepartout-test-wait-turn (passepartout-test-prompt buffer prompt) 60))
             (should (file-exists-p approved))
             (should-not (file-exists-p refused))
@@ -66,7 +70,8 @@
                 ;; One reply heading per turn, none empty, the prompt heading last.
                 (should (equal (passepartout-resume-test--headings text)
                                '("* You" "* Passepartout" "* You" "* Passepartout"
-                                 "* You" "* Passepartout" "* You")))
+                                 "* You" "* Passepartout" "* You" "* Passepartout"
+                                 "* You")))
                 (should-not (string-match-p "^\\* Passepartout\n\\(\n\\|\\* \\)" text))
                 ;; The answers to the approvals, in the words the chat said them.
                 (should (string-match-p
@@ -81,6 +86,12 @@
                                  ":TOOL:\n- tool :: write-file\n- args :: .*approved\\.txt.*\n"
                                  "- result :: ok\n#\\+begin_example\n[^\n]*\n#\\+end_example\n"
                                  ":END:\nWritten\\.\n")
+                         text))
+                ;; A call the gates refused without asking: its denial line.
+                (should (string-match-p
+                         (concat "\\* You\nRead my key\n\\* Passepartout\n"
+                                 "\\*Denied:\\* read-file(path='~/.ssh/id_rsa') — [^\n]+\n"
+                                 "I may not read it\\.\n")
                          text))
                 (should (string-match-p
                          (concat "\\* You\nTell me a joke\n\\* Passepartout\n"
