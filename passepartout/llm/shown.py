@@ -10,7 +10,10 @@ each turn of a kept session and, when the turn ends, adds what is missing:
   reply, as ordinary messages (so the model sees them next time too);
 - a refusal the model never saw and an error: an entry of role ``denied`` or
   ``error``, shown when the session is resumed and never sent to a model
-  (:data:`SHOWN_ONLY`, see :func:`model_messages`).
+  (:data:`SHOWN_ONLY`, see :func:`model_messages`);
+- the person's answer to each approval (allowed or not, always or once, by which face):
+  an entry of role ``approval``, shown-only too, kept where it came in the turn (at
+  once in a turn the model layer keeps, between the call and its result).
 """
 
 from __future__ import annotations
@@ -23,12 +26,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from passepartout.llm.translate import Message
-from passepartout.loop.events import Denied, Done, Error, Event, Reply, ToolCall, ToolResult
+from passepartout.loop.events import (
+    ApprovalAnswered,
+    Denied,
+    Done,
+    Error,
+    Event,
+    Reply,
+    ToolCall,
+    ToolResult,
+)
 from passepartout.signals import Signal
 
 log = logging.getLogger(__name__)
 
-SHOWN_ONLY = frozenset({"error", "denied"})  # roles kept for the person, not the model
+SHOWN_ONLY = frozenset({"error", "denied", "approval"})  # roles kept for the person, not the model
 OPEN_TURNS = 256  # turns followed at once at most (a turn that never ends is dropped)
 
 
@@ -71,6 +83,9 @@ class ShownTurns:
                 turn.prompt = text if isinstance(text, str) else None
             if isinstance(event, Done):
                 self._turns.pop(key, None)
+        if isinstance(event, ApprovalAnswered) and self.store.answered(*key):
+            self._keep(key, [approval_message(event)])  # between the call and its result
+            return
         self._add(turn, event)
         if isinstance(event, Done):
             self._finish(key, turn)
@@ -88,6 +103,8 @@ class ShownTurns:
                 turn.messages.append({
                     "role": "tool", "tool_call_id": call_id or f"shown-{turn.calls}",
                     "name": name, "content": output if ok else f"error: {output}"})
+            case ApprovalAnswered():
+                turn.messages.append(approval_message(event))
             case Denied(action=action, reason=reason):
                 turn.shown_only.append({"role": "denied", "content": reason, "name": action})
             case Error(code=code, message=message):
@@ -106,6 +123,10 @@ class ShownTurns:
             kept += turn.messages
             kept += [m for m in turn.shown_only if m["role"] == "denied"]
         kept += [m for m in turn.shown_only if m["role"] == "error"]
+        self._keep(key, kept)
+
+    def _keep(self, key: tuple[str, str], kept: list[Message]) -> None:
+        session, turn_id = key
         if not kept:
             return
         try:
@@ -113,3 +134,16 @@ class ShownTurns:
         except Exception as err:  # the turn was shown; only its resume loses it
             log.warning("session %s: could not keep what turn %s showed: %s",
                         session, turn_id, err)
+
+
+def approval_message(event: ApprovalAnswered) -> Message:
+    """The answer to an approval as a session entry: ``content`` the question as asked,
+    ``name`` the action, ``answer`` allowed or denied, ``always``, ``by`` the face that
+    answered ("" when none did), ``reason`` why a no, ``call_id`` the model's call."""
+    message: Message = {"role": "approval", "content": event.description,
+                        "name": event.action,
+                        "answer": "allowed" if event.granted else "denied",
+                        "always": event.always, "by": event.by, "reason": event.reason}
+    if event.call_id:
+        message["tool_call_id"] = event.call_id
+    return message
