@@ -1,9 +1,7 @@
 """Offline answers: valid, correct, correct-no-tool and refusal rates on two halves.
 
-Runs the requests of both halves of the request set -- ``local_tools_prompts.json``
-(the tuning half) and ``local_tools_heldout.json`` (held out: never used to tune) --
-against the tools a default agent offers, and prints for each half and way of
-answering:
+Runs the requests of both halves of the request set against the tools a default agent
+offers, and prints for each half and way of answering:
 
 - valid calls: of the tool calls made, how many name an offered tool with arguments
   its schema accepts (``Tool.validate``);
@@ -20,6 +18,11 @@ what it leaves), with ``--compare`` also the model alone under the grammar and t
 baseline without grammar.  ``--no-model`` measures the reader alone in a second (a
 request it leaves counts as a plain answer, what the model then must give).  The model
 decodes greedily, so a run is repeatable; dates are relative to Monday 2026-11-23 18:00.
+
+The halves: the tuning half is ``local_tools_prompts.json`` with ``local_tools_heldout.json``
+(the first held-out set, written in the same sitting as the reader, so not independent:
+it is tuned on now); the held-out half is ``local_tools_heldout2.json``, written before
+any tuning of this round, without reading the reader's rules, and never tuned on.
 
     .venv/bin/python bench/local_tools.py [--no-model] [--compare] [--limit N] [--verbose]
 """
@@ -48,8 +51,8 @@ from passepartout.security.tools import file_tools, shell_tool
 from passepartout.tools import Tool, make_tool
 
 HERE = Path(__file__).resolve().parent
-HALVES = {"tuning": HERE / "local_tools_prompts.json",
-          "held-out": HERE / "local_tools_heldout.json"}
+HALVES = {"tuning": [HERE / "local_tools_prompts.json", HERE / "local_tools_heldout.json"],
+          "held-out": [HERE / "local_tools_heldout2.json"]}
 NOW = dt.datetime(2026, 11, 23, 18, 0).astimezone()
 
 
@@ -250,10 +253,11 @@ def main() -> None:
     toolprompt.today = NOW.date  # the model's prompt names the same day as the set
     print(f"{len(tools)} tools offered, model {local.LOCAL_MODEL}; "
           f"dates relative to {NOW:%a %Y-%m-%d %H:%M}")
-    for name, path in HALVES.items():
+    for name, paths in HALVES.items():
         if opts.half not in ("both", name):
             continue
-        cases = json.loads(path.read_text(encoding="utf-8"))["prompts"]
+        cases = [case for path in paths
+                 for case in json.loads(path.read_text(encoding="utf-8"))["prompts"]]
         if opts.limit:
             cases = cases[: opts.limit]
         run_half(name, cases, tools, opts)
