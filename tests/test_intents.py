@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 import pytest
 
@@ -269,3 +270,89 @@ def test_what_no_offline_tool_does_is_declined(text: str) -> None:
 def test_words_about_secrets_or_calls_are_still_notes_and_reminders(text: str) -> None:
     intent = read(text)
     assert intent is not None and intent.tool in ("remember", "schedule"), intent
+
+
+@pytest.mark.parametrize(
+    ("text", "stamp"),
+    [
+        # With no day named, a bare hour is its next coming in waking hours (07-22):
+        # at 18:00, "at 8" is tonight's 20:00 and "at 5" tomorrow's 17:00, not 05:00.
+        ("remind me at 8 to lock the door", "<2026-11-23 Mon 20:00>"),
+        ("remind me at 5 to ring grandma", "<2026-11-24 Tue 17:00>"),
+        ("remind me at 10 to take the pills", "<2026-11-23 Mon 22:00>"),
+        ("remind me at 11:30 to call Ana", "<2026-11-24 Tue 11:30>"),
+        # With a day named, 1-6 is the afternoon and 7-11 the morning.
+        ("remind me on Friday at 5 to leave early", "<2026-11-27 Fri 17:00>"),
+        ("remind me tomorrow at 8 to bring the charger", "<2026-11-24 Tue 08:00>"),
+        ("remind me on Dec 12 at 3 about the school play", "<2026-12-12 Sat 15:00>"),
+        # am/pm, a 24-hour clock and a part of the day say it already.
+        ("remind me at 5am to catch the train", "<2026-11-24 Tue 05:00>"),
+        ("remind me tomorrow at 06:30 to run", "<2026-11-24 Tue 06:30>"),
+        ("remind me tomorrow morning at 8 to run", "<2026-11-24 Tue 08:00>"),
+    ],
+)
+def test_a_bare_hour_is_the_one_a_person_means(text: str, stamp: str) -> None:
+    intent = read(text)
+    assert intent is not None and intent.tool == "schedule", intent
+    assert intent.args["timestamp"] == stamp
+
+
+@pytest.mark.parametrize(
+    ("text", "stamp"),
+    [
+        ("remind me on 28/11 to pay the window cleaner", "<2026-11-28 Sat 09:00>"),
+        ("remind me on 11/30 to submit the form", "<2026-11-30 Mon 09:00>"),
+        ("remind me on 15/12/2027 to renew the lease", "<2027-12-15 Wed 09:00>"),
+        ("remind me on 5/5 to call Jo", "<2027-05-05 Wed 09:00>"),
+        ("remind me on the 20th to renew the insurance", "<2026-12-20 Sun 09:00>"),
+        ("remind me on the 25th to pay the nanny", "<2026-11-25 Wed 09:00>"),
+        ("remind me on Christmas Eve to call my aunt", "<2026-12-24 Thu 09:00>"),
+        ("remind me on new year's day to rest", "<2027-01-01 Fri 09:00>"),
+        ("remind me every January 1st to review my goals", "<2027-01-01 Fri 09:00 +1y>"),
+        ("remind me every 14th of feb to buy flowers", "<2027-02-14 Sun 09:00 +1y>"),
+        ("remind me monthly on the 2nd to water the cactus", "<2026-12-02 Wed 09:00 +1m>"),
+        ("remind me every month on the 28th to read the meter", "<2026-11-28 Sat 09:00 +1m>"),
+        ("remind me in a fortnight to check the plants", "<2026-12-07 Mon 09:00>"),
+        ("remind me in a couple of days to call Jo", "<2026-11-25 Wed 09:00>"),
+        ("remind me every three hours to drink water", "<2026-11-23 Mon 21:00 +3h>"),
+    ],
+)
+def test_more_dates_and_recurrences(text: str, stamp: str) -> None:
+    intent = read(text)
+    assert intent is not None and intent.tool == "schedule", intent
+    assert intent.args["timestamp"] == stamp
+    assert not re.search(r"\b(?:every|on|the|in)\s*$|^(?:every|the)\b", intent.args["name"]), intent
+    assert parse_timestamp(stamp).format() == stamp
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("remind me on 04/05 to renew my passport", "4 May or 5 April"),
+        ("remind me on 31/02 to pay", "no such date"),
+        ("remind me every Tuesday and Thursday at 7 to go to the gym", "one day of the week"),
+        ("remind me Monday and Wednesday at 8 to go running", "one day of the week"),
+        ("remind me in a few days to call Jo", "how many"),
+        ("remind me next weekend to clean the car", "vague"),
+    ],
+)
+def test_a_date_that_reads_two_ways_or_none_is_asked_about(text: str, why: str) -> None:
+    intent = read(text)
+    assert intent is not None and intent.kind == "ask" and not intent.tool, intent
+    assert why in intent.reply
+
+
+@pytest.mark.parametrize(
+    ("text", "prompt"),
+    [
+        ("ping me tomorrow at 11 about the invoice", "Remind me about the invoice"),
+        ("nudge me in 20 minutes to turn off the hob", "Remind me to turn off the hob"),
+        ("please don't let me forget to water the garden tomorrow",
+         "Remind me to water the garden"),
+        ("I need a reminder on Dec 12 for the school play", "Remind me about the school play"),
+    ],
+)
+def test_other_ways_of_asking_for_a_reminder(text: str, prompt: str) -> None:
+    intent = read(text)
+    assert intent is not None and intent.tool == "schedule", intent
+    assert intent.args["prompt"] == prompt

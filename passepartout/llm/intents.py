@@ -71,6 +71,8 @@ MONTHS = {name: i for i, names in enumerate(
      ("may",), ("june", "jun"), ("july", "jul"), ("august", "aug"),
      ("september", "sept", "sep"), ("october", "oct"), ("november", "nov"),
      ("december", "dec")], 1) for name in names}
+_MONTH_NAMES = dict(enumerate(["January", "February", "March", "April", "May", "June", "July",
+                               "August", "September", "October", "November", "December"], 1))
 _MONTH = "(?:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 _ORD = r"(?P<{}>\d{{1,2}})(?:st|nd|rd|th)?"
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
@@ -93,27 +95,48 @@ _WHEN = [
     rf"\b(?:on\s+)?the\s+(?:first|second|third|fourth|last|1st|2nd|3rd|4th)\s+{_DAY}s?"
     r"\s+of\s+(?:every|each|the)\s+month\b",
     rf"\b(?:on\s+)?(?:the\s+)?{_ORD.format('md')}(?:\s+day)?\s+of\s+(?:every|each|the)\s+month\b",
-    rf"\b(?:(?:every|each)\s+(?:(?:other|2nd|second|3rd|third|\d+|{_COUNT})\s+)?"
+    rf"\b(?:every|each)\s+(?=(?:{_MONTH}\s+\d|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}))"
+    rf"|\b(?:(?:every|each)\s+(?:(?:other|2nd|second|3rd|third|\d+|{_COUNT})\s+)?"
     rf"(?:{_DAY}|hour|day|week|fortnight|month|year|morning|evening|night|afternoon"
     r"|weekday|weekend|work\s?day)s?|(?:on\s+)?weekdays|daily|weekly|monthly|yearly|annually"
     r"|hourly|fortnightly)\b",
-    rf"\bin\s+(?:half\s+an\s+hour|{_COUNT}\s+(?:minute|min|hour|hr|day|week|month|year)s?)\b",
+    rf"\bin\s+(?:half\s+an\s+hour|a\s+fortnight|(?:a\s+)?(?:couple|few)\s+(?:of\s+)?"
+    rf"(?:minute|min|hour|hr|day|week|month|year)s?"
+    rf"|{_COUNT}\s+(?:minute|min|hour|hr|day|week|month|year)s?)\b",
     r"\b(?:today|tonight|tomorrow|the\s+day\s+after\s+tomorrow|this\s+(?:morning|afternoon"
     r"|evening))(?:\s+(?:morning|afternoon|evening|night))?\b",
     rf"\b(?:(?:on|next|this|coming)\s+)*{_DAY}(?:\s+(?:morning|afternoon|evening|night))?\b",
     rf"\b(?:on\s+)?(?:the\s+)?{_ORD.format('d1')}(?:\s+of)?\s+{_MONTH}(?:,?\s+(?P<y1>\d{{4}}))?\b",
     rf"\b(?:on\s+)?{_MONTH}\s+(?:the\s+)?{_ORD.format('d2')}(?:,?\s+(?P<y2>\d{{4}}))?\b",
     r"\b(?:on\s+)?\d{4}-\d{2}-\d{2}\b",
+    # -- the day phrases end here (_N_DAY_PHRASES); then new ones, then the times of day
+    r"\b(?:on\s+)?\d{1,2}/\d{1,2}(?:/\d{2}(?:\d{2})?)?(?![\d/])"
+    r"|\b(?:on\s+)?\d{1,2}\.\d{1,2}\.(?:\d{2}(?:\d{2})?)?(?![\d.])",
+    rf"\b(?:on\s+)?the\s+\d{{1,2}}(?:st|nd|rd|th)\b(?!\s+(?:of\b|day\b|{_MONTH}))",
+    r"\b(?:on\s+)?(?:christmas(?:\s+(?:eve|day))?|xmas(?:\s+(?:eve|day))?"
+    r"|new\s+year'?s(?:\s+(?:eve|day))?|boxing\s+day|halloween|valentine'?s(?:\s+day)?)\b",
     r"\b(?:at\s+)?\d{1,2}(?:[:.h]\d{2})?\s*(?:a\.?m\.?|p\.?m\.?)(?=\W|$)",
     r"\bat\s+\d{1,2}(?:[:.h]\d{2})?(?:\s*o'?clock)?\b",
     r"\b\d{1,2}:\d{2}\b",
     r"\b(?:at\s+|around\s+)?(?:noon|midday|midnight|lunchtime)\b",
     r"\b(?:in\s+the\s+)?(?:morning|afternoon|evening|night)\b",
     r"\b(?:later(?:\s+(?:today|on))?|soon|sometime|some\s+time|next\s+week|next\s+month"
-    r"|this\s+weekend|at\s+some\s+point|in\s+a\s+(?:bit|while))\b",
+    r"|(?:this|next|the)\s+weekend|at\s+some\s+point|in\s+a\s+(?:bit|while))\b",
 ]
 _WHEN_RE = [re.compile(p, re.I) for p in _WHEN]
-_VAGUE = re.compile(r"\b(?:later|soon|sometime|some\s+time|next\s+week|next\s+month|this\s+weekend"
+_NTH_WEEKDAY_RE, _MONTH_DAY_RE, _EVERY_RE, _IN_RE = _WHEN_RE[:4]
+_NUMERIC_DATE_RE, _DAY_OF_MONTH_RE, _HOLIDAY_RE = _WHEN_RE[9:12]
+_DAY_PHRASES = _WHEN_RE[:12]  # the phrases that name a day (the rest name a time of day)
+_MULTI_DAYS = re.compile(rf"\b{_DAY}s?\s*(?:,|and|&|\+|or)\s*(?:on\s+)?{_DAY}s?\b", re.I)
+# Days a person names by their name (month, day).
+HOLIDAYS = {"christmas eve": (12, 24), "xmas eve": (12, 24), "christmas": (12, 25),
+            "christmas day": (12, 25), "xmas": (12, 25), "xmas day": (12, 25),
+            "boxing day": (12, 26), "new year's eve": (12, 31), "new years eve": (12, 31),
+            "new year's": (1, 1), "new years": (1, 1), "new year's day": (1, 1),
+            "new years day": (1, 1), "halloween": (10, 31), "valentine's": (2, 14),
+            "valentines": (2, 14), "valentine's day": (2, 14), "valentines day": (2, 14)}
+_VAGUE = re.compile(r"\b(?:later|soon|sometime|some\s+time|next\s+week|next\s+month"
+                    r"|(?:this|next|the)\s+weekend"
                     r"|at\s+some\s+point|in\s+a\s+(?:bit|while))\b", re.I)
 
 
@@ -123,6 +146,13 @@ def _number(word: str) -> int:
 
 def _clock(text: str) -> tuple[int, int] | None:
     """The time of day in ``text`` ("at 9", "9:30am", "21:00", "noon"), or None."""
+    read = _clock_read(text)
+    return read[:2] if read else None
+
+
+def _clock_read(text: str) -> tuple[int, int, bool] | None:
+    """The time of day in ``text`` and whether its hour was bare: "at 5", with no am or
+    pm and no part of the day, could be 05:00 or 17:00 (see :func:`_bare_hour`)."""
     for word, hm in _PARTS_OF_DAY.items():
         if re.search(rf"\b{word}\b", text, re.I):
             found: tuple[int, int] | None = hm
@@ -134,15 +164,35 @@ def _clock(text: str) -> tuple[int, int] | None:
             continue  # a bare number is a count ("every 2 weeks"), not a time
         hour, minute = int(m["h"]), int(m["m"] or 0)
         ampm = (m["ampm"] or "").lower().replace(".", "")
+        bare = False
         if ampm == "pm" and hour < 12:
             hour += 12
         elif ampm == "am" and hour == 12:
             hour = 0
         elif not ampm and found in ((18, 0), (20, 0), (21, 0), (15, 0)) and hour < 12:
             hour += 12  # "every evening at 7"
+        elif not ampm and found != (9, 0) and 1 <= hour <= 11 and not m["h"].startswith("0"):
+            bare = True  # "at 5", "at 6:30"; "08:00" and "9 in the morning" are not
         if hour < 24 and minute < 60:
-            return hour, minute
-    return found
+            return hour, minute, bare
+    return (*found, False) if found else None
+
+
+WAKING = (7, 22)  # the hours a bare "at 8" may mean when no day is named
+
+
+def _bare_hour(hour: int, minute: int, now: dt.datetime, day_named: bool) -> tuple[int, int]:
+    """The hour a person means by a bare "at 5": with a day named ("Friday at 5",
+    "every day at 7"), 1 to 6 is the afternoon and 7 to 11 the morning; with none
+    ("remind me at 8"), the next time the clock shows it in waking hours (07:00 to
+    22:00), so at 18:00 "at 8" is 20:00 tonight and "at 5" 17:00 tomorrow."""
+    if day_named:
+        return (hour + 12 if hour <= 6 else hour), minute
+    naive = now.replace(tzinfo=None, second=0, microsecond=0)
+    coming = [naive.replace(hour=h, minute=minute) + dt.timedelta(days=d)
+              for d in (0, 1) for h in (hour, hour + 12) if WAKING[0] <= h <= WAKING[1]]
+    first = min(t for t in coming if t > naive)
+    return first.hour, first.minute
 
 
 def _next_weekday(today: dt.date, weekday: int, at: tuple[int, int], now: dt.datetime) -> dt.date:
@@ -158,14 +208,46 @@ def _first(rule: rrule.rrule) -> dt.date:
     return first.date()
 
 
+class Unclear(Exception):
+    """The request names a time that cannot be read for sure: ask back."""
+
+
+def _start(now: dt.datetime, at: tuple[int, int]) -> dt.datetime:
+    """The first moment at ``at`` still to come (today's or tomorrow's), naive."""
+    start = now.replace(hour=at[0], minute=at[1], second=0, microsecond=0, tzinfo=None)
+    if start <= now.replace(tzinfo=None):
+        start += dt.timedelta(days=1)
+    return start
+
+
+def _next_date(month: int, day: int, start: dt.datetime) -> dt.date:
+    """The next ``month``/``day`` from ``start`` on (dateutil skips the years without it)."""
+    if not 1 <= day <= 31:
+        raise Unclear("no such day of the month")
+    try:
+        return _first(rrule.rrule(rrule.YEARLY, bymonth=month, bymonthday=day, dtstart=start,
+                                  count=1))
+    except StopIteration:
+        raise Unclear("no such date") from None
+
+
+def _dated(year: int | None, month: int, day: int, start: dt.datetime) -> dt.date:
+    if year is None:
+        return _next_date(month, day, start)
+    try:
+        return dt.date(year, month, day)
+    except ValueError:
+        raise Unclear("no such date") from None
+
+
 def _date_named(text: str, now: dt.datetime, at: tuple[int, int]) -> dt.date | None:
-    """A calendar date named in ``text`` ("on December 3", "1 jan", "2027-01-01"), or None.
-    With no year it is the next such day (today's when the time is still to come)."""
+    """A calendar date named in ``text`` ("on December 3", "1 jan", "2027-01-01", "12/15",
+    "the 20th", "Christmas Eve"), or None.  With no year it is the next such day (today's
+    when the time is still to come).  Raises :class:`Unclear` for a date that reads two
+    ways ("04/05": 4 May or 5 April?) or none ("31/02")."""
+    start = _start(now, at)
     if iso := re.search(r"\b(\d{4})-(\d{2})-(\d{2})\b", text):
-        try:
-            return dt.date(int(iso[1]), int(iso[2]), int(iso[3]))
-        except ValueError:
-            return None
+        return _dated(int(iso[1]), int(iso[2]), int(iso[3]), start)
     for pattern in _WHEN_RE[6:8]:
         if m := pattern.search(text):
             day = int(m["d1"] or 0) if "d1" in pattern.groupindex else int(m["d2"] or 0)
@@ -173,43 +255,62 @@ def _date_named(text: str, now: dt.datetime, at: tuple[int, int]) -> dt.date | N
             month_word = re.search(_MONTH, m.group(0), re.I)
             assert month_word is not None
             month = MONTHS[month_word.group(0).lower().rstrip(".")]
-            if year:
-                try:
-                    return dt.date(int(year), month, day)
-                except ValueError:
-                    return None
-            start = now.replace(hour=at[0], minute=at[1], second=0, microsecond=0)
-            if start < now:
-                start += dt.timedelta(days=1)
-            if not 1 <= day <= 31:
-                return None
-            return _first(rrule.rrule(rrule.YEARLY, bymonth=month, bymonthday=day,
-                                      dtstart=start.replace(tzinfo=None)))
+            return _dated(int(year) if year else None, month, day, start)
+    if m := _NUMERIC_DATE_RE.search(text):
+        a, b, *rest = (int(n) for n in re.findall(r"\d+", m.group(0)))
+        year = (rest[0] + 2000 if rest[0] < 100 else rest[0]) if rest else None
+        if a > 12 and b <= 12:
+            day, month = a, b  # 28/11
+        elif b > 12 and a <= 12:
+            month, day = a, b  # 11/30
+        elif a == b:
+            day = month = a
+        elif a <= 12 and b <= 12:
+            raise Unclear(f"{m.group(0).replace('on ', '').strip()} could be {a} "
+                          f"{_MONTH_NAMES[b]} or {b} {_MONTH_NAMES[a]}")
+        else:
+            raise Unclear("no such date")
+        return _dated(year, month, day, start)
+    if m := _HOLIDAY_RE.search(text):
+        name = " ".join(re.sub(r"^on\s+", "", m.group(0).lower().replace("\u2019", "'")).split())
+        return _next_date(*HOLIDAYS[name], start)
+    if m := _DAY_OF_MONTH_RE.search(text):
+        day = int(re.findall(r"\d+", m.group(0))[0])
+        if not 1 <= day <= 31:
+            raise Unclear("no such day of the month")
+        return _first(rrule.rrule(rrule.MONTHLY, bymonthday=day, dtstart=start))
     return None
 
 
-class Unclear(Exception):
-    """The request names a time that cannot be read for sure: ask back."""
+_YEARLY_DATE = re.compile(rf"\b(?:every|each)\s+(?:{_MONTH}\s+\d|\d{{1,2}}(?:st|nd|rd|th)?\s+"
+                          rf"(?:of\s+)?{_MONTH})", re.I)
 
 
 def org_timestamp(text: str, now: dt.datetime) -> OrgTimestamp | None:
     """The org timestamp a phrase such as "every Monday at 9" or "tomorrow at 10" names,
     or None when it names none.  Raises :class:`Unclear` when it names one vaguely."""
-    at = _clock(text) or (9, 0)
+    day_named = any(p.search(text) for p in _DAY_PHRASES)
+    read = _clock_read(text)
+    at = (9, 0) if read is None else (
+        _bare_hour(read[0], read[1], now, day_named) if read[2] else read[:2])
     time = dt.time(*at)
     today = now.date()
-    start = now.replace(hour=at[0], minute=at[1], second=0, microsecond=0, tzinfo=None)
-    if start <= now.replace(tzinfo=None):
-        start += dt.timedelta(days=1)  # the first moment at that time still to come
-    if _WHEN_RE[0].search(text):
+    start = _start(now, at)  # the first moment at that time still to come
+    if _NTH_WEEKDAY_RE.search(text):
         raise Unclear("org cannot repeat on the nth weekday of a month")
-    if m := _WHEN_RE[1].search(text):
+    if _MULTI_DAYS.search(text):
+        raise Unclear("an org timestamp repeats on one day of the week: one reminder for "
+                      "each day?")
+    if m := _MONTH_DAY_RE.search(text):
         day = int(m["md"])
         if not 1 <= day <= 31:
             raise Unclear("no such day of the month")
         first = _first(rrule.rrule(rrule.MONTHLY, bymonthday=day, dtstart=start))
         return OrgTimestamp(first, time, repeater=Repeater(RepeaterKind.CUMULATE,
                                                            Interval(1, Unit.MONTH)))
+    if _YEARLY_DATE.search(text) and (named := _date_named(text, now, at)):
+        return OrgTimestamp(named, time, repeater=Repeater(RepeaterKind.CUMULATE,
+                                                           Interval(1, Unit.YEAR)))
     every = re.search(
         rf"\b(?:every|each)\s+(?:(?P<n>other|2nd|second|3rd|third|\d+|{_COUNT})\s+)?"
         rf"(?P<what>{_DAY}|hour|day|week"
@@ -243,15 +344,24 @@ def org_timestamp(text: str, now: dt.datetime) -> OrgTimestamp | None:
             moment = now + dt.timedelta(hours=n)
             date, time = moment.date(), dt.time(moment.hour, moment.minute)
         return OrgTimestamp(date, time, repeater=Repeater(RepeaterKind.CUMULATE, Interval(n, unit)))
-    if rel := re.search(rf"\bin\s+(?:(?P<half>half\s+an\s+hour)|(?P<n>{_COUNT})\s+"
-                        r"(?P<unit>minute|min|hour|hr|day|week|month|year)s?)\b", text, re.I):
+    if rel := re.search(rf"\bin\s+(?:(?P<half>half\s+an\s+hour)|(?P<fortnight>a\s+fortnight)"
+                        r"|(?:a\s+)?(?P<vague>couple|few)\s+(?:of\s+)?"
+                        r"(?P<vunit>minute|min|hour|hr|day|week|month|year)s?"
+                        rf"|(?P<n>{_COUNT})\s+(?P<unit>minute|min|hour|hr|day|week|month|year)s?)\b",
+                        text, re.I):
+        if rel["vague"] and rel["vague"].lower() == "few":
+            raise Unclear("how many?")
         if rel["half"]:
-            delta = relativedelta(minutes=30)
+            delta, unit_word = relativedelta(minutes=30), "minute"
+        elif rel["fortnight"]:
+            delta, unit_word = relativedelta(weeks=2), "week"
         else:
-            word = {"min": "minute", "hr": "hour"}.get(rel["unit"].lower(), rel["unit"].lower())
-            delta = relativedelta(**{word + "s": _number(rel["n"])})
+            unit_word = (rel["unit"] or rel["vunit"]).lower()
+            word = {"min": "minute", "hr": "hour"}.get(unit_word, unit_word)
+            unit_word = word
+            delta = relativedelta(**{word + "s": 2 if rel["vague"] else _number(rel["n"])})
         moment = now + delta
-        if rel["half"] or rel["unit"].lower() in ("minute", "min", "hour", "hr"):
+        if unit_word in ("minute", "hour"):
             return OrgTimestamp(moment.date(), dt.time(moment.hour, moment.minute))
         return OrgTimestamp(moment.date(), time)
     if _VAGUE.search(text):
@@ -267,7 +377,7 @@ def org_timestamp(text: str, now: dt.datetime) -> OrgTimestamp | None:
                 time = dt.time(20, 0)
             return OrgTimestamp(today + dt.timedelta(days=ahead), time)
         return OrgTimestamp(_next_weekday(today, DAYS[once["day"].lower()], at, now), time)
-    if _clock(text):  # a time alone: its next coming
+    if read is not None:  # a time alone: its next coming
         return OrgTimestamp(start.date(), time)
     return None
 
@@ -285,7 +395,9 @@ def _title(text: str) -> str:
 _TYPOS = [
     (r"\b(?:tmrw|tmrow|tmr|tomorow|tommorow|tommorrow|2moro|2morrow)\b", "tomorrow"),
     (r"\b(?:remeber|rember|remmeber|rememeber|remembr)\b", "remember"),
-    (r"\b(?:remind|remnd|rmind)\s+me\b", "remind me"),
+    (r"\b(?:remind|remnd|rmind|remid|reminde|ping|nudge|alert|buzz)\s+me\b", "remind me"),
+    (r"\b(?:don'?t|do\s+not)\s+let\s+me\s+forget(?=\s+(?:to|that|about)\b)", "remind me"),
+    (r"\bmake\s+sure\s+i\s+(?:remember|don'?t\s+forget)(?=\s+to\b)", "remind me"),
     (r"\b(?:pls|plz|plese|pleas)\b", "please"),
     (r"\b(?:tonite|tonigth)\b", "tonight"),
     (r"\b(?:agneda|agend)\b", "agenda"),
@@ -395,13 +507,13 @@ def _schedule(text: str, now: dt.datetime) -> Intent | None:
     remind = _REMIND.search(text)
     if remind is not None:
         task = _task(remind["rest"])
-        conn = "to"
+        conn = "about"  # "a reminder for the school play"
         if lead := re.match(r"(?P<c>to|that|about|of|:)\s+(?P<what>.+)", task, re.I | re.S):
             conn = lead["c"].lower() if lead["c"] != ":" else "to"
             task = _clean(lead["what"])
         if not task:
             head = _task(text[: remind.start()])  # "every day at 8am remind me to stretch"
-            task = head
+            task, conn = head, "to"
     elif sched := _SCHEDULE_TASK.match(text):
         if not any(p.search(text) for p in _WHEN_RE[:4]):
             return None  # "schedule a meeting" with no recurrence: the model's
