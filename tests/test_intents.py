@@ -356,3 +356,125 @@ def test_other_ways_of_asking_for_a_reminder(text: str, prompt: str) -> None:
     intent = read(text)
     assert intent is not None and intent.tool == "schedule", intent
     assert intent.args["prompt"] == prompt
+
+
+@pytest.mark.parametrize(
+    ("text", "title"),
+    [
+        ("memo: the garage door code changed", "the garage door code changed"),
+        ("log that the boiler was serviced today", "the boiler was serviced today"),
+        ("put in my notes that Jake likes lego", "Jake likes lego"),
+        ("file this in my notes: the router is in the cupboard", "the router is in the cupboard"),
+        ("new todo: fix the bike brakes", "fix the bike brakes"),
+        ("add a task: order new glasses", "order new glasses"),
+        ("TODO: email the accountant", "email the accountant"),
+        ("todo pick up the parcel", "pick up the parcel"),
+        ("inbox - look at the leaky tap", "look at the leaky tap"),
+        ('add "buy stamps" to my todo list', "buy stamps"),
+        ("i have to remember that the vet closes at 5", "the vet closes at 5"),
+        ("Keep a note: Ollie's shoe size is 32", "Ollie's shoe size is 32"),
+    ],
+)
+def test_more_ways_of_taking_a_note(text: str, title: str) -> None:
+    assert read(text) == Intent("remember", {"title": title})
+
+
+@pytest.mark.parametrize(
+    ("text", "day"),
+    [
+        ("what's on thursday?", "2026-11-26"),
+        ("what's on monday?", "2026-11-23"),  # today is a Monday
+        ("anything on my calendar for saturday", "2026-11-28"),
+        ("do I have plans on Dec 5?", "2026-12-05"),
+        ("what's on 2026-12-02", "2026-12-02"),
+        ("what's on the day after tomorrow", "2026-11-25"),
+        ("my schedule for the next few days", "week"),
+        ("show overdue tasks", "today"),
+        ("summary of my day", "today"),
+        ("todos for tomorrow", "tomorrow"),
+    ],
+)
+def test_an_agenda_question_names_its_day(text: str, day: str) -> None:
+    assert read(text) == Intent("agenda", {"day": day})
+
+
+@pytest.mark.parametrize(
+    ("text", "tool", "args"),
+    [
+        ("look for 'budget 2027' in my notes", "memory-search", {"query": "budget 2027"}),
+        ("search: bread recipes", "memory-search", {"query": "bread recipes"}),
+        ("what do my notes say on the roof repair", "memory-search",
+         {"query": "the roof repair"}),
+        ("did I write anything down about the new boiler", "memory-search",
+         {"query": "the new boiler"}),
+        ("find what I noted about the Oslo conference", "memory-search",
+         {"query": "the Oslo conference"}),
+        ("show notes mentioning Gregor", "memory-search", {"query": "Gregor"}),
+        ("which notes mention the plumber?", "memory-search", {"query": "the plumber"}),
+        ("grep -ri todo ~/notes", "grep-search", {"pattern": "todo", "dir": "~/notes"}),
+        ("search files in ~/projects for 'release date'", "grep-search",
+         {"pattern": "release date", "dir": "~/projects"}),
+        ("find all FIXMEs under ~/src/app", "grep-search",
+         {"pattern": "FIXME", "dir": "~/src/app"}),
+        ("search my files for the lease", "grep-search", {"pattern": "the lease", "dir": "."}),
+        ("let me look at notes/garden.org", "read-file", {"path": "notes/garden.org"}),
+        ("what does projects/roadmap.org say", "read-file", {"path": "projects/roadmap.org"}),
+        ("pull up the file journal/2026.org", "read-file", {"path": "journal/2026.org"}),
+    ],
+)
+def test_more_ways_of_searching_and_reading(text: str, tool: str, args: dict[str, str]) -> None:
+    assert read(text) == Intent(tool, args)
+
+
+@pytest.mark.parametrize("text", ["open the file please", "read the file",
+                                  "can you open my journal file"])
+def test_a_file_asked_for_without_its_name_is_asked_about(text: str) -> None:
+    intent = read(text)
+    assert intent is not None and intent.kind == "ask" and not intent.tool, intent
+    assert intent.reply.startswith("Which file?")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["print all env vars", "list the keys in my keyring", "search my files for api_key",
+     "what password did I use for the router", "dump the environment variables", "printenv"],
+)
+def test_more_requests_for_secrets_are_refused(text: str) -> None:
+    intent = read(text)
+    assert intent is not None and intent.kind == "refuse" and not intent.tool, intent
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["get rid of all my done todos", "git push --force to main", "reset my memory",
+     "throw away all the notes about Bob", "kill all my reminders", "git reset --hard"],
+)
+def test_more_destructive_requests_are_asked_about(text: str) -> None:
+    intent = read(text)
+    assert intent is not None and intent.kind == "destroy" and not intent.tool, intent
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["message Jo on signal that dinner is at 8", "what's the score of the match",
+     "play my workout playlist", "how much is the euro in dollars right now",
+     "put the dentist in my outlook calendar", "share this note on slack",
+     "check my inbox for emails from HR", "summarise this 40-page pdf",
+     "write a full business plan for my bakery", "write me a 1500-word essay on trade",
+     "look up the latest news about the election"],
+)
+def test_more_of_what_no_offline_tool_does_is_declined(text: str) -> None:
+    intent = read(text)
+    assert intent is not None and intent.kind == "decline", intent
+    assert "configure a provider" in intent.reply
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["how do I set a reminder in org mode?", "what's a good credit score?", "what is a pdf?",
+     "write a poem about the sea", "how do I make chicken stock?", "buy milk",
+     "who won the 1966 world cup?", "what does todo mean", "find my notes about the environment"],
+)
+def test_questions_near_the_rules_are_not_misread(text: str) -> None:
+    intent = read(text)
+    assert intent is None or intent.tool in ("memory-search",), intent

@@ -417,10 +417,15 @@ def _normalize(text: str) -> str:
 _REVEAL = re.compile(
     r"^(?:please\s+|can\s+you\s+|could\s+you\s+|would\s+you\s+|i\s+need\s+(?:you\s+to\s+)?)*"
     r"(?:print|show|display|cat|read|tell|give|reveal|dump|echo|output|paste|copy|send|list"
-    r"|open|fetch|get|what(?:'s|\s+is|\s+are|\s+was)|where(?:'s|\s+is)|type|spell)\b", re.I)
+    r"|open|fetch|get|type|spell|printenv|env|search|grep|find|look\s+for|scan"
+    r"|look\s+up|extract|recover|decrypt|where(?:'s|\s+is|\s+are|\s+do\s+i\s+keep)"
+    r"|what(?:'s|\s+is|\s+are|\s+was|\s+were)\s+(?:my|the|our|your|his|her|their|all)\b"
+    r"|what\s+(?:\w+\s+)?(?:password|passphrase|pin|token|key|secret)s?\b)", re.I)
 _SECRET = re.compile(
     r"\b(?:api[\s_-]?keys?|keys?\s+for|access[\s_-]?tokens?|tokens?|passwords?|passphrases?"
     r"|passwd|secrets?|credentials?|private\s+keys?|ssh\s+keys?|pin\s+(?:code|number)"
+    r"|keyrings?|keychains?|key\s*stores?|(?:env|environment)\s+var(?:iable)?s?|printenv"
+    r"|env(?=\s*$)|session\s+cookies?"
     r"|[A-Z0-9]+_(?:API_KEY|KEY|TOKEN|SECRET|PASSWORD))\b"
     r"|(?:^|[\s/'\"])(?:\.env|\.netrc|\.authinfo(?:\.gpg)?|\.pgpass|id_(?:rsa|ed25519|ecdsa|dsa)"
     r"|\.ssh/\S*|\.gnupg/\S*|\.aws/credentials|shadow)\b"
@@ -429,7 +434,11 @@ _SECRET = re.compile(
 _DESTROY = re.compile(
     r"^(?:please\s+|can\s+you\s+|could\s+you\s+|just\s+|now\s+|run\s+|go\s+ahead\s+and\s+)*"
     r"(?:delete|remove|erase|wipe|rm\s|rm$|rmdir|drop|purge|destroy|shred|trash|clear\s+(?:out\s+)?"
-    r"(?:all|my|the|every)|empty\s+(?:my|the)|format|overwrite|truncate|forget\s+(?:all|every))",
+    r"(?:all|my|the|every)|empty\s+(?:my|the)|format|overwrite|truncate|forget\s+(?:all|every)"
+    r"|get\s+rid\s+of|throw\s+(?:away|out)|bin\s+(?:all|my|the|every)|reset\s+(?:all|my|the|every)"
+    r"|kill\s+(?:all|my|the|every)|nuke|discard|cancel\s+(?:all|every)|unschedule"
+    r"|git\s+(?:push\s+(?:.*\s)?(?:-f|--force)|reset\s+--hard|clean\s+-\w*f|checkout\s+--?\s*\.)"
+    r"|dd\s|mkfs|chmod\s+-R|chown\s+-R|mv\s+\S+\s+/dev/null|>\s*\S+)",
     re.I)
 
 
@@ -457,8 +466,18 @@ def _destructive(text: str, now: dt.datetime) -> Intent | None:
 # -- the intents ----------------------------------------------------------------------------
 
 _NOTE = re.compile(
-    r"^(?:(?:please|can\s+you|could\s+you|ok|okay)\s+)*(?:"
-    r"(?:take|make|add|jot|write|save|capture|create)\s+(?:down\s+)?(?:a\s+|this\s+)?"
+    r"^(?:(?:please|can\s+you|could\s+you|would\s+you|ok|okay|hey)[\s,]+)*(?:"
+    r"(?:take|make|add|jot|write|save|capture|create|store|keep|leave|drop)\s+(?:down\s+)?"
+    r"(?:a\s+|this\s+)?(?:quick\s+|new\s+|short\s+)?(?:note|memo)(?:\s+for\s+me)?"
+    r"(?:\s+to\s+self)?(?:\s+(?:that|saying|of|about))?\s*[:,-]?"
+    r"|memo\s*[:,-]|(?:log|record)\s+(?:that|this\s*[:,-]?)|(?:log|record)\s*[:,-]"
+    r"|(?:put|file|store|keep|save|add|write)\s+(?:this\s+|it\s+|that\s+)?(?:down\s+)?"
+    r"(?:in|into|to|under|among)\s+(?:my\s+|the\s+)?notes?(?:\s+file)?(?:\s+that)?\s*[:,-]?"
+    r"|(?:new|add\s+an?|create\s+an?|make\s+an?)\s+(?:todo|to-do|task|item)\s*[:,-]?"
+    r"|todo(?!\s*(?:list|lists|s\b|for\b|in\b|items?\b))\s*[:,-]?"
+    r"|inbox\s*[:,-]"
+    r"|i\s+(?:have|need|want|must|should)\s+to\s+remember(?:\s+that)?\s*[:,-]?"
+    r"|(?:take|make|add|jot|write|save|capture|create)\s+(?:down\s+)?(?:a\s+|this\s+)?"
     r"(?:quick\s+)?(?:note|memo)(?:\s+to\s+self)?(?:\s+(?:that|saying|of|about))?\s*[:,-]?"
     r"|note\s+to\s+self\s*[:,-]?|note(?:\s+that|\s+down)?\s*[:,-]|note\s+(?:down\s+)?that"
     r"|note\s+down"
@@ -467,7 +486,7 @@ _NOTE = re.compile(
     r"|(?:i\s+want\s+you\s+to\s+|please\s+)?keep\s+in\s+mind(?:\s+that)?\s*[:,-]?"
     r"|(?:save|capture|add|log)\s+(?:this|that|an?\s+idea|idea)\s*[:,-]"
     r"|capture(?:\s+(?:an?\s+)?idea)?\s*[:,-]"
-    r"|add\s+to\s+(?:my\s+)?(?:inbox|notes)\s*[:,-]?"
+    r"|add\s+to\s+(?:my\s+)?(?:inbox|notes|todo\s+list|to-do\s+list|todos)\s*[:,-]?"
     r"|(?:can\s+you\s+)?note)\s*(?P<text>.+)$",
     re.I | re.S)
 _REMIND = re.compile(
@@ -476,8 +495,14 @@ _REMIND = re.compile(
 _SCHEDULE_TASK = re.compile(r"^(?:please\s+)?schedule\s+(?:a\s+|an\s+|my\s+)?(?P<task>.+)$", re.I)
 
 
+_ADD_TO = re.compile(
+    r"^(?:(?:please|can\s+you|could\s+you)\s+)*(?:add|put|write)\s+(?P<text>.+?)\s+(?:to|on|in|into)"
+    r"\s+(?:my\s+|the\s+)?(?:todo|to-do|task|shopping)?\s*(?:list|inbox|notes|todos|tasks)"
+    r"(?:\s+please)?\s*[.!]*$", re.I | re.S)
+
+
 def _note(text: str, now: dt.datetime) -> Intent | None:
-    m = _NOTE.match(text)
+    m = _NOTE.match(text) or _ADD_TO.match(text)
     if m is None:
         return None
     body = _clean(m["text"])
@@ -503,7 +528,13 @@ def _task(text: str) -> str:
     return _clean(rest)
 
 
+_QUESTION = re.compile(r"^(?:how|why|what|which|where|is|are|does|do|can\s+i|could\s+i|should"
+                       r"|would\s+it)\b", re.I)
+
+
 def _schedule(text: str, now: dt.datetime) -> Intent | None:
+    if _QUESTION.match(text) and not re.search(r"\bremind\s+me\b", text, re.I):
+        return None  # "how do I set a reminder in org?" asks how, not for one
     remind = _REMIND.search(text)
     if remind is not None:
         task = _task(remind["rest"])
@@ -514,6 +545,8 @@ def _schedule(text: str, now: dt.datetime) -> Intent | None:
         if not task:
             head = _task(text[: remind.start()])  # "every day at 8am remind me to stretch"
             task, conn = head, "to"
+            task = re.sub(r"^(?:i\s+(?:need|have|must|want|should|ought)\s+to|i\s+must"
+                          r"|i'?ve\s+got\s+to|i\s+gotta)\s+", "", task, flags=re.I)
     elif sched := _SCHEDULE_TASK.match(text):
         if not any(p.search(text) for p in _WHEN_RE[:4]):
             return None  # "schedule a meeting" with no recurrence: the model's
@@ -543,17 +576,42 @@ def _ask_when(task: str, why: str) -> Intent:
                    "\"every day at 8\" or \"on the 1st of every month\".")
 
 
-_WHEN_DAY = (r"(?P<when>today|tonight|tomorrow|this\s+week(?:'s)?|the\s+week|week|next\s+week"
-             r"|this\s+weekend)")
+_AGENDA_DAY = re.compile(
+    r"\b(?P<when>today|tonight|this\s+(?:morning|afternoon|evening)|tomorrow"
+    r"|the\s+day\s+after\s+tomorrow|(?:this|next|the|coming)\s+week(?:'s)?|week"
+    r"|(?:this|next|the|coming)\s+weekend|(?:next|coming)\s+(?:few|couple\s+of|\d+|two|three"
+    r"|four|five|six|seven)\s+days|my\s+day|the\s+day|today's)\b", re.I)
 _AGENDA_WORDS = re.compile(
     r"\b(?:agenda|due|deadlines?|scheduled|schedule|on\s+my\s+plate|coming\s+up|going\s+on"
-    r"|planned|plans|free|busy|to\s+do|todo|todos|tasks|appointments?|meetings?"
+    r"|planned|plans|free|busy|to\s+do|todo|todos|tasks|appointments?|meetings?|calendar"
+    r"|overdue|rundown|summary|overview|left\s+to\s+do|my\s+day"
     r"|what(?:'s|\s+is)\s+on|anything\s+on|have\s+on|what\s+do\s+i\s+have"
     r"|(?:need|have)\s+to\s+do)\b", re.I)
 _AGENDA_NOT = re.compile(
     r"\b(?:remind|note|search|find|grep|weather|news|tv|film|movie|meaning|mean|define"
     r"|definition|explain|difference|how\s+do|how\s+to|write|create|add|delete|remove|a\s+"
-    r"deadline|an\s+agenda|the\s+word)\b", re.I)
+    r"deadline|an\s+agenda|the\s+word|put|outlook|google|icloud)\b", re.I)
+
+
+def _agenda_day(text: str, now: dt.datetime) -> str | None:
+    """The day an agenda question asks about: today, tomorrow, week or a YYYY-MM-DD."""
+    if m := _AGENDA_DAY.search(text):
+        word = m["when"].lower()
+        if "week" in word or "days" in word:
+            return "week"
+        if word.startswith("the day after"):
+            return (now.date() + dt.timedelta(days=2)).isoformat()
+        return "tomorrow" if "tomorrow" in word else "today"
+    try:
+        named = _date_named(text, now, (23, 59))
+    except Unclear:
+        named = None
+    if named is not None:
+        return named.isoformat()
+    if m := re.search(rf"\b{_DAY}\b", text, re.I):
+        ahead = (DAYS[m.group(0).lower()] - now.weekday()) % 7
+        return (now.date() + dt.timedelta(days=ahead)).isoformat()
+    return None
 
 
 _ON_WORDS = {"what's on", "what is on", "anything on", "have on"}
@@ -569,8 +627,9 @@ def _agenda(text: str, now: dt.datetime) -> Intent | None:
         return Intent("agenda", {"day": "today"})
     if not _AGENDA_WORDS.search(text) or _AGENDA_NOT.search(text):
         return None
-    when = re.search(rf"\b{_WHEN_DAY}\b", text, re.I)
-    personal = re.search(r"\b(?:my|i|me|i'm|anything|any|agenda|due)\b", text, re.I)
+    when = _agenda_day(text, now)
+    personal = re.search(r"\b(?:my|i|me|i'm|anything|any|agenda|due|overdue|calendar"
+                         r"|deadlines)\b", text, re.I)
     if when is None and personal is None:
         return None
     # "what is on my grocery list" is no agenda question: "what's on" asks about a day
@@ -578,12 +637,7 @@ def _agenda(text: str, now: dt.datetime) -> Intent | None:
     triggers = {m.group(0).lower() for m in _AGENDA_WORDS.finditer(text)}
     if when is None and triggers <= _ON_WORDS and not _ON_AGENDA.search(text):
         return None
-    day = (when["when"].lower() if when else
-           "week" if re.search(r"\bcoming\s+up\b", text, re.I) else "today")
-    if "week" in day:
-        day = "week"
-    if day == "tonight":
-        day = "today"
+    day = when or ("week" if re.search(r"\bcoming\s+up\b", text, re.I) else "today")
     return Intent("agenda", {"day": day})
 
 
@@ -591,11 +645,20 @@ _MEMORY = re.compile(
     r"^(?:please\s+|can\s+you\s+|could\s+you\s+)*(?:search|look\s+through|check|look\s+in|grep)"
     r"\s+(?:in\s+|through\s+)?(?:my\s+|the\s+)?(?:notes|memory|memex|org\s+notes|org)\s+"
     r"(?:for|about|on)\s+(?P<q1>.+)"
-    r"|^(?:please\s+|can\s+you\s+)*(?:find|look\s+up|search\s+for|show\s+me|pull\s+up|get)\s+"
-    r"(?:me\s+)?(?:my\s+|the\s+|any\s+)?(?:notes?\s+(?:about|on|for|mentioning|regarding)\s+)"
-    r"(?P<q2>.+)"
-    r"|^(?:please\s+|can\s+you\s+)*(?:look\s+up|find|search\s+for|search)\s+(?P<q3>.+?)"
-    r"\s+in\s+my\s+(?:notes|memory|memex)"
+    r"|^(?:please\s+|can\s+you\s+|could\s+you\s+)*(?:find|look\s+up|search\s+for|show\s+me"
+    r"|show|list|pull\s+up|bring\s+up|get|dig\s+up|give\s+me)\s+"
+    r"(?:me\s+)?(?:all\s+)?(?:my\s+|the\s+|any\s+)?(?:notes?\s+(?:about|on|for|mentioning"
+    r"|regarding|with|that\s+mention)\s+)(?P<q2>.+)"
+    r"|^(?:please\s+|can\s+you\s+|could\s+you\s+)*(?:look\s+up|look\s+for|find|search\s+for"
+    r"|search|check\s+for)\s+(?P<q3>.+?)\s+in\s+(?:my|the)\s+(?:notes|memory|memex)"
+    r"|^what\s+do\s+(?:my|the)\s+notes\s+say\s+(?:about|on|regarding)\s+(?P<q8>.+)"
+    r"|^(?:please\s+|can\s+you\s+|could\s+you\s+)*(?:find|show\s+me|get|pull\s+up|look\s+up)"
+    r"\s+what\s+i\s+(?:wrote|noted|saved|said|jotted)(?:\s+down)?\s+(?:about|on|regarding)"
+    r"\s+(?P<q9>.+)"
+    r"|^(?:which|what)\s+(?:of\s+my\s+)?(?:notes?|org\s+files|org\s+notes)\s+(?:mention|talk"
+    r"\s+about|are\s+about|is\s+about|refer\s+to|contain)s?\s+(?P<q10>.+)"
+    r"|^did\s+i\s+(?:write|note|save|jot|put)\s+(?:anything|something|any\s+notes?)?\s*"
+    r"(?:down\s+)?(?:about|on|regarding)\s+(?P<q11>.+)"
     r"|^(?:what|where)\s+did\s+i\s+(?:write|note|say|put|jot\s+down|save)"
     r"(?:\s+down)?\s+(?:about|on|regarding)\s+(?P<q4>.+)"
     r"|^where\s+did\s+i\s+(?:put|leave|keep|save)\s+(?:the\s+|my\s+)?notes?\s+"
@@ -607,16 +670,20 @@ _MEMORY = re.compile(
     re.I | re.S)
 _PATH = r"(?P<{}>\"[^\"]+\"|'[^']+'|[~./\w-]*[\w-]+\.[A-Za-z0-9]{{1,6}}|[~.]?/\S+|~\S*)"
 _GREP = re.compile(
-    r"^(?:please\s+)?(?:grep|search|look)\s+(?:for\s+)?(?P<p1>\"[^\"]+\"|'[^']+'|\S+)"
-    r"\s+(?:in|under|inside)\s+(?P<d1>[~./]\S*)"
-    r"|^(?:please\s+)?(?:grep|search)\s+(?:through\s+)?(?:the\s+)?(?:files\s+)?(?:in\s+|under\s+)?"
+    r"^(?:please\s+)?(?:grep|search)\s+(?:through\s+)?(?:the\s+)?(?:files\s+)?(?:in\s+|under\s+)?"
     r"(?P<d2>[~./]\S*)\s+for\s+(?P<p2>.+)"
-    r"|^(?:please\s+)?find\s+(?P<p3>\"[^\"]+\"|'[^']+'|\S+)\s+in\s+(?P<d3>[~./]\S*)"
+    r"|^(?:please\s+)?(?:grep|search|look)\s+(?:(?:-\w+|--[\w-]+)\s+)*(?:for\s+)?"
+    r"(?P<p1>\"[^\"]+\"|'[^']+'|\S+)\s+(?:(?:in|under|inside)\s+)?(?P<d1>[~./]\S*)"
+    r"|^(?:please\s+)?find\s+(?:all\s+|every\s+|any\s+)?(?:the\s+)?"
+    r"(?P<p3>\"[^\"]+\"|'[^']+'|\S+)\s+(?:in|under|inside)\s+(?P<d3>[~./]\S*)"
     r"|^(?:which|what)\s+files\s+(?:in|under|inside)\s+(?P<d4>[~./]\S*)\s+"
-    r"(?:mention|contain|have|say)s?\s+(?P<p4>.+)",
+    r"(?:mention|contain|have|say)s?\s+(?P<p4>.+)"
+    r"|^(?:please\s+)?(?:grep|search)\s+(?:through\s+)?(?:all\s+)?(?:my\s+|the\s+)?(?P<d5>files)"
+    r"\s+for\s+(?P<p5>.+)",
     re.I | re.S)
 _READ = re.compile(
     r"^(?:please\s+|can\s+you\s+|could\s+you\s+)*(?:read|open|show|display|cat|view|print"
+    r"(?:\s+out)?|pull\s+up|bring\s+up|let\s+me\s+(?:see|look\s+at|read|view)|look\s+at"
     r"|what(?:'s|\s+is)\s+in|show\s+me\s+what(?:'s|\s+is)\s+in)\s+(?:me\s+)?(?:the\s+)?"
     r"(?:(?:contents?|text)\s+of\s+)?(?:the\s+)?(?:file\s+)?(?:called\s+|named\s+)?"
     + _PATH.format("path") +
@@ -624,8 +691,16 @@ _READ = re.compile(
     re.I | re.S)
 
 
+# "search: bread recipes", "search for X" with no folder named: the notes.
+_SEARCH_BARE = re.compile(
+    r"^(?:please\s+|can\s+you\s+|could\s+you\s+)*(?:search|look\s+up)(?:\s+for)?\s*[:,-]?\s+"
+    r"(?P<q>(?!.*\b(?:web|internet|online|google|wikipedia|amazon|youtube)\b).+)$", re.I | re.S)
+
+
 def _memory(text: str, now: dt.datetime) -> Intent | None:
     m = _MEMORY.match(text)
+    if m is None and not _BEYOND.search(text):
+        m = _SEARCH_BARE.match(text)
     if m is None:
         return None
     query = _clean(next(g for g in m.groups() if g))
@@ -638,15 +713,35 @@ def _grep(text: str, now: dt.datetime) -> Intent | None:
     m = _GREP.match(text)
     if m is None:
         return None
-    pattern = _clean(m["p1"] or m["p2"] or m["p3"] or m["p4"] or "")
+    pattern = _clean(m["p1"] or m["p2"] or m["p3"] or m["p4"] or m["p5"] or "")
+    pattern = re.sub(r"^([A-Z]{2,})s$", r"\1", pattern)  # "find all FIXMEs": FIXME
     folder = (m["d1"] or m["d2"] or m["d3"] or m["d4"] or "").rstrip(".,?!")
+    if m["d5"]:
+        folder = "."  # "search my files for X": the workspace
     if not pattern or not folder:
         return None
     return Intent("grep-search", {"pattern": pattern, "dir": folder})
 
 
+_READ_SAYS = re.compile(
+    r"^what\s+(?:does|is)\s+(?:in\s+)?(?:the\s+file\s+)?" + _PATH.format("path")
+    + r"\s+(?:say|contain|have\s+in\s+it)\s*[?.!]*$", re.I | re.S)
+# "open the file", "read my journal file": a file asked for without its name.
+_WHICH_FILE = re.compile(
+    r"^(?:please\s+|can\s+you\s+|could\s+you\s+)*(?:read|open|show|display|cat|view|print"
+    r"|pull\s+up)\s+(?:me\s+)?(?:the|that|this|a|my)\s+(?:[\w-]+\s+)?file(?:\s+please"
+    r"|\s+for\s+me)?\s*[?.!]*$", re.I)
+
+
+def _which_file(text: str, now: dt.datetime) -> Intent | None:
+    if not _WHICH_FILE.match(text):
+        return None
+    return _answer("ask", "Which file? Give its name or path, e.g. \"~/org/inbox.org\" or "
+                   "\"notes/todo.org\".")
+
+
 def _read(text: str, now: dt.datetime) -> Intent | None:
-    m = _READ.match(text)
+    m = _READ.match(text) or _READ_SAYS.match(text)
     if m is None:
         return None
     path = m["path"].strip("\"'").rstrip(".,?!")
@@ -656,7 +751,17 @@ def _read(text: str, now: dt.datetime) -> Intent | None:
 
 
 _BEYOND = re.compile(
-    r"\b(?:e-?mail|whatsapp|sms|text\s+message|send\s+(?:a\s+)?(?:message|text|mail)|tweet|post\s+on"
+    r"\b(?:e-?mails?|gmail|whatsapp|sms|text\s+message|send\s+(?:a\s+)?(?:message|text|mail)"
+    r"|tweet|twitter|post\s+on|post\s+(?:this|it|that)\s+(?:to|on)|share\s+(?:this|it|that|my)\b.*"
+    r"\b(?:on|with|via|to)|slack|discord|microsoft\s+teams|messenger|imessage"
+    r"|(?:on|via|over|through)\s+(?:signal|telegram)|(?:outlook|google|icloud|apple)\s+calendar"
+    r"|(?:the|match|game|football|soccer|cricket|rugby|live)\s+scores?|match\s+results?|traffic|directions\s+to|route\s+to|near\s+me"
+    r"|flight\s+status|price\s+of|prices?|bitcoin|crypto|share\s+price"
+    r"|(?:euros?|dollars?|pounds?|yen|francs?)\s+(?:in|to|into)\s+(?:euros?|dollars?|pounds?|yen"
+    r"|francs?)|playlist|spotify|podcast|youtube|netflix|tl;?dr"
+    r"|(?:this|the|my|that)\s+(?:[\w-]+\s+){0,2}pdf|summari[sz]e\s+(?:this|that|these|the|my)\s+"
+    r"(?:[\w-]+\s+){0,2}(?:article|document|doc|book|paper|pdf|page|e-?mail|thread|video"
+    r"|report|chapter|podcast|website|site|link)"
     r"|weather|forecast|news|headlines|stock\s+price|exchange\s+rate|order\s+(?:more\s+)?\w+"
     r"|amazon|buy\s+(?:me\s+)?(?:a|some|more)|book\s+(?:a|me\s+a)\s+(?:table|flight|hotel|train"
     r"|taxi|room|ticket)|call\s+(?:the|my)\s+\w+|phone\s+\w+|ring\s+\w+|browse|website"
@@ -664,14 +769,31 @@ _BEYOND = re.compile(
     re.I)
 
 
+# Whole documents: a 135M model cannot write them well, and says so.
+_LONG_WRITING = re.compile(
+    r"^(?:please\s+|can\s+you\s+|could\s+you\s+)*(?:write|draft|compose|generate|create|prepare)"
+    r"\s+(?:me\s+|us\s+)?(?:a|an|the|my)\s+(?:[\w-]+\s+){0,3}?(?:essay|business\s+plan|report"
+    r"|article|novel|chapter|thesis|dissertation|paper|speech|cover\s+letter|blog\s+post"
+    r"|proposal|book|contract|cv|resume|presentation|whitepaper)\b"
+    r"|\b\d{3,}[\s-]*words?\b|\b\d+[\s-]*pages?\b"
+    r"|^(?:please\s+)?translate\s+(?:this|the|my)\s+(?:whole|entire|full)\b", re.I)
+# Messaging someone, playing, installing: what no offline tool does.
+_BEYOND_VERB = re.compile(
+    r"^(?:please\s+|can\s+you\s+|could\s+you\s+)*(?:(?:text|message|msg|dm|whatsapp|sms)\s+"
+    r"(?!me\b)\w+|play\s+\w+|install\s+\w+|download\s+\w+|upgrade\s+\w+|stream\s+\w+"
+    r"|pay\s+\w+|transfer\s+\w+|print\s+(?:out\s+)?(?:a\s+)?(?:copy|page|photo)"
+    r"|turn\s+(?:on|off)\s+the\s+\w+)", re.I)
+
+
 def _beyond(text: str, now: dt.datetime) -> Intent | None:
-    if not _BEYOND.search(text):
+    if not (_BEYOND.search(text) or _LONG_WRITING.search(text) or _BEYOND_VERB.search(text)):
         return None
     return _answer("decline", OFFLINE_CAN)
 
 
 PARSERS: tuple[Callable[[str, dt.datetime], Intent | None], ...] = (
-    _secret, _destructive, _schedule, _note, _read, _agenda, _grep, _memory, _beyond,
+    _secret, _destructive, _schedule, _note, _read, _which_file, _agenda, _grep, _memory,
+    _beyond,
 )
 
 
