@@ -478,3 +478,38 @@ def test_more_of_what_no_offline_tool_does_is_declined(text: str) -> None:
 def test_questions_near_the_rules_are_not_misread(text: str) -> None:
     intent = read(text)
     assert intent is None or intent.tool in ("memory-search",), intent
+
+
+@pytest.mark.parametrize(
+    ("text", "tool", "args"),
+    [
+        ("remind me at half past 6 to start cooking", "schedule",
+         {"timestamp": "<2026-11-23 Mon 18:30>"}),
+        ("remind me at quarter to 8 to leave", "schedule", {"timestamp": "<2026-11-23 Mon 19:45>"}),
+        ("wake me up at 6:30 tomorrow", "schedule",
+         {"timestamp": "<2026-11-24 Tue 06:30>", "name": "wake up"}),
+        ("Quick note — Dana is allergic to peanuts", "remember",
+         {"title": "Dana is allergic to peanuts"}),
+        ("idea: a shared shopping list in org", "remember",
+         {"title": "a shared shopping list in org"}),
+        ("show me my week", "agenda", {"day": "week"}),
+        ("What's happening this week", "agenda", {"day": "week"}),
+        ("in my notes, find anything about the car insurance", "memory-search",
+         {"query": "the car insurance"}),
+        ("read out notes/packing-list.org", "read-file", {"path": "notes/packing-list.org"}),
+        ("open up todo.org for me", "read-file", {"path": "todo.org"}),
+    ],
+)
+def test_clock_words_dashes_and_other_phrasings(text: str, tool: str, args: dict[str, str]) -> None:
+    intent = read(text)
+    assert intent is not None and intent.tool == tool, intent
+    assert {k: intent.args.get(k) for k in args} == args
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    ("find my bank pin in my notes", "refuse"), ("send Sarah a text saying hi", "decline"),
+    ("what's on TV tonight", "decline"),
+    ("how long does it take to drive to Bristol right now", "decline")])
+def test_a_pin_is_a_secret_and_messages_or_tv_are_beyond(text: str, kind: str) -> None:
+    intent = read(text)
+    assert intent is not None and intent.kind == kind and not intent.tool, intent

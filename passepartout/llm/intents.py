@@ -81,7 +81,8 @@ _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 
             "other": 2, "2nd": 2, "second": 2, "3rd": 3, "third": 3}
 _COUNT = r"(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve" \
          r"|fifteen|twenty|thirty|forty|forty-five)"
-_PARTS_OF_DAY = {"morning": (9, 0), "noon": (12, 0), "midday": (12, 0), "lunchtime": (12, 0),
+_PARTS_OF_DAY = {"morning": (9, 0), "wake up": (7, 0), "breakfast": (8, 0), "noon": (12, 0),
+                 "midday": (12, 0), "lunchtime": (12, 0),
                  "afternoon": (15, 0), "evening": (18, 0), "tonight": (20, 0), "night": (21, 0),
                  "midnight": (0, 0)}
 _CLOCK = re.compile(
@@ -159,6 +160,7 @@ def _clock_read(text: str) -> tuple[int, int, bool] | None:
             break
     else:
         found = None
+    morning = found is not None and found < (12, 0)
     for m in _CLOCK.finditer(text):
         if not (m["ampm"] or m["m"] or m.group(0).lower().lstrip().startswith("at")):
             continue  # a bare number is a count ("every 2 weeks"), not a time
@@ -171,7 +173,7 @@ def _clock_read(text: str) -> tuple[int, int, bool] | None:
             hour = 0
         elif not ampm and found in ((18, 0), (20, 0), (21, 0), (15, 0)) and hour < 12:
             hour += 12  # "every evening at 7"
-        elif not ampm and found != (9, 0) and 1 <= hour <= 11 and not m["h"].startswith("0"):
+        elif not ampm and not morning and 1 <= hour <= 11 and not m["h"].startswith("0"):
             bare = True  # "at 5", "at 6:30"; "08:00" and "9 in the morning" are not
         if hour < 24 and minute < 60:
             return hour, minute, bare
@@ -398,6 +400,8 @@ _TYPOS = [
     (r"\b(?:remind|remnd|rmind|remid|reminde|ping|nudge|alert|buzz)\s+me\b", "remind me"),
     (r"\b(?:don'?t|do\s+not)\s+let\s+me\s+forget(?=\s+(?:to|that|about)\b)", "remind me"),
     (r"\bmake\s+sure\s+i\s+(?:remember|don'?t\s+forget)(?=\s+to\b)", "remind me"),
+    (r"\bwake\s+me(?:\s+up)?\b", "remind me to wake up"),
+    (r"\s*[\u2014\u2013]\s*", " - "),  # an em or en dash between words
     (r"\b(?:pls|plz|plese|pleas)\b", "please"),
     (r"\b(?:tonite|tonigth)\b", "tonight"),
     (r"\b(?:agneda|agend)\b", "agenda"),
@@ -406,10 +410,21 @@ _TYPOS = [
 ]
 
 
+def _quarter(m: re.Match[str]) -> str:
+    """"half past 6" as 6:30, "quarter to 8" as 7:45."""
+    hour = int(m["h"])
+    minutes = {"half past": 30, "quarter past": 15, "quarter to": -15}[
+        " ".join(m["what"].lower().replace("a quarter", "quarter").split())]
+    if minutes < 0:
+        hour = hour - 1 if hour > 1 else 12
+    return f"{hour}:{minutes % 60:02d}"
+
+
 def _normalize(text: str) -> str:
     for pattern, word in _TYPOS:
         text = re.sub(pattern, word, text, flags=re.I)
-    return text
+    return re.sub(r"\b(?P<what>half\s+past|(?:a\s+)?quarter\s+(?:past|to))\s+(?P<h>1[0-2]|[1-9])\b",
+                  _quarter, text, flags=re.I)
 
 
 # -- refusals and questions back ---------------------------------------------------------------
@@ -424,7 +439,7 @@ _REVEAL = re.compile(
 _SECRET = re.compile(
     r"\b(?:api[\s_-]?keys?|keys?\s+for|access[\s_-]?tokens?|tokens?|passwords?|passphrases?"
     r"|passwd|secrets?|credentials?|private\s+keys?|ssh\s+keys?|pin\s+(?:code|number)"
-    r"|keyrings?|keychains?|key\s*stores?|(?:env|environment)\s+var(?:iable)?s?|printenv"
+    r"|(?:bank|card|debit|credit|phone|sim|atm)\s+pins?|keyrings?|keychains?|key\s*stores?|(?:env|environment)\s+var(?:iable)?s?|printenv"
     r"|env(?=\s*$)|session\s+cookies?"
     r"|[A-Z0-9]+_(?:API_KEY|KEY|TOKEN|SECRET|PASSWORD))\b"
     r"|(?:^|[\s/'\"])(?:\.env|\.netrc|\.authinfo(?:\.gpg)?|\.pgpass|id_(?:rsa|ed25519|ecdsa|dsa)"
@@ -470,7 +485,7 @@ _NOTE = re.compile(
     r"(?:take|make|add|jot|write|save|capture|create|store|keep|leave|drop)\s+(?:down\s+)?"
     r"(?:a\s+|this\s+)?(?:quick\s+|new\s+|short\s+)?(?:note|memo)(?:\s+for\s+me)?"
     r"(?:\s+to\s+self)?(?:\s+(?:that|saying|of|about))?\s*[:,-]?"
-    r"|memo\s*[:,-]|(?:log|record)\s+(?:that|this\s*[:,-]?)|(?:log|record)\s*[:,-]"
+    r"|memo\s*[:,-]|(?:quick|short|small)\s+note\s*[:,-]?|(?:quick\s+|random\s+|new\s+)?(?:idea|thought)\s*[:,-]|(?:log|record)\s+(?:that|this\s*[:,-]?)|(?:log|record)\s*[:,-]"
     r"|(?:put|file|store|keep|save|add|write)\s+(?:this\s+|it\s+|that\s+)?(?:down\s+)?"
     r"(?:in|into|to|under|among)\s+(?:my\s+|the\s+)?notes?(?:\s+file)?(?:\s+that)?\s*[:,-]?"
     r"|(?:new|add\s+an?|create\s+an?|make\s+an?)\s+(?:todo|to-do|task|item)\s*[:,-]?"
@@ -580,11 +595,11 @@ _AGENDA_DAY = re.compile(
     r"\b(?P<when>today|tonight|this\s+(?:morning|afternoon|evening)|tomorrow"
     r"|the\s+day\s+after\s+tomorrow|(?:this|next|the|coming)\s+week(?:'s)?|week"
     r"|(?:this|next|the|coming)\s+weekend|(?:next|coming)\s+(?:few|couple\s+of|\d+|two|three"
-    r"|four|five|six|seven)\s+days|my\s+day|the\s+day|today's)\b", re.I)
+    r"|four|five|six|seven)\s+days|my\s+day|the\s+day|today's|my\s+week)\b", re.I)
 _AGENDA_WORDS = re.compile(
     r"\b(?:agenda|due|deadlines?|scheduled|schedule|on\s+my\s+plate|coming\s+up|going\s+on"
     r"|planned|plans|free|busy|to\s+do|todo|todos|tasks|appointments?|meetings?|calendar"
-    r"|overdue|rundown|summary|overview|left\s+to\s+do|my\s+day"
+    r"|overdue|rundown|summary|overview|left\s+to\s+do|my\s+day|my\s+week|happening"
     r"|what(?:'s|\s+is)\s+on|anything\s+on|have\s+on|what\s+do\s+i\s+have"
     r"|(?:need|have)\s+to\s+do)\b", re.I)
 _AGENDA_NOT = re.compile(
@@ -659,6 +674,9 @@ _MEMORY = re.compile(
     r"\s+about|are\s+about|is\s+about|refer\s+to|contain)s?\s+(?P<q10>.+)"
     r"|^did\s+i\s+(?:write|note|save|jot|put)\s+(?:anything|something|any\s+notes?)?\s*"
     r"(?:down\s+)?(?:about|on|regarding)\s+(?P<q11>.+)"
+    r"|^in\s+my\s+(?:notes|memory|memex)\s*,?\s+(?:please\s+)?(?:find|search\s+for|look\s+for"
+    r"|look\s+up|show\s+me)\s+(?:anything\s+|something\s+|everything\s+)?(?:about\s+|on\s+)?"
+    r"(?P<q12>.+)"
     r"|^(?:what|where)\s+did\s+i\s+(?:write|note|say|put|jot\s+down|save)"
     r"(?:\s+down)?\s+(?:about|on|regarding)\s+(?P<q4>.+)"
     r"|^where\s+did\s+i\s+(?:put|leave|keep|save)\s+(?:the\s+|my\s+)?notes?\s+"
@@ -682,8 +700,8 @@ _GREP = re.compile(
     r"\s+for\s+(?P<p5>.+)",
     re.I | re.S)
 _READ = re.compile(
-    r"^(?:please\s+|can\s+you\s+|could\s+you\s+)*(?:read|open|show|display|cat|view|print"
-    r"(?:\s+out)?|pull\s+up|bring\s+up|let\s+me\s+(?:see|look\s+at|read|view)|look\s+at"
+    r"^(?:please\s+|can\s+you\s+|could\s+you\s+)*(?:read(?:\s+out)?|open(?:\s+up)?|show"
+    r"|display|cat|view|print(?:\s+out)?|pull\s+up|bring\s+up|let\s+me\s+(?:see|look\s+at|read|view)|look\s+at"
     r"|what(?:'s|\s+is)\s+in|show\s+me\s+what(?:'s|\s+is)\s+in)\s+(?:me\s+)?(?:the\s+)?"
     r"(?:(?:contents?|text)\s+of\s+)?(?:the\s+)?(?:file\s+)?(?:called\s+|named\s+)?"
     + _PATH.format("path") +
@@ -754,7 +772,9 @@ _BEYOND = re.compile(
     r"\b(?:e-?mails?|gmail|whatsapp|sms|text\s+message|send\s+(?:a\s+)?(?:message|text|mail)"
     r"|tweet|twitter|post\s+on|post\s+(?:this|it|that)\s+(?:to|on)|share\s+(?:this|it|that|my)\b.*"
     r"\b(?:on|with|via|to)|slack|discord|microsoft\s+teams|messenger|imessage"
-    r"|(?:on|via|over|through)\s+(?:signal|telegram)|(?:outlook|google|icloud|apple)\s+calendar"
+    r"|send\s+\w+\s+(?:a\s+|an\s+)?(?:text|message|mail|e-?mail|sms|dm)|\btv\b|television"
+    r"|on\s+the\s+radio|showtimes|cinema\s+times|how\s+long\s+(?:does|will|would)\s+it\s+take"
+    r"\s+to\s+(?:drive|get|walk|cycle|fly|travel)|(?:on|via|over|through)\s+(?:signal|telegram)|(?:outlook|google|icloud|apple)\s+calendar"
     r"|(?:the|match|game|football|soccer|cricket|rugby|live)\s+scores?|match\s+results?|traffic|directions\s+to|route\s+to|near\s+me"
     r"|flight\s+status|price\s+of|prices?|bitcoin|crypto|share\s+price"
     r"|(?:euros?|dollars?|pounds?|yen|francs?)\s+(?:in|to|into)\s+(?:euros?|dollars?|pounds?|yen"
