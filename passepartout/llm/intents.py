@@ -1,21 +1,29 @@
 """Deterministic intent parsing: the commonest org requests as tool calls, no model.
 
-"note: buy milk" and "remember that ..." capture a note (``remember``); "every other
-Tuesday at 10 remind me to ...", "remind me on the 1st of every month to ...", "in 2
-hours remind me ..." schedule a job (``schedule``, with an org timestamp and repeater
-written by :mod:`passepartout.org.timestamps`; the first date of a recurrence is
-computed by ``dateutil.rrule``, relative dates by ``dateutil.relativedelta``); "what is
-due today", "am I free tomorrow?" ask the ``agenda``; "search my notes for X" searches
-memory (``memory-search``), "grep for X in DIR" the files (``grep-search``); "read
-~/org/inbox.org" reads a file (``read-file``).  A request these patterns do not read
-whole is left to the model.  What is parsed is a proposal like a model's tool call:
-the gates judge it.
+"note: buy milk", "memo: ...", "TODO call the bank" and "remember that ..." capture a
+note (``remember``); "every other Tuesday at 10 remind me to ...", "remind me on the 1st
+of every month to ...", "ping me in 2 hours ...", "remind me on 28/11 ..." schedule a job
+(``schedule``, with an org timestamp and repeater written by
+:mod:`passepartout.org.timestamps`; the first date of a recurrence is computed by
+``dateutil.rrule``, relative dates by ``dateutil.relativedelta``); "what is due today",
+"what's on thursday?" ask the ``agenda``; "search my notes for X", "which notes mention
+X" search memory (``memory-search``), "grep for X in DIR" the files (``grep-search``);
+"read ~/org/inbox.org" reads a file (``read-file``).  A request these patterns do not
+read whole is left to the model.  What is parsed is a proposal like a model's tool
+call: the gates judge it.
+
+A bare hour is read as a person means it: with a day named ("Friday at 5", "every day
+at 7"), 1 to 6 is the afternoon and 7 to 11 the morning; with none ("remind me at 8"),
+the next time the clock shows it in waking hours, so at 18:00 "at 8" is 20:00 tonight
+and "at 5" 17:00 tomorrow.
 
 Some requests get words back instead of a call (:attr:`Intent.reply`): a request to
-show a secret is refused, a destructive one is asked about, a reminder with no date
-or an ambiguous one ("later", "next week", "weekdays", which org cannot repeat) asks
-when, and a request for what no offline tool does says so (``kind="decline"``: the
-skill gives it only when the turn's model is the local one).
+show a secret is refused, a destructive one is asked about, a reminder with no date or
+an ambiguous one ("later", "next week", "weekdays" or "Tuesday and Thursday", which org
+cannot repeat, "04/05", which reads two ways) asks when, a file asked for without its
+name asks which, and a request for what no offline tool does (messages, the web, whole
+documents) says so (``kind="decline"``: the skill gives it only when the turn's model
+is the local one).
 """
 
 from __future__ import annotations
