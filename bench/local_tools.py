@@ -84,7 +84,7 @@ class Outcome:
     valid: bool  # a call the tool's schema accepts (an answer counts as valid)
     seconds: float
     text: str = ""
-    kind: str = ""  # "ask", "destroy" or "decline" when the reader answered so; else ""
+    kind: str = ""  # "ask", "refuse", "destroy", "which" or "decline" from the reader; else ""
 
 
 def check(tools: dict[str, Tool], name: str, args: Any) -> bool:
@@ -144,7 +144,8 @@ def one_right(expect: dict[str, Any] | None, outcome: Outcome) -> bool:
         if outcome.call is not None:
             return False
         if outcome.kind:
-            return outcome.kind in ("ask", "refuse", "destroy") or bool(expect.get("decline"))
+            return (outcome.kind in ("ask", "refuse", "destroy", "which")
+                    or bool(expect.get("decline")))
         return bool(REFUSES.search(outcome.text))
     if outcome.call is None or not outcome.valid or outcome.call[0] != expect["tool"]:
         return False

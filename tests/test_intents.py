@@ -430,7 +430,7 @@ def test_more_ways_of_searching_and_reading(text: str, tool: str, args: dict[str
                                   "can you open my journal file"])
 def test_a_file_asked_for_without_its_name_is_asked_about(text: str) -> None:
     intent = read(text)
-    assert intent is not None and intent.kind == "ask" and not intent.tool, intent
+    assert intent is not None and intent.kind == "which" and not intent.tool, intent
     assert intent.reply.startswith("Which file?")
 
 

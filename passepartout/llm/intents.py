@@ -22,8 +22,9 @@ show a secret is refused, a destructive one is asked about, a reminder with no d
 an ambiguous one ("later", "next week", "weekdays" or "Tuesday and Thursday", which org
 cannot repeat, "04/05", which reads two ways) asks when, a file asked for without its
 name asks which, and a request for what no offline tool does (messages, the web, whole
-documents) says so (``kind="decline"``: the skill gives it only when the turn's model
-is the local one).
+documents) says so (``kind="decline"``; the skill gives these last three only when the
+turn's model is the local one: a provider's model may know from the conversation which
+file is meant).
 """
 
 from __future__ import annotations
@@ -51,8 +52,8 @@ class Intent:
     """A tool call read from the person's words, or the words to answer with.
 
     ``reply`` set means no tool call: ``kind`` says why ("refuse" a secret, "ask" back
-    about an unclear date, "destroy" asks back about a destructive request, "decline"
-    what offline cannot do).
+    about an unclear date, "destroy" asks back about a destructive request, "which" asks
+    which file is meant, "decline" what offline cannot do).
     """
 
     tool: str
@@ -762,7 +763,7 @@ _WHICH_FILE = re.compile(
 def _which_file(text: str, now: dt.datetime) -> Intent | None:
     if not _WHICH_FILE.match(text):
         return None
-    return _answer("ask", "Which file? Give its name or path, e.g. \"~/org/inbox.org\" or "
+    return _answer("which", "Which file? Give its name or path, e.g. \"~/org/inbox.org\" or "
                    "\"notes/todo.org\".")
 
 
