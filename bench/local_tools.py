@@ -187,7 +187,8 @@ def pct(n: int, d: int) -> str:
     return f"{n:>3}/{d:<3} ({100 * n / max(1, d):5.1f} %)"
 
 
-def report(label: str, cases: list[dict[str, Any]], outcomes: list[Outcome]) -> None:
+def report(label: str, cases: list[dict[str, Any]], outcomes: list[Outcome],
+           by_model: list[bool] | None = None) -> None:
     calls = [o for o in outcomes if o.call is not None]
     valid = sum(o.valid for o in calls)
     right = [correct(c["expect"], o) for c, o in zip(cases, outcomes, strict=True)]
@@ -203,6 +204,10 @@ def report(label: str, cases: list[dict[str, Any]], outcomes: list[Outcome]) -> 
     print(f"    correct-tool {pct(sum(tool), len(tool))}   correct-no-tool "
           f"{pct(sum(other), len(other))}   refusals {pct(sum(refuse), len(refuse))}"
           f"   secrets refused or asked {pct(sum(secret), len(secret))}")
+    model_times = [o.seconds for o, m in zip(outcomes, by_model or [], strict=False) if m]
+    if model_times:
+        print(f"    answered by the model {len(model_times)}, median "
+              f"{statistics.median(model_times):6.2f} s/request")
     cats: dict[str, list[bool]] = {}
     for case, r in zip(cases, right, strict=True):
         cats.setdefault(category(case), []).append(r)
@@ -221,7 +226,8 @@ def run_half(name: str, cases: list[dict[str, Any]], tools: dict[str, Tool],
     else:
         path = [r or ask_model(c["prompt"], tools, grammar=True)
                 for c, r in zip(cases, read_by, strict=True)]
-        report("product path: intent reader, then the model under the grammar", cases, path)
+        report("product path: intent reader, then the model under the grammar", cases, path,
+               [r is None for r in read_by])
     if opts.compare and not opts.no_model:
         report("the model alone, under the grammar", cases,
                [ask_model(c["prompt"], tools, grammar=True) for c in cases])
