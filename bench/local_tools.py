@@ -22,7 +22,10 @@ decodes greedily, so a run is repeatable; dates are relative to Monday 2026-11-2
 The halves: the tuning half is ``local_tools_prompts.json`` with ``local_tools_heldout.json``
 (the first held-out set, written in the same sitting as the reader, so not independent:
 it is tuned on now); the held-out half is ``local_tools_heldout2.json``, written before
-any tuning of this round, without reading the reader's rules, and never tuned on.
+any tuning of this round, without reading the reader's rules, and never tuned on: which
+of its requests fail was not looked at.  The same hand then tuned the reader, on the
+tuning half and on requests of its own (in the tuning half), so the held-out half is
+independent of the reader but not of whoever wrote both.
 
     .venv/bin/python bench/local_tools.py [--no-model] [--compare] [--limit N] [--verbose]
 """
