@@ -513,3 +513,11 @@ def test_clock_words_dashes_and_other_phrasings(text: str, tool: str, args: dict
 def test_a_pin_is_a_secret_and_messages_or_tv_are_beyond(text: str, kind: str) -> None:
     intent = read(text)
     assert intent is not None and intent.kind == kind and not intent.tool, intent
+
+
+@pytest.mark.parametrize("text", ["remind me every 0 days to x", "remind me in 0 hours to x",
+                                  "remind me in 99999999 years to x", "remind me on 0/0 to x",
+                                  "remind me on the 45th to x", "remind me on feb 30 to x"])
+def test_an_impossible_time_is_asked_about_not_a_traceback(text: str) -> None:
+    intent = read(text)
+    assert intent is not None and intent.kind == "ask" and not intent.tool, intent

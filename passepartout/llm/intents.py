@@ -331,6 +331,8 @@ def org_timestamp(text: str, now: dt.datetime) -> OrgTimestamp | None:
     if every:
         what = (every["what"] or every["adverb"] or every["weekdays"] or "").lower()
         n = _number(every["n"] or "1")
+        if n < 1:
+            raise Unclear("every how often?")
         what = {"daily": "day", "weekly": "week", "monthly": "month", "yearly": "year",
                 "annually": "year", "hourly": "hour", "fortnightly": "fortnight"}.get(what, what)
         if "weekday" in what or "work" in what or what == "weekend":
@@ -370,8 +372,14 @@ def org_timestamp(text: str, now: dt.datetime) -> OrgTimestamp | None:
             unit_word = (rel["unit"] or rel["vunit"]).lower()
             word = {"min": "minute", "hr": "hour"}.get(unit_word, unit_word)
             unit_word = word
-            delta = relativedelta(**{word + "s": 2 if rel["vague"] else _number(rel["n"])})
-        moment = now + delta
+            count = 2 if rel["vague"] else _number(rel["n"])
+            if count < 1:
+                raise Unclear("in how long?")
+            delta = relativedelta(**{word + "s": count})
+        try:
+            moment = now + delta
+        except (ValueError, OverflowError):
+            raise Unclear("that is too far off") from None
         if unit_word in ("minute", "hour"):
             return OrgTimestamp(moment.date(), dt.time(moment.hour, moment.minute))
         return OrgTimestamp(moment.date(), time)
