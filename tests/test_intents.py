@@ -521,3 +521,9 @@ def test_a_pin_is_a_secret_and_messages_or_tv_are_beyond(text: str, kind: str) -
 def test_an_impossible_time_is_asked_about_not_a_traceback(text: str) -> None:
     intent = read(text)
     assert intent is not None and intent.kind == "ask" and not intent.tool, intent
+
+
+@pytest.mark.parametrize("text", ["alert me when the build fails", "ping me the link",
+                                  "don't wake me up before 9", "look up the capital of Peru"])
+def test_words_near_a_reminder_or_a_search_are_left_to_the_model(text: str) -> None:
+    assert read(text) is None

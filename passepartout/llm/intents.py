@@ -414,10 +414,12 @@ def _title(text: str) -> str:
 _TYPOS = [
     (r"\b(?:tmrw|tmrow|tmr|tomorow|tommorow|tommorrow|2moro|2morrow)\b", "tomorrow"),
     (r"\b(?:remeber|rember|remmeber|rememeber|remembr)\b", "remember"),
-    (r"\b(?:remind|remnd|rmind|remid|reminde|ping|nudge|alert|buzz)\s+me\b", "remind me"),
+    (r"\b(?:remind|remnd|rmind|remid|reminde)\s+me\b", "remind me"),
+    (r"\b(?:ping|nudge|alert|buzz)\s+me(?=\s+(?:in|at|on|tomorrow|tonight|today|every|each|next"
+     r"|this|to|about)\b)", "remind me"),
     (r"\b(?:don'?t|do\s+not)\s+let\s+me\s+forget(?=\s+(?:to|that|about)\b)", "remind me"),
     (r"\bmake\s+sure\s+i\s+(?:remember|don'?t\s+forget)(?=\s+to\b)", "remind me"),
-    (r"\bwake\s+me(?:\s+up)?\b", "remind me to wake up"),
+    (r"(?<!n't\s)(?<!not\s)\bwake\s+me(?:\s+up)?\b", "remind me to wake up"),
     (r"\s*[\u2014\u2013]\s*", " - "),  # an em or en dash between words
     (r"\b(?:pls|plz|plese|pleas)\b", "please"),
     (r"\b(?:tonite|tonigth)\b", "tonight"),
@@ -728,7 +730,7 @@ _READ = re.compile(
 
 # "search: bread recipes", "search for X" with no folder named: the notes.
 _SEARCH_BARE = re.compile(
-    r"^(?:please\s+|can\s+you\s+|could\s+you\s+)*(?:search|look\s+up)(?:\s+for)?\s*[:,-]?\s+"
+    r"^(?:please\s+|can\s+you\s+|could\s+you\s+)*search(?:\s+for)?\s*[:,-]?\s+"
     r"(?P<q>(?!.*\b(?:web|internet|online|google|wikipedia|amazon|youtube)\b).+)$", re.I | re.S)
 
 
