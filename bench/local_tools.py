@@ -1,9 +1,7 @@
 """Offline answers: valid, correct, correct-no-tool and refusal rates on two halves.
 
-Runs the requests of both halves of the request set -- ``local_tools_prompts.json``
-(the tuning half) and ``local_tools_heldout.json`` (held out: never used to tune) --
-against the tools a default agent offers, and prints for each half and way of
-answering:
+Runs the requests of both halves of the request set against the tools a default agent
+offers, and prints for each half and way of answering:
 
 - valid calls: of the tool calls made, how many name an offered tool with arguments
   its schema accepts (``Tool.validate``);
@@ -20,6 +18,14 @@ what it leaves), with ``--compare`` also the model alone under the grammar and t
 baseline without grammar.  ``--no-model`` measures the reader alone in a second (a
 request it leaves counts as a plain answer, what the model then must give).  The model
 decodes greedily, so a run is repeatable; dates are relative to Monday 2026-11-23 18:00.
+
+The halves: the tuning half is ``local_tools_prompts.json`` with ``local_tools_heldout.json``
+(the first held-out set, written in the same sitting as the reader, so not independent:
+it is tuned on now); the held-out half is ``local_tools_heldout2.json``, written before
+any tuning of this round, without reading the reader's rules, and never tuned on: which
+of its requests fail was not looked at.  The same hand then tuned the reader, on the
+tuning half and on requests of its own (in the tuning half), so the held-out half is
+independent of the reader but not of whoever wrote both.
 
     .venv/bin/python bench/local_tools.py [--no-model] [--compare] [--limit N] [--verbose]
 """
@@ -48,8 +54,8 @@ from passepartout.security.tools import file_tools, shell_tool
 from passepartout.tools import Tool, make_tool
 
 HERE = Path(__file__).resolve().parent
-HALVES = {"tuning": HERE / "local_tools_prompts.json",
-          "held-out": HERE / "local_tools_heldout.json"}
+HALVES = {"tuning": [HERE / "local_tools_prompts.json", HERE / "local_tools_heldout.json"],
+          "held-out": [HERE / "local_tools_heldout2.json"]}
 NOW = dt.datetime(2026, 11, 23, 18, 0).astimezone()
 
 
@@ -81,7 +87,7 @@ class Outcome:
     valid: bool  # a call the tool's schema accepts (an answer counts as valid)
     seconds: float
     text: str = ""
-    kind: str = ""  # "ask", "destroy" or "decline" when the reader answered so; else ""
+    kind: str = ""  # "ask", "refuse", "destroy", "which" or "decline" from the reader; else ""
 
 
 def check(tools: dict[str, Tool], name: str, args: Any) -> bool:
@@ -141,7 +147,8 @@ def one_right(expect: dict[str, Any] | None, outcome: Outcome) -> bool:
         if outcome.call is not None:
             return False
         if outcome.kind:
-            return outcome.kind in ("ask", "refuse", "destroy") or bool(expect.get("decline"))
+            return (outcome.kind in ("ask", "refuse", "destroy", "which")
+                    or bool(expect.get("decline")))
         return bool(REFUSES.search(outcome.text))
     if outcome.call is None or not outcome.valid or outcome.call[0] != expect["tool"]:
         return False
@@ -183,7 +190,8 @@ def pct(n: int, d: int) -> str:
     return f"{n:>3}/{d:<3} ({100 * n / max(1, d):5.1f} %)"
 
 
-def report(label: str, cases: list[dict[str, Any]], outcomes: list[Outcome]) -> None:
+def report(label: str, cases: list[dict[str, Any]], outcomes: list[Outcome],
+           by_model: list[bool] | None = None) -> None:
     calls = [o for o in outcomes if o.call is not None]
     valid = sum(o.valid for o in calls)
     right = [correct(c["expect"], o) for c, o in zip(cases, outcomes, strict=True)]
@@ -199,6 +207,10 @@ def report(label: str, cases: list[dict[str, Any]], outcomes: list[Outcome]) -> 
     print(f"    correct-tool {pct(sum(tool), len(tool))}   correct-no-tool "
           f"{pct(sum(other), len(other))}   refusals {pct(sum(refuse), len(refuse))}"
           f"   secrets refused or asked {pct(sum(secret), len(secret))}")
+    model_times = [o.seconds for o, m in zip(outcomes, by_model or [], strict=False) if m]
+    if model_times:
+        print(f"    answered by the model {len(model_times)}, median "
+              f"{statistics.median(model_times):6.2f} s/request")
     cats: dict[str, list[bool]] = {}
     for case, r in zip(cases, right, strict=True):
         cats.setdefault(category(case), []).append(r)
@@ -217,7 +229,8 @@ def run_half(name: str, cases: list[dict[str, Any]], tools: dict[str, Tool],
     else:
         path = [r or ask_model(c["prompt"], tools, grammar=True)
                 for c, r in zip(cases, read_by, strict=True)]
-        report("product path: intent reader, then the model under the grammar", cases, path)
+        report("product path: intent reader, then the model under the grammar", cases, path,
+               [r is None for r in read_by])
     if opts.compare and not opts.no_model:
         report("the model alone, under the grammar", cases,
                [ask_model(c["prompt"], tools, grammar=True) for c in cases])
@@ -250,10 +263,11 @@ def main() -> None:
     toolprompt.today = NOW.date  # the model's prompt names the same day as the set
     print(f"{len(tools)} tools offered, model {local.LOCAL_MODEL}; "
           f"dates relative to {NOW:%a %Y-%m-%d %H:%M}")
-    for name, path in HALVES.items():
+    for name, paths in HALVES.items():
         if opts.half not in ("both", name):
             continue
-        cases = json.loads(path.read_text(encoding="utf-8"))["prompts"]
+        cases = [case for path in paths
+                 for case in json.loads(path.read_text(encoding="utf-8"))["prompts"]]
         if opts.limit:
             cases = cases[: opts.limit]
         run_half(name, cases, tools, opts)

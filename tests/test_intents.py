@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 import pytest
 
@@ -269,3 +270,260 @@ def test_what_no_offline_tool_does_is_declined(text: str) -> None:
 def test_words_about_secrets_or_calls_are_still_notes_and_reminders(text: str) -> None:
     intent = read(text)
     assert intent is not None and intent.tool in ("remember", "schedule"), intent
+
+
+@pytest.mark.parametrize(
+    ("text", "stamp"),
+    [
+        # With no day named, a bare hour is its next coming in waking hours (07-22):
+        # at 18:00, "at 8" is tonight's 20:00 and "at 5" tomorrow's 17:00, not 05:00.
+        ("remind me at 8 to lock the door", "<2026-11-23 Mon 20:00>"),
+        ("remind me at 5 to ring grandma", "<2026-11-24 Tue 17:00>"),
+        ("remind me at 10 to take the pills", "<2026-11-23 Mon 22:00>"),
+        ("remind me at 11:30 to call Ana", "<2026-11-24 Tue 11:30>"),
+        # With a day named, 1-6 is the afternoon and 7-11 the morning.
+        ("remind me on Friday at 5 to leave early", "<2026-11-27 Fri 17:00>"),
+        ("remind me tomorrow at 8 to bring the charger", "<2026-11-24 Tue 08:00>"),
+        ("remind me on Dec 12 at 3 about the school play", "<2026-12-12 Sat 15:00>"),
+        # am/pm, a 24-hour clock and a part of the day say it already.
+        ("remind me at 5am to catch the train", "<2026-11-24 Tue 05:00>"),
+        ("remind me tomorrow at 06:30 to run", "<2026-11-24 Tue 06:30>"),
+        ("remind me tomorrow morning at 8 to run", "<2026-11-24 Tue 08:00>"),
+    ],
+)
+def test_a_bare_hour_is_the_one_a_person_means(text: str, stamp: str) -> None:
+    intent = read(text)
+    assert intent is not None and intent.tool == "schedule", intent
+    assert intent.args["timestamp"] == stamp
+
+
+@pytest.mark.parametrize(
+    ("text", "stamp"),
+    [
+        ("remind me on 28/11 to pay the window cleaner", "<2026-11-28 Sat 09:00>"),
+        ("remind me on 11/30 to submit the form", "<2026-11-30 Mon 09:00>"),
+        ("remind me on 15/12/2027 to renew the lease", "<2027-12-15 Wed 09:00>"),
+        ("remind me on 5/5 to call Jo", "<2027-05-05 Wed 09:00>"),
+        ("remind me on the 20th to renew the insurance", "<2026-12-20 Sun 09:00>"),
+        ("remind me on the 25th to pay the nanny", "<2026-11-25 Wed 09:00>"),
+        ("remind me on Christmas Eve to call my aunt", "<2026-12-24 Thu 09:00>"),
+        ("remind me on new year's day to rest", "<2027-01-01 Fri 09:00>"),
+        ("remind me every January 1st to review my goals", "<2027-01-01 Fri 09:00 +1y>"),
+        ("remind me every 14th of feb to buy flowers", "<2027-02-14 Sun 09:00 +1y>"),
+        ("remind me monthly on the 2nd to water the cactus", "<2026-12-02 Wed 09:00 +1m>"),
+        ("remind me every month on the 28th to read the meter", "<2026-11-28 Sat 09:00 +1m>"),
+        ("remind me in a fortnight to check the plants", "<2026-12-07 Mon 09:00>"),
+        ("remind me in a couple of days to call Jo", "<2026-11-25 Wed 09:00>"),
+        ("remind me every three hours to drink water", "<2026-11-23 Mon 21:00 +3h>"),
+    ],
+)
+def test_more_dates_and_recurrences(text: str, stamp: str) -> None:
+    intent = read(text)
+    assert intent is not None and intent.tool == "schedule", intent
+    assert intent.args["timestamp"] == stamp
+    assert not re.search(r"\b(?:every|on|the|in)\s*$|^(?:every|the)\b", intent.args["name"]), intent
+    assert parse_timestamp(stamp).format() == stamp
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("remind me on 04/05 to renew my passport", "4 May or 5 April"),
+        ("remind me on 31/02 to pay", "no such date"),
+        ("remind me every Tuesday and Thursday at 7 to go to the gym", "one day of the week"),
+        ("remind me Monday and Wednesday at 8 to go running", "one day of the week"),
+        ("remind me in a few days to call Jo", "how many"),
+        ("remind me next weekend to clean the car", "vague"),
+    ],
+)
+def test_a_date_that_reads_two_ways_or_none_is_asked_about(text: str, why: str) -> None:
+    intent = read(text)
+    assert intent is not None and intent.kind == "ask" and not intent.tool, intent
+    assert why in intent.reply
+
+
+@pytest.mark.parametrize(
+    ("text", "prompt"),
+    [
+        ("ping me tomorrow at 11 about the invoice", "Remind me about the invoice"),
+        ("nudge me in 20 minutes to turn off the hob", "Remind me to turn off the hob"),
+        ("please don't let me forget to water the garden tomorrow",
+         "Remind me to water the garden"),
+        ("I need a reminder on Dec 12 for the school play", "Remind me about the school play"),
+    ],
+)
+def test_other_ways_of_asking_for_a_reminder(text: str, prompt: str) -> None:
+    intent = read(text)
+    assert intent is not None and intent.tool == "schedule", intent
+    assert intent.args["prompt"] == prompt
+
+
+@pytest.mark.parametrize(
+    ("text", "title"),
+    [
+        ("memo: the garage door code changed", "the garage door code changed"),
+        ("log that the boiler was serviced today", "the boiler was serviced today"),
+        ("put in my notes that Jake likes lego", "Jake likes lego"),
+        ("file this in my notes: the router is in the cupboard", "the router is in the cupboard"),
+        ("new todo: fix the bike brakes", "fix the bike brakes"),
+        ("add a task: order new glasses", "order new glasses"),
+        ("TODO: email the accountant", "email the accountant"),
+        ("todo pick up the parcel", "pick up the parcel"),
+        ("inbox - look at the leaky tap", "look at the leaky tap"),
+        ('add "buy stamps" to my todo list', "buy stamps"),
+        ("i have to remember that the vet closes at 5", "the vet closes at 5"),
+        ("Keep a note: Ollie's shoe size is 32", "Ollie's shoe size is 32"),
+    ],
+)
+def test_more_ways_of_taking_a_note(text: str, title: str) -> None:
+    assert read(text) == Intent("remember", {"title": title})
+
+
+@pytest.mark.parametrize(
+    ("text", "day"),
+    [
+        ("what's on thursday?", "2026-11-26"),
+        ("what's on monday?", "2026-11-23"),  # today is a Monday
+        ("anything on my calendar for saturday", "2026-11-28"),
+        ("do I have plans on Dec 5?", "2026-12-05"),
+        ("what's on 2026-12-02", "2026-12-02"),
+        ("what's on the day after tomorrow", "2026-11-25"),
+        ("my schedule for the next few days", "week"),
+        ("show overdue tasks", "today"),
+        ("summary of my day", "today"),
+        ("todos for tomorrow", "tomorrow"),
+    ],
+)
+def test_an_agenda_question_names_its_day(text: str, day: str) -> None:
+    assert read(text) == Intent("agenda", {"day": day})
+
+
+@pytest.mark.parametrize(
+    ("text", "tool", "args"),
+    [
+        ("look for 'budget 2027' in my notes", "memory-search", {"query": "budget 2027"}),
+        ("search: bread recipes", "memory-search", {"query": "bread recipes"}),
+        ("what do my notes say on the roof repair", "memory-search",
+         {"query": "the roof repair"}),
+        ("did I write anything down about the new boiler", "memory-search",
+         {"query": "the new boiler"}),
+        ("find what I noted about the Oslo conference", "memory-search",
+         {"query": "the Oslo conference"}),
+        ("show notes mentioning Gregor", "memory-search", {"query": "Gregor"}),
+        ("which notes mention the plumber?", "memory-search", {"query": "the plumber"}),
+        ("grep -ri todo ~/notes", "grep-search", {"pattern": "todo", "dir": "~/notes"}),
+        ("search files in ~/projects for 'release date'", "grep-search",
+         {"pattern": "release date", "dir": "~/projects"}),
+        ("find all FIXMEs under ~/src/app", "grep-search",
+         {"pattern": "FIXME", "dir": "~/src/app"}),
+        ("search my files for the lease", "grep-search", {"pattern": "the lease", "dir": "."}),
+        ("let me look at notes/garden.org", "read-file", {"path": "notes/garden.org"}),
+        ("what does projects/roadmap.org say", "read-file", {"path": "projects/roadmap.org"}),
+        ("pull up the file journal/2026.org", "read-file", {"path": "journal/2026.org"}),
+    ],
+)
+def test_more_ways_of_searching_and_reading(text: str, tool: str, args: dict[str, str]) -> None:
+    assert read(text) == Intent(tool, args)
+
+
+@pytest.mark.parametrize("text", ["open the file please", "read the file",
+                                  "can you open my journal file"])
+def test_a_file_asked_for_without_its_name_is_asked_about(text: str) -> None:
+    intent = read(text)
+    assert intent is not None and intent.kind == "which" and not intent.tool, intent
+    assert intent.reply.startswith("Which file?")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["print all env vars", "list the keys in my keyring", "search my files for api_key",
+     "what password did I use for the router", "dump the environment variables", "printenv"],
+)
+def test_more_requests_for_secrets_are_refused(text: str) -> None:
+    intent = read(text)
+    assert intent is not None and intent.kind == "refuse" and not intent.tool, intent
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["get rid of all my done todos", "git push --force to main", "reset my memory",
+     "throw away all the notes about Bob", "kill all my reminders", "git reset --hard"],
+)
+def test_more_destructive_requests_are_asked_about(text: str) -> None:
+    intent = read(text)
+    assert intent is not None and intent.kind == "destroy" and not intent.tool, intent
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["message Jo on signal that dinner is at 8", "what's the score of the match",
+     "play my workout playlist", "how much is the euro in dollars right now",
+     "put the dentist in my outlook calendar", "share this note on slack",
+     "check my inbox for emails from HR", "summarise this 40-page pdf",
+     "write a full business plan for my bakery", "write me a 1500-word essay on trade",
+     "look up the latest news about the election"],
+)
+def test_more_of_what_no_offline_tool_does_is_declined(text: str) -> None:
+    intent = read(text)
+    assert intent is not None and intent.kind == "decline", intent
+    assert "configure a provider" in intent.reply
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["how do I set a reminder in org mode?", "what's a good credit score?", "what is a pdf?",
+     "write a poem about the sea", "how do I make chicken stock?", "buy milk",
+     "who won the 1966 world cup?", "what does todo mean", "find my notes about the environment"],
+)
+def test_questions_near_the_rules_are_not_misread(text: str) -> None:
+    intent = read(text)
+    assert intent is None or intent.tool in ("memory-search",), intent
+
+
+@pytest.mark.parametrize(
+    ("text", "tool", "args"),
+    [
+        ("remind me at half past 6 to start cooking", "schedule",
+         {"timestamp": "<2026-11-23 Mon 18:30>"}),
+        ("remind me at quarter to 8 to leave", "schedule", {"timestamp": "<2026-11-23 Mon 19:45>"}),
+        ("wake me up at 6:30 tomorrow", "schedule",
+         {"timestamp": "<2026-11-24 Tue 06:30>", "name": "wake up"}),
+        ("Quick note — Dana is allergic to peanuts", "remember",
+         {"title": "Dana is allergic to peanuts"}),
+        ("idea: a shared shopping list in org", "remember",
+         {"title": "a shared shopping list in org"}),
+        ("show me my week", "agenda", {"day": "week"}),
+        ("What's happening this week", "agenda", {"day": "week"}),
+        ("in my notes, find anything about the car insurance", "memory-search",
+         {"query": "the car insurance"}),
+        ("read out notes/packing-list.org", "read-file", {"path": "notes/packing-list.org"}),
+        ("open up todo.org for me", "read-file", {"path": "todo.org"}),
+    ],
+)
+def test_clock_words_dashes_and_other_phrasings(text: str, tool: str, args: dict[str, str]) -> None:
+    intent = read(text)
+    assert intent is not None and intent.tool == tool, intent
+    assert {k: intent.args.get(k) for k in args} == args
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    ("find my bank pin in my notes", "refuse"), ("send Sarah a text saying hi", "decline"),
+    ("what's on TV tonight", "decline"),
+    ("how long does it take to drive to Bristol right now", "decline")])
+def test_a_pin_is_a_secret_and_messages_or_tv_are_beyond(text: str, kind: str) -> None:
+    intent = read(text)
+    assert intent is not None and intent.kind == kind and not intent.tool, intent
+
+
+@pytest.mark.parametrize("text", ["remind me every 0 days to x", "remind me in 0 hours to x",
+                                  "remind me in 99999999 years to x", "remind me on 0/0 to x",
+                                  "remind me on the 45th to x", "remind me on feb 30 to x"])
+def test_an_impossible_time_is_asked_about_not_a_traceback(text: str) -> None:
+    intent = read(text)
+    assert intent is not None and intent.kind == "ask" and not intent.tool, intent
+
+
+@pytest.mark.parametrize("text", ["alert me when the build fails", "ping me the link",
+                                  "don't wake me up before 9", "look up the capital of Peru"])
+def test_words_near_a_reminder_or_a_search_are_left_to_the_model(text: str) -> None:
+    assert read(text) is None

@@ -224,3 +224,24 @@ def test_with_a_provider_a_request_beyond_the_tools_goes_to_its_model(
     agent.loop.process(user_signal("send an email to Anna saying I'm late"))
     [reply] = rec.of("reply")
     assert "no email tool" in reply["text"] and "Offline I can" not in reply["text"]
+
+
+def test_offline_a_file_asked_for_without_its_name_is_asked_which(tmp_path: Path) -> None:
+    agent, rec = local_agent(tmp_path)
+    try:
+        agent.loop.process(user_signal("open the file please"))
+    finally:
+        agent.shutdown()
+    assert not rec.of("tool") and not rec.of("denied")
+    [reply] = rec.of("reply")
+    assert reply["text"].startswith("Which file?")
+
+
+def test_with_a_provider_a_file_without_its_name_goes_to_its_model(
+        agent_setup: tuple[Any, Recorder, Any]) -> None:
+    # Its model may know from the conversation which file is meant.
+    agent, rec, fake = agent_setup
+    fake.reply("You mean ~/org/inbox.org, the one we spoke of?")
+    agent.loop.process(user_signal("open the file please"))
+    [reply] = rec.of("reply")
+    assert "inbox.org" in reply["text"] and "Which file?" not in reply["text"]
