@@ -20,6 +20,7 @@ import json
 import os
 import select
 import subprocess
+from pathlib import Path
 
 import pytest
 from agents import wait_for
@@ -182,3 +183,23 @@ def test_the_timeline_names_each_phase_in_order() -> None:
     assert said.index("first phase +") < said.index("second phase +")
     # Counted from the process's own start (this test process began before this test).
     assert startup.since_start() > 0
+
+
+def test_only_a_pipe_given_by_the_starter_is_taken_as_the_ready_pipe(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from passepartout.cli.daemon import _ready_fd
+
+    read_end, write_end = os.pipe()
+    with (tmp_path / "file").open("w") as plain:
+        try:
+            for stray in ("1", "2", str(plain.fileno()), "not a number", "99999"):
+                monkeypatch.setenv(READY_FD, stray)
+                assert _ready_fd() is None, stray
+                assert READY_FD not in os.environ  # never passed on to what it starts
+            os.set_inheritable(write_end, True)
+            monkeypatch.setenv(READY_FD, str(write_end))
+            assert _ready_fd() == write_end
+            assert not os.get_inheritable(write_end)
+        finally:
+            os.close(read_end)
+            os.close(write_end)

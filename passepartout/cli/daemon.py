@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import stat
 import sys
 from typing import TYPE_CHECKING
 
@@ -57,6 +58,10 @@ def _ready_fd() -> int | None:
     value = os.environ.pop(READY_FD, "")
     try:
         fd = int(value)
+        # Only a pipe, never standard input, output or error: a stray value in the
+        # environment must not make the daemon write to, or close, what it is not for.
+        if fd <= 2 or not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return None
         os.set_inheritable(fd, False)
     except (ValueError, OSError):  # none given, or not a descriptor of ours
         return None
