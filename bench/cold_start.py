@@ -9,7 +9,13 @@ and times, from the start command:
 - first answer: a chat sent through ``Face.attach`` at that moment has its whole reply.
 
 Medians of N runs, beside the median of ``python -c "import litellm"`` (with
-LITELLM_LOCAL_MODEL_COST_MAP=True, as the daemon imports it), each a new process.
+LITELLM_LOCAL_MODEL_COST_MAP=True, as the daemon imports it), each a new process; with
+the processor time each used (the daemon's until it was ready), which a busy machine
+changes far less than wall times; and the load average before and after.
+
+The checkout's modules are compiled to bytecode first, as an installed package's are
+(an environment with PYTHONDONTWRITEBYTECODE would otherwise compile them from source
+at every start, some 0.3 s that no installation pays).
 
     .venv/bin/python bench/cold_start.py [--runs 5]
 """
@@ -17,7 +23,9 @@ LITELLM_LOCAL_MODEL_COST_MAP=True, as the daemon imports it), each a new process
 from __future__ import annotations
 
 import argparse
+import compileall
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -36,15 +44,32 @@ from passepartout.protocol import Chunk, Done  # noqa: E402
 MODEL = "openai/gpt-4o-mini"
 
 
-def import_litellm() -> float:
-    started = time.perf_counter()
+def children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def import_litellm() -> tuple[float, float]:
+    """(wall, processor) seconds of ``python -c "import litellm"``."""
+    started, cpu = time.perf_counter(), children_cpu()
     subprocess.run([sys.executable, "-c", "import litellm"], check=True,
                    env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
-    return time.perf_counter() - started
+    return time.perf_counter() - started, children_cpu() - cpu
 
 
-def cold_start(fake: FakeLLM) -> tuple[float, float]:
-    """(ready, first answer) in seconds after the start command, one fresh daemon."""
+def process_cpu(pid: int) -> float:
+    """The processor time ``pid`` has used so far (user and system)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def cold_start(fake: FakeLLM) -> tuple[float, float, float]:
+    """(ready, first answer) in seconds after the start command, and the daemon's
+    processor time until ready, one fresh daemon."""
     with tempfile.TemporaryDirectory(prefix="ppcold-", dir="/tmp") as tmp:
         root = Path(tmp)
         for name in ("config", "memex/projects", "memex/system", "run"):
@@ -63,6 +88,8 @@ def cold_start(fake: FakeLLM) -> tuple[float, float]:
         ready = time.perf_counter() - started
         if detach.returncode != 0:
             raise SystemExit(f"the daemon did not start: {detach.stderr}")
+        pid = int(detach.stdout.split("pid ", 1)[1].split(",", 1)[0])
+        cpu = process_cpu(pid)
         try:
             face = Face.attach(root / "home", environ=env)
             if face is None:
@@ -80,24 +107,31 @@ def cold_start(fake: FakeLLM) -> tuple[float, float]:
         finally:
             subprocess.run([sys.executable, "-m", "passepartout", "stop"], cwd=ROOT, env=env,
                            capture_output=True, timeout=60)
-    return ready, answered
+    return ready, answered, cpu
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
+    compileall.compile_dir(ROOT / "passepartout", quiet=1)
+    before = load()
     baseline = [import_litellm() for _ in range(args.runs)]
-    readies, answers = [], []
+    runs = []
     with FakeLLM(default="echo") as fake:
         for _ in range(args.runs):
-            ready, answered = cold_start(fake)
-            readies.append(ready)
-            answers.append(answered)
-    print(f"runs: {args.runs} (medians; each a new process)")
-    print(f"python -c 'import litellm'        {statistics.median(baseline):6.2f} s")
-    print(f"daemon --detach returned (ready)  {statistics.median(readies):6.2f} s")
-    print(f"first answer after a cold start   {statistics.median(answers):6.2f} s")
+            runs.append(cold_start(fake))
+
+    def median(values: list[float]) -> float:
+        return statistics.median(values)
+
+    print(f"runs: {args.runs} (medians; each a new process); load average {before} "
+          f"before, {load()} after")
+    print(f"python -c 'import litellm'        {median([b[0] for b in baseline]):6.2f} s  "
+          f"(cpu {median([b[1] for b in baseline]):.2f} s)")
+    print(f"daemon --detach returned (ready)  {median([r[0] for r in runs]):6.2f} s  "
+          f"(daemon's cpu {median([r[2] for r in runs]):.2f} s)")
+    print(f"first answer after a cold start   {median([r[1] for r in runs]):6.2f} s")
 
 
 if __name__ == "__main__":

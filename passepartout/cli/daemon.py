@@ -4,6 +4,8 @@ line) attaches to.  ``passepartout daemon`` runs :mod:`passepartout.server.daemo
 from __future__ import annotations
 
 import argparse
+import os
+import stat
 import sys
 from typing import TYPE_CHECKING
 
@@ -20,6 +22,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from passepartout import startup
+
+    startup.hold_collector()  # until the daemon is ready (see passepartout.startup)
+    startup.mark("command line read")
     from passepartout.config import Config
     from passepartout.errors import ConfigError
     from passepartout.ownplace import exit_process, settle_in
@@ -27,6 +33,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         config = Config.load()
+        startup.mark("settings read")
     except ConfigError as err:
         print(f"passepartout daemon: {err.message}", file=sys.stderr, flush=True)
         return 2
@@ -38,8 +45,27 @@ def run(args: argparse.Namespace) -> int:
         print(f"passepartout daemon: cannot enter the state directory {config.home}: "
               f"{err.strerror or err}", file=sys.stderr, flush=True)
         return 2
-    exit_process(run_daemon(config))
+    exit_process(run_daemon(config, ready_fd=_ready_fd()))
     return 0  # not reached
+
+
+def _ready_fd() -> int | None:
+    """The descriptor to say "ready" on, when whoever started us gave one (see
+    wire.start); taken out of the environment and not inherited, so that no process
+    this daemon starts holds it open."""
+    from passepartout.wire.start import READY_FD
+
+    value = os.environ.pop(READY_FD, "")
+    try:
+        fd = int(value)
+        # Only a pipe, never standard input, output or error: a stray value in the
+        # environment must not make the daemon write to, or close, what it is not for.
+        if fd <= 2 or not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return None
+        os.set_inheritable(fd, False)
+    except (ValueError, OSError):  # none given, or not a descriptor of ours
+        return None
+    return fd
 
 
 def _detach(config: Config) -> int:

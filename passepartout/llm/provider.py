@@ -22,7 +22,7 @@ from types import ModuleType
 from typing import Any
 
 from passepartout.errors import LLMError, PassepartoutError
-from passepartout.llm.litellm_import import load_litellm
+from passepartout.llm.litellm_import import call_options, load_litellm
 from passepartout.llm.translate import Message, Reply, StreamAccumulator, reply_from_response
 
 log = logging.getLogger(__name__)
@@ -57,17 +57,26 @@ def wait_warm(timeout: float) -> bool:
 
 
 def _quiet_load(model: str | None) -> None:
+    from passepartout import startup
+
     try:
         from passepartout.llm.tokens import counter
 
+        startup.mark("model layer warm-up started")
         counter(model)
-        _prime(load_litellm())
+        startup.mark("tokenizer loaded")
+        lit = load_litellm()
+        startup.mark("litellm imported")
+        _prime(lit)
+        startup.mark("litellm primed")
     except Exception as err:
         log.error("litellm failed to load: %s", err)
 
 
-# litellm's first call imports some 800 more modules (seconds): make it with a mock
-# reply, which sends nothing, so that the person's first call does not wait for them.
+# litellm's first call imports some 300 more modules and loads its default tokenizer
+# (about half a second): make it with a mock reply, which sends nothing, so that the
+# person's first call does not wait for them; and make what that call makes before it
+# sends (the HTTP handler's client with its TLS settings, our outbound filters).
 _PRIME_TOOLS = [{"type": "function", "function": {
     "name": "noop", "description": "nothing", "parameters": {"type": "object", "properties": {}}}}]
 
@@ -76,14 +85,18 @@ def _prime(lit: ModuleType) -> None:
     started = time.perf_counter()
     stream = lit.completion(model="openai/gpt-4o-mini", api_key="unused", mock_response="ok",
                             messages=[{"role": "user", "content": "hi"}], tools=_PRIME_TOOLS,
-                            stream=True)
+                            stream=True, **call_options())
     for _ in stream:
         pass
-    for name in ("mcp", "litellm.llms.openai.openai"):
+    for name in ("litellm.llms.openai.openai", "passepartout.security.outbound",
+                 "passepartout.security.vault"):
         try:
             importlib.import_module(name)
         except ImportError as err:
             log.debug("priming: %s", err)
+    from passepartout.llm.keepalive import openai_handler_client
+
+    openai_handler_client()
     log.info("litellm primed in %.1f s", time.perf_counter() - started)
 
 
@@ -242,6 +255,7 @@ class Provider:
         # or path brought it (the in-process local model may see it); secrets never do.
         masked = mask_value(messages) if is_local(model) else outbound(messages)
         kwargs: dict[str, Any] = {
+            **call_options(),  # litellm's MCP gateway is not ours (see litellm_import)
             "model": model,
             # A secret the person pasted, or one in memory, never leaves for a provider.
             "messages": masked,

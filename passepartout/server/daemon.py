@@ -32,6 +32,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+from passepartout import startup
 from passepartout.config import Config
 from passepartout.errors import ConfigError
 from passepartout.fsutil import atomic_write
@@ -47,9 +48,11 @@ log = logging.getLogger(__name__)
 PROG = "passepartout daemon"
 
 
-def run_daemon(config: Config, *, think: Think | None = None) -> int:
+def run_daemon(config: Config, *, think: Think | None = None,
+               ready_fd: int | None = None) -> int:
     """Serve until told to stop; the exit status (0 after a clean stop, 1 when another
-    daemon runs, 2 when the place or the settings are wrong)."""
+    daemon runs, 2 when the place or the settings are wrong).  ``ready_fd``: a pipe to
+    write "ready" to (then closed) once ready, for whoever started it and waits."""
     place = Place.own(config.home)
     home_lock = HomeLock(config.home)
     try:
@@ -68,13 +71,13 @@ def run_daemon(config: Config, *, think: Think | None = None) -> int:
               file=sys.stderr, flush=True)
         return 2
     try:
-        return _run_locked(config, place, admission, think)
+        return _run_locked(config, place, admission, think, ready_fd)
     finally:
         os.close(held)  # last of all: a new daemon may start only once this one is gone
 
 
 def _run_locked(config: Config, place: Place, admission: Admission,
-                think: Think | None) -> int:
+                think: Think | None, ready_fd: int | None = None) -> int:
     """With the state directory's lock held: the place's lock, then serve."""
     try:
         place.make()
@@ -94,6 +97,7 @@ def _run_locked(config: Config, place: Place, admission: Admission,
     with contextlib.suppress(FileNotFoundError):
         place.info_file.unlink()
     setup_logging(config)
+    startup.mark("locks held, log open")
     stop = threading.Event()
     # SIGHUP too: the terminal it was started from closing is a stop, with memory saved.
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
@@ -104,7 +108,7 @@ def _run_locked(config: Config, place: Place, admission: Admission,
         except OSError as err:
             log.error("cannot say where the daemon is: %s", err)
             return 1
-        return _serve(config, place, admission, stop, think)
+        return _serve(config, place, admission, stop, think, ready_fd)
     finally:
         clear_pointer(config.home, place)
         place.clear()
@@ -123,7 +127,7 @@ def already_running(place: Place) -> str:
 
 
 def _serve(config: Config, place: Place, admission: Admission, stop: threading.Event,
-           think: Think | None) -> int:
+           think: Think | None, ready_fd: int | None = None) -> int:
     token = secrets.token_hex(32)
     try:
         config.home.mkdir(parents=True, exist_ok=True)
@@ -136,12 +140,14 @@ def _serve(config: Config, place: Place, admission: Admission, stop: threading.E
     except OSError as err:
         log.error("cannot listen: %s", err)
         return 1
+    startup.mark("listening")
     from passepartout.server.epc import BridgeServer
     from passepartout.server.methods import Bridge
 
     bridge = Bridge(config)
     servers = [BridgeServer(bridge, token, listener=sock, admission=admission)
                for sock in (unix, tcp)]
+    startup.mark("servers made")
     port = tcp.getsockname()[1]
     info = {
         "pid": os.getpid(), "socket": str(place.socket), "port": port,
@@ -154,7 +160,12 @@ def _serve(config: Config, place: Place, admission: Admission, stop: threading.E
         # Only now can a face find it: it accepts connections and can answer (the
         # agent booted, the model layer loaded), so "ready" is never said too early.
         place.write_info(info)
-        log.info("daemon %d ready on %s and 127.0.0.1:%d", os.getpid(), place.socket, port)
+        startup.mark("ready")
+        log.info("daemon %d ready on %s and 127.0.0.1:%d, %.2f s after its start",
+                 os.getpid(), place.socket, port, startup.since_start())
+        log.debug("start timeline: %s", startup.report())
+        if ready_fd is not None:
+            _say_ready(ready_fd)
         print(f"{PROG}: pid {os.getpid()}, socket {place.socket}, port {port}", flush=True)
         from passepartout.faces.messaging.run import start_faces
 
@@ -163,6 +174,18 @@ def _serve(config: Config, place: Place, admission: Admission, stop: threading.E
     log.info("daemon %d listening on %s and 127.0.0.1:%d; booting", os.getpid(),
              place.socket, port)
     return serve_until_stopped(config, bridge, servers, think, stop, on_ready=ready)
+
+
+def _say_ready(fd: int) -> None:
+    """Tell whoever started this daemon, at once, that it is ready (its info is
+    written): one line on their pipe, which is then closed."""
+    try:
+        os.write(fd, b"ready\n")
+    except OSError as err:  # they stopped waiting: nothing to tell
+        log.debug("cannot say ready on fd %d: %s", fd, err)
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(fd)
 
 
 def listen_unix(place: Place) -> socket.socket:

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from passepartout import startup
 from passepartout.config import Config
 from passepartout.errors import ConfigError, PassepartoutError
 from passepartout.ownplace import exit_process
@@ -43,6 +44,8 @@ log = logging.getLogger(__name__)
 BOOT_JOIN_TIMEOUT = 10.0
 SHUTDOWN_TIMEOUT = 20.0
 MODEL_LAYER_WAIT = 120.0  # litellm takes seconds to load; a hung import is not waited on
+# What no first answer needs loads this long after ready, once that answer is usually out.
+AFTER_READY_DELAY = 3.0
 
 
 def run_server(config: Config, *, think: Think | None = None,
@@ -89,12 +92,16 @@ def serve_until_stopped(config: Config, bridge: Bridge, servers: list[BridgeServ
 
     def boot() -> None:
         boot_agent(config, bridge, think)
+        startup.release_collector()  # the start is over, ready or failed
         if on_ready is not None and not stop.is_set():
             try:
                 on_ready()
             except Exception:
                 log.exception("cannot say the daemon is ready")
                 stop.set()
+        from passepartout.security.shell.bashparse import warm_up
+
+        warm_up(AFTER_READY_DELAY)  # the shell gate's parser (a third of a second)
 
     booter = threading.Thread(target=boot, name="boot", daemon=True)
     booter.start()
@@ -148,11 +155,16 @@ def boot_agent(config: Config, bridge: Bridge, think: Think | None = None) -> No
         from passepartout.agent import Agent
 
         agent = Agent(config)
+        startup.mark("agent made")
         agent.boot()
+        startup.mark("skills loaded")
+        log.debug("skills' load times: %s", ", ".join(
+            f"{e.name} {e.load_seconds:.2f} s" for e in agent.loader.report()))
         if think is not None:
             agent.loop.think = think
         else:
             _wait_model_layer()
+            startup.mark("model layer waited for")
         bridge.attach(agent)
     except PassepartoutError as err:
         log.error("the agent cannot start: %s", err.message)
@@ -234,6 +246,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from passepartout.ownplace import settle_in
+
+    startup.hold_collector()  # until the agent has booted (see passepartout.startup)
 
     try:
         config = Config.load()

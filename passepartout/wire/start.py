@@ -3,7 +3,9 @@
 Every face that attaches (Emacs, ``passepartout chat``, ACP) calls :func:`ensure_daemon`:
 when no daemon runs it starts ``passepartout daemon`` in a session of its own (so a
 closing terminal or Emacs does not take it along) and waits until it has written
-``daemon.json``, which it does once it is ready to answer.  Two faces starting at once
+``daemon.json``, which it does once it is ready to answer.  The new daemon says so at
+once on a pipe (:data:`READY_FD`, its write end inherited): the face does not wait for
+a poll to notice.  Two faces starting at once
 are fine, whatever their environments: the second daemon finds the state directory's
 lock taken and exits 1, and both faces then read the first one's info (through the
 pointer in the state directory when it runs in another place).  What the new daemon
@@ -14,6 +16,7 @@ that cannot start says why.
 from __future__ import annotations
 
 import os
+import select
 import subprocess
 import sys
 import time
@@ -27,6 +30,12 @@ from passepartout.wire.place import HomeLock, Place, PlaceError
 
 START_TIMEOUT = 30.0
 _TAIL_LINES = 6
+# The variable naming the descriptor a daemon writes "ready" to (then closes) once it
+# is ready; set by ensure_daemon for the daemon it starts.
+READY_FD = "PASSEPARTOUT_READY_FD"
+# How often the daemon's info is looked for besides the pipe: when another start won
+# the race (this one's daemon exited 1), the winner says nothing on our pipe.
+_LOOK_EVERY = 0.1
 
 
 class StartError(PassepartoutError):
@@ -54,18 +63,34 @@ def ensure_daemon(config: Config, *, timeout: float = START_TIMEOUT,
     config.home.mkdir(parents=True, exist_ok=True)
     log_path = config.home / "daemon-start.log"
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    ready_r, ready_w = os.pipe()
+    env = dict(os.environ if environ is None else environ)
+    env[READY_FD] = str(ready_w)
     try:
         child = subprocess.Popen(
             [sys.executable, "-m", "passepartout", "daemon"],
             stdin=subprocess.DEVNULL, stdout=fd, stderr=fd, close_fds=True,
-            start_new_session=True, env=None if environ is None else dict(environ))
+            pass_fds=(ready_w,), start_new_session=True, env=env)
     except OSError as err:
+        os.close(ready_r)
         raise StartError(f"cannot start the daemon: {err.strerror or err}") from None
     finally:
         os.close(fd)
+        os.close(ready_w)
+    try:
+        return _wait_started(config, environ, child, stale, log_path, ready_r, timeout)
+    finally:
+        os.close(ready_r)
+
+
+def _wait_started(config: Config, environ: Mapping[str, str] | None,
+                  child: subprocess.Popen[bytes], stale: dict[str, Any] | None,
+                  log_path: os.PathLike[str], ready: int, timeout: float) -> Running:
+    """Wait for the started daemon's info (or the info of one that won the race)."""
     deadline = time.monotonic() + timeout
     home_lock = HomeLock(config.home)
-    while time.monotonic() < deadline:
+    pipe_open = True
+    while (left := deadline - time.monotonic()) > 0:
         # Found again each time: the daemon that won may run in another place (started
         # with another environment); its pointer says where.
         place = _find(config, environ)
@@ -79,7 +104,14 @@ def ensure_daemon(config: Config, *, timeout: float = START_TIMEOUT,
                              f"{_tail(log_path) or 'it said nothing'}")
         if status == 1 and not home_lock.held() and not place.held():
             raise StartError(f"the daemon did not start: {_tail(log_path) or 'status 1'}")
-        time.sleep(0.02)
+        if pipe_open:
+            # "ready" (its info is written by then) or the end of the pipe (it exited):
+            # either way look again at once.
+            readable, _, _ = select.select([ready], [], [], min(left, _LOOK_EVERY))
+            if readable and not os.read(ready, 64):
+                pipe_open = False
+        else:
+            time.sleep(min(left, 0.02))
     raise StartError(f"the daemon did not get ready within {timeout:g} s "
                      f"(its output is in {log_path})")
 

@@ -19,8 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import bashlex
-
 from passepartout.security.sensitive import CREDENTIALS, PROTECTED
 from passepartout.security.shell import glob as shell_glob
 from passepartout.security.shell import rules
@@ -171,6 +169,8 @@ def _check_coverage(trees: Sequence[Any], col: _Collector) -> None:
 
 def _span_end(tree: Any) -> int:
     """The furthest position any node of ``tree`` covers (here-document bodies included)."""
+    import bashlex  # loaded already: the tree is its parse
+
     end, stack = 0, [tree]
     while stack:
         node = stack.pop()
