@@ -107,6 +107,9 @@ package-el: deps
 test: install lint test-py test-el
 
 test-py: install emacs-backports
+	# Compiled once here: each daemon a test starts reads them (PYTHONDONTWRITEBYTECODE
+	# would otherwise have every start compile the package again).
+	$(PY) -m compileall -q passepartout skills
 	$(PY) -m pytest -q $(PYTEST_PARALLEL)
 	PY=$(PY) tests/attacks-as-user $(PYTEST_PARALLEL)
 
