@@ -14,9 +14,10 @@ Memory stays bounded whatever the notes: a model pads each batch to its longest
 text, so no batch holds more than ``MAX_BATCH`` texts and no text more than
 ``CHUNK_CHARS`` characters. A longer node is embedded in pieces (at most
 ``MAX_CHUNKS``; the rest of a very long node is left to full-text search), each
-after the node's title, and each piece's vector is kept: a node scores by its best
-piece, so a long node is found by the passage that means what the query means
-rather than by an average of everything it says.
+after the node's title, with the title alone as one more piece, and each piece's
+vector is kept: a node scores by its best piece, so a long node is found by the
+passage that means what the query means rather than by an average of everything it
+says.
 """
 
 from __future__ import annotations
@@ -63,13 +64,16 @@ def pieces(text: str, size: int = CHUNK_CHARS, most: int = MAX_CHUNKS) -> list[s
 
 
 def titled_pieces(text: str) -> list[str]:
-    """A node's text (its title on the first line) in pieces, each after the title
-    (cut to a quarter of a piece) and none longer than ``CHUNK_CHARS``."""
+    """A node's text (its title on the first line) in pieces: the title alone (cut to
+    a quarter of a piece), then the body in pieces, each after the title and none
+    longer than ``CHUNK_CHARS``. The title alone is a piece of its own because a
+    question that says what a heading says is nearer its title than its title and
+    text (bench/embedders.py, tuning questions)."""
     title, _nl, body = text.partition("\n")
     head = title[: CHUNK_CHARS // 4]
     if not body.strip():
         return [head]
-    return [f"{head}\n{p}" for p in pieces(body, CHUNK_CHARS - len(head) - 1)]
+    return [head, *(f"{head}\n{p}" for p in pieces(body, CHUNK_CHARS - len(head) - 1))]
 
 
 def model_available(model: str = DEFAULT_MODEL) -> bool:

@@ -66,8 +66,9 @@ class StoreStats:
 
 
 # How vectors are stored: a node's bytes are one float32 vector per piece of its
-# text (embeddings.py); stores from before kept one averaged vector a node.
-VECTORS = "pieces-1"
+# text, its title alone first (embeddings.py). Older stores kept one averaged vector
+# a node, or ("pieces-1") pieces without the title alone: theirs are embedded again.
+VECTORS = "pieces-2"
 
 
 class SemanticSearch(Protocol):
