@@ -109,6 +109,17 @@ def test_a_word_only_one_note_has_stands_out() -> None:
     assert fused[0].id == "rare" and fused[0].method == "fts"
 
 
+def test_a_threshold_cuts_vector_hits_after_they_are_standardised() -> None:
+    # One vector hit clears the cut, far above the pool's others: standardised over
+    # the pool it stands out and is first; the hits under the cut are left out.
+    text = [SearchHit(f"t{n}", "T", 3.0 - n / 10, "fts") for n in range(12)]
+    vec = [SearchHit("v", "V", 0.9, "embedding"),
+           *(SearchHit(f"w{n:02}", "W", 0.4 - n / 1000, "embedding") for n in range(49))]
+    fused = fuse(text, vec, 5, threshold=0.75)
+    assert fused[0].id == "v" and not any(h.id.startswith("w") for h in fused)
+    assert [h.id for h in fuse(text, vec, 3, threshold=0.95)] == ["t0", "t1", "t2"]
+
+
 def test_queries_are_words_only() -> None:
     assert fts_query('"unbalanced NOT (x*') == '"unbalanced" OR "NOT" OR "x"'
     assert fts_query("what is the tax") == '"tax"'  # stopwords rank noise first

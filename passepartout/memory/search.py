@@ -209,13 +209,20 @@ def standard_scores(hits: Sequence[SearchHit], floor: int = 0) -> dict[str, floa
     return out
 
 
-def fuse(text: Sequence[SearchHit], vector: Sequence[SearchHit], k: int) -> list[SearchHit]:
+def fuse(text: Sequence[SearchHit], vector: Sequence[SearchHit], k: int,
+         threshold: float | None = None) -> list[SearchHit]:
     """The best ``k`` of both lists by the sum of their standard scores (see the
-    module): full text standardised with ``TEXT_FLOOR``, a side missing a node adding 0."""
+    module): full text standardised with ``TEXT_FLOOR``, a side missing a node adding 0.
+    With ``threshold``, vector hits scoring under it are then left out, as if not
+    proposed (standardised among the few above it, one alone would be average)."""
     score: dict[str, float] = {}
     first: dict[str, SearchHit] = {}
     methods: dict[str, list[str]] = {}
-    for hits, z in ((text, standard_scores(text, TEXT_FLOOR)), (vector, standard_scores(vector))):
+    z_vector = standard_scores(vector)
+    if threshold is not None:
+        vector = [h for h in vector if h.score >= threshold]
+        z_vector = {h.id: z_vector[h.id] for h in vector}
+    for hits, z in ((text, standard_scores(text, TEXT_FLOOR)), (vector, z_vector)):
         for i, v in z.items():
             score[i] = score.get(i, 0.0) + v
         for h in hits:
