@@ -107,6 +107,57 @@ TUNING: list[tuple[str, str, tuple[Target, ...]]] = [
 ]
 
 
+# More tuning questions on Org 9.x, written after ``TUNING`` and before the fusion,
+# passages and full-text words were tuned again: paraphrases in the words a person
+# would use, most sharing no rare word with their target. Tuning only.
+PARAPHRASES: list[tuple[str, str, tuple[Target, ...]]] = [
+    ("ask me to stop the clock when I quit emacs", "meaning", (("Version 9.5", "org-clock-ask-before-exiting"),)),
+    ("only show the first two levels of headings when a file opens", "meaning", (("Version 9.5", "show<n>levels"),)),
+    ("run a python block without freezing the editor", "meaning", (("Version 9.5", "Async session evaluation"),)),
+    ("cite papers and print a bibliography", "meaning", (("Version 9.5", "New citation engine"),)),
+    ("write a formal letter and export it", "meaning", (("Version 9.5", "ox-koma-letter.el"),)),
+    ("pictures scaled to the width of the window", "meaning", (("Version 9.5", "Display images with width proportional"),)),
+    ("refile an entry to the top of its new parent instead of the bottom", "meaning", (("Version 9.5", "org-refile-reverse"),)),
+    ("the extra user-contributed packages moved out of the main repository", "meaning", (("Version 9.5", "The =contrib/= now lives in a separate repository"),)),
+    ("the jar for ascii diagrams is not shipped any more", "mixed", (("Version 9.5", "=ditaa.jar= is not bundled"),)),
+    ("share of time spent in each file in the clock report", "meaning", (("Version 9.5", "Clocktable option =:formula %="),)),
+    ("webp pictures in the web page export", "mixed", (("Version 9.5", "now includes .webp"),)),
+    ("a header row that stays visible while scrolling down a long table", "meaning", (("Version 9.4", "New minor mode ~org-table-header-line-mode~"), ("Version 9.4", "~org-table-header-line-mode~"), ("Version 9.4", "org-table-header-line-p"))),
+    ("checkboxes where ticking one unticks the others", "meaning", (("Version 9.4", "org-list-checkbox-radio-mode"),)),
+    ("file-wide properties at the top before any heading", "meaning", (("Version 9.4", "Property drawers allowed before first headline"),)),
+    ("stop the clock by itself when I have been away", "meaning", (("Version 9.4", "org-clock-auto-clockout-timer"),)),
+    ("show pictures stored on a remote machine", "meaning", (("Version 9.4", "Display remote inline images"),)),
+    ("clock report split into half months", "meaning", (("Version 9.4", "semimonth"),)),
+    ("links to headings in the same file may not work after upgrading", "meaning", (("Version 9.4", "Possibly broken internal file links"),)),
+    ("open the agenda in a tab", "mixed", (("Version 9.4", "New option for using tabs"),)),
+    ("a task that repeats some hours after I last did it", "meaning", (("Version 9.4", "Handle repeated tasks with =.+= type and hours step"),)),
+    ("durations written short like 1d 3h", "mixed", (("Version 9.4", "Duration can be read and written in compact form"),)),
+    ("a bug that lived for seven years", "meaning", (("Version 9.4", "The end of a 7 years old bug"),)),
+    ("long lines of code wrapped in the HTML output", "mixed", (("Version 9.3", "New option to wrap source code lines in HTML export"),)),
+    ("scheduled items and deadlines in the exported calendar", "mixed", (("Version 9.3", "schedules and deadlines in iCalendar export"),)),
+    ("keep private entries out of the exported calendar", "meaning", (("Version 9.3", "iCalendar export respects a =CLASS= property"),)),
+    ("numbers shown before the headings on screen without changing the file", "meaning", (("Version 9.3", "New minor mode to display headline numbering"),)),
+    ("copy a subtree several times with its dates moved into the past", "meaning", (("Version 9.3", "org-clone-subtree-with-time-shift"),)),
+    ("hide habits I already did today from the agenda", "meaning", (("Version 9.3", "Toggle display of all vs. undone scheduled habits"), ("Version 9.3", "~org-habit-toggle-display-in-agenda~"))),
+    ("a table keeps 007 as text rather than a number", "meaning", (("Version 9.3", "Org Table reads numbers starting with 0 as strings"),)),
+    ("the mode that gave other major modes org-like outlines is gone", "meaning", (("Version 9.2", "Removal of OrgStruct mode"),)),
+    ("typing <s and TAB no longer inserts a source block", "mixed", (("Version 9.2", "Change in the structure template expansion"), ("Version 9.2", "Org Tempo"))),
+    ("sorting follows the alphabet of my language", "meaning", (("Version 9.2", "Alphabetic sorting in headings and tags"), ("Version 9.2", "Alphabetic sorting in tables and lists"))),
+    ("cut the subtree at point with one key", "meaning", (("Version 9.2", "New speed command \"k\""),)),
+    ("no header line at the top of a custom agenda", "meaning", (("Version 9.2", "Disable =org-agenda-overriding-header="),)),
+    ("restrict the agenda to the subtree under the cursor", "meaning", (("Version 9.2", "~org-agenda-set-restriction-lock~ toggle"),)),
+    ("javascript blocks evaluated in a live session", "mixed", (("Version 9.2", "ob-js for js-comint"), ("Version 9.2", "ob-js for Indium"), ("Version 9.2", "ob-js for skewer-mode"))),
+    ("journal entries filed by week number of the year", "meaning", (("Version 9.0", "Support for ISO week trees"),)),
+    ("check my org files for syntax mistakes", "meaning", (("Version 9.0", "New Org linter library"),)),
+    ("the date it was scheduled for goes away once a repeating task is done", "meaning", (("Version 9.0", "Clear non-repeated SCHEDULED"),)),
+    ("browse the web inside emacs and store links to pages", "meaning", (("Version 9.0", "~org-eww~ has been moved into core"),)),
+    ("plain text accounting reports in code blocks", "meaning", (("Version 9.1", "hledger"),)),
+    ("the time zone of an event in the calendar export", "mixed", (("Version 9.1", "iCalendar export respects a TIMEZONE property"), ("Version 9.1", "iCalendar export uses inheritance for TIMEZONE"))),
+    ("attach a file downloaded from the web", "meaning", (("Version 9.1", "attaching files from URLs"),)),
+    ("a library to read and print lengths of time", "meaning", (("Version 9.1", "New Org duration library"),)),
+    ("name the exported file from inside the document", "meaning", (("Version 9.1", "EXPORT_FILE_NAME"),)),
+]
+
 def write_memex(directory: Path) -> None:
     """The memex: ORG-NEWS as one org file."""
     directory.mkdir(parents=True, exist_ok=True)

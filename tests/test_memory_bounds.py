@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 import threading
+import time
 import zlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -18,7 +19,14 @@ import numpy as np
 import pytest
 
 from passepartout.memory import Embedder, EmbeddingIndex, MemoryNode, MemoryStore, cli
-from passepartout.memory.embeddings import CHUNK_CHARS, MAX_BATCH, MAX_CHUNKS, pieces
+from passepartout.memory.embeddings import (
+    CHUNK_CHARS,
+    MAX_BATCH,
+    MAX_CHUNKS,
+    PAD_RATIO,
+    pieces,
+    titled_pieces,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from memexgen import make_memex
@@ -121,6 +129,24 @@ def test_a_long_text_is_cut_in_bounded_pieces() -> None:
     assert pieces("y" * 2500) == ["y" * 1000, "y" * 1000, "y" * 500]  # no space: cut anyway
 
 
+def test_a_call_to_the_model_holds_pieces_of_like_length(tmp_path: Path) -> None:
+    # The model pads a call to its longest text: titles alone go apart from passages.
+    model = GatedEmbedder()
+    model.open_gate()
+    store = MemoryStore.open(tmp_path)
+    texts = [f"Title {i}\n" + "word " * 400 for i in range(20)] + ["Short\nA line."]
+    try:
+        vecs = EmbeddingIndex(store, model).piece_vectors(texts)
+    finally:
+        store.close()
+    assert model.calls and all(0 < len(call) <= MAX_BATCH for call in model.calls)
+    for call in model.calls:
+        lengths = [len(t) for t in call]
+        assert max(lengths) <= PAD_RATIO * min(lengths), lengths
+    for text, got in zip(texts, vecs, strict=True):  # each text's pieces, in order
+        assert np.allclose(got, model._vectors(titled_pieces(text)))
+
+
 def test_batches_and_texts_given_to_the_model_are_bounded(tmp_path: Path, memex: Path,
                                                           gated: GatedEmbedder) -> None:
     gated.open_gate()
@@ -170,10 +196,14 @@ def test_vectors_arrive_in_the_background_and_hybrid_search_uses_them(
     assert store.search(QUERY, 5) == []  # no word of the query is in any note
     index = EmbeddingIndex(store, gated).start()
     try:
-        assert gated.blocked.wait(60)
-        gated.allow(1)  # one batch through, the rest held back
-        while store.stats().embedded == 0:
+        while store.stats().embedded == 0:  # one batch through, the rest held back
             assert gated.blocked.wait(60)
+            calls = len(gated.calls)
+            gated.allow(1)  # a batch may take more than one call (titles, then passages)
+            deadline = time.monotonic() + 60  # until that call is done: another or stored
+            while len(gated.calls) == calls and store.stats().embedded == 0:
+                assert time.monotonic() < deadline
+                time.sleep(0.01)
         embedded = store.stats().embedded
         assert 0 < embedded <= MAX_BATCH < len(store)
         # The garden note has its vector: found by meaning while the rest waits.

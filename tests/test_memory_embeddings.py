@@ -11,6 +11,7 @@ import pytest
 
 from passepartout.memory import Embedder, EmbeddingIndex, MemoryNode, MemoryStore, model_available
 from passepartout.memory.embedders import DEFAULT_MODEL, MODELS, model_for_setting
+from passepartout.memory.embeddings import titled_pieces
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 
@@ -138,6 +139,43 @@ def test_a_long_node_is_found_by_its_best_piece(tmp_path: Path, embedder: Embedd
         assert hits is not None and hits[0].id == "page"
     finally:
         store.close()
+
+
+def test_a_heading_is_found_by_what_its_title_says(tmp_path: Path, embedder: Embedder) -> None:
+    # The title says what the question asks; the text under it is option details.
+    # Its title alone is a piece of its own, so the details do not drown it.
+    assert titled_pieces("Title\nbody") == ["Title", "Title\nbody"]
+    assert titled_pieces("Title only") == ["Title only"]
+    details = " ".join(
+        f"The variable org-clock-option-{n} takes a list of symbols, a string or nil, and"
+        " is read when the library loads; set it in your init file." for n in range(8))
+    store = MemoryStore.open(tmp_path)
+    store.put(MemoryNode("ask", "Ask before quitting with a clock running", body=details))
+    for i, (title, body) in enumerate([
+        ("Idle time", "When you come back after being away, the clock offers to resolve it."),
+        ("Clock report", "A table of the time clocked per heading, with a percentage column."),
+        ("Quit without saving", "Emacs asks before quitting when a buffer has unsaved changes."),
+        ("Timers", "A countdown timer can be paused and resumed."),
+    ]):
+        store.put(MemoryNode(f"n{i}", title, body=body))
+    try:
+        index = EmbeddingIndex(store, embedder)
+        assert index.attach()
+        hits = index.search("ask me before I quit while a clock is running", 5, None)
+        assert hits is not None and hits[0].id == "ask"
+    finally:
+        store.close()
+
+
+def test_vectors_without_the_title_piece_are_dropped(tmp_path: Path, embedder: Embedder) -> None:
+    store = MemoryStore.open(tmp_path)
+    store.put(MemoryNode("a", "Alpha", body="tomatoes"))
+    assert EmbeddingIndex(store, embedder).attach()
+    assert store.stats().embedded == 1
+    store._conn.execute("UPDATE meta SET value = 'pieces-1' WHERE key = 'vectors'")
+    store.use_embedder(DEFAULT_MODEL)
+    assert store.stats().embedded == 0
+    store.close()
 
 
 def test_vectors_stored_one_a_node_are_dropped(tmp_path: Path, embedder: Embedder) -> None:

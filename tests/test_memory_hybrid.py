@@ -1,4 +1,4 @@
-"""Hybrid memory search: full text and vectors fused by rank, with snippets and files,
+"""Hybrid memory search: full text and vectors fused by standard scores, with snippets and files,
 through the store, `passepartout memory search` and the memory-search tool."""
 
 from __future__ import annotations
@@ -76,14 +76,48 @@ def test_hits_carry_a_snippet_and_their_file(store: MemoryStore, embedder: Embed
     store.close()
 
 
-def test_fusion_orders_by_rank_and_keeps_both_sides() -> None:
+def test_fusion_keeps_both_sides() -> None:
     text = [SearchHit("a", "A", 9.0, "fts", "a text"), SearchHit("b", "B", 1.0, "fts")]
     vec = [SearchHit("c", "C", 0.9, "embedding"), SearchHit("a", "A", 0.5, "embedding")]
     fused = fuse(text, vec, 3)
     assert [h.id for h in fused] == ["a", "c", "b"]
     assert fused[0].method == "fts+embedding" and fused[0].snippet == "a text"
-    assert fused[0].score > fused[1].score > 0
+    assert fused[0].score > fused[1].score > fused[2].score
     assert len(fuse(text, vec, 1)) == 1
+    assert fuse([], [], 3) == [] and [h.id for h in fuse(text, [], 3)] == ["a", "b"]
+
+
+def test_fusion_weighs_how_far_a_hit_stands_out() -> None:
+    # The vector side's first hit stands far above the rest; "x" is second on both
+    # sides, each time among near-equals. A fusion of ranks puts "x" first (two
+    # second places beat one first); the clear match comes first here.
+    text = [SearchHit(i, i, s, "fts") for i, s in
+            [("t", 3.1), ("x", 3.0), *((f"t{n}", 2.9 - n / 100) for n in range(10))]]
+    vec = [SearchHit(i, i, s, "embedding") for i, s in
+           [("v", 0.9), ("x", 0.42), *((f"v{n}", 0.41 - n / 1000) for n in range(10))]]
+    fused = fuse(text, vec, 3)
+    assert fused[0].id == "v" and "x" in {h.id for h in fused}
+
+
+def test_a_word_only_one_note_has_stands_out() -> None:
+    # One note matches the rare word, the vectors never propose it: standardised
+    # alone it would be average (0); taken against the nodes full text did not score,
+    # it is first, before the best of fifty vector hits.
+    text = [SearchHit("rare", "Rare", 2.5, "fts")]
+    vec = [SearchHit(f"a{n:02}", "A", 0.8 - n / 100, "embedding") for n in range(50)]
+    fused = fuse(text, vec, 10)
+    assert fused[0].id == "rare" and fused[0].method == "fts"
+
+
+def test_a_threshold_cuts_vector_hits_after_they_are_standardised() -> None:
+    # One vector hit clears the cut, far above the pool's others: standardised over
+    # the pool it stands out and is first; the hits under the cut are left out.
+    text = [SearchHit(f"t{n}", "T", 3.0 - n / 10, "fts") for n in range(12)]
+    vec = [SearchHit("v", "V", 0.9, "embedding"),
+           *(SearchHit(f"w{n:02}", "W", 0.4 - n / 1000, "embedding") for n in range(49))]
+    fused = fuse(text, vec, 5, threshold=0.75)
+    assert fused[0].id == "v" and not any(h.id.startswith("w") for h in fused)
+    assert [h.id for h in fuse(text, vec, 3, threshold=0.95)] == ["t0", "t1", "t2"]
 
 
 def test_queries_are_words_only() -> None:

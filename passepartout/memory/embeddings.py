@@ -14,9 +14,10 @@ Memory stays bounded whatever the notes: a model pads each batch to its longest
 text, so no batch holds more than ``MAX_BATCH`` texts and no text more than
 ``CHUNK_CHARS`` characters. A longer node is embedded in pieces (at most
 ``MAX_CHUNKS``; the rest of a very long node is left to full-text search), each
-after the node's title, and each piece's vector is kept: a node scores by its best
-piece, so a long node is found by the passage that means what the query means
-rather than by an average of everything it says.
+after the node's title, with the title alone as one more piece, and each piece's
+vector is kept: a node scores by its best piece, so a long node is found by the
+passage that means what the query means rather than by an average of everything it
+says.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ MAX_BATCH = 64  # texts in one call to the model
 CHUNK_CHARS = 1000  # characters in one text given to the model (about 250 tokens)
 MAX_CHUNKS = 16  # pieces of one node: the first 16,000 characters count
 BACKFILL = 256  # nodes read from the store per round of the backlog
+PAD_RATIO = 4  # a call to the model holds no piece over 4 times as long as its shortest
 
 
 def pieces(text: str, size: int = CHUNK_CHARS, most: int = MAX_CHUNKS) -> list[str]:
@@ -63,13 +65,16 @@ def pieces(text: str, size: int = CHUNK_CHARS, most: int = MAX_CHUNKS) -> list[s
 
 
 def titled_pieces(text: str) -> list[str]:
-    """A node's text (its title on the first line) in pieces, each after the title
-    (cut to a quarter of a piece) and none longer than ``CHUNK_CHARS``."""
+    """A node's text (its title on the first line) in pieces: the title alone (cut to
+    a quarter of a piece), then the body in pieces, each after the title and none
+    longer than ``CHUNK_CHARS``. The title alone is a piece of its own because a
+    question that says what a heading says is nearer its title than its title and
+    text (bench/embedders.py, tuning questions)."""
     title, _nl, body = text.partition("\n")
     head = title[: CHUNK_CHARS // 4]
     if not body.strip():
         return [head]
-    return [f"{head}\n{p}" for p in pieces(body, CHUNK_CHARS - len(head) - 1)]
+    return [head, *(f"{head}\n{p}" for p in pieces(body, CHUNK_CHARS - len(head) - 1))]
 
 
 def model_available(model: str = DEFAULT_MODEL) -> bool:
@@ -225,24 +230,34 @@ class EmbeddingIndex:
             self._queue.put(item)
 
     def piece_vectors(self, texts: Sequence[str]) -> list[np.ndarray]:
-        """For each text, one unit vector per piece of it (``titled_pieces``), the
-        model called on at most ``self.batch`` pieces at a time."""
+        """For each text, one unit vector per piece of it (``titled_pieces``, in that
+        order), the model called on at most ``self.batch`` pieces at a time. The
+        model pads a call's texts to its longest, so pieces go to it shortest first
+        and a call ends before a piece over ``PAD_RATIO`` times its shortest: a
+        title alone is not padded to the length of a passage."""
         import numpy as np
 
-        owner: list[int] = []
-        flat: list[str] = []
+        flat: list[tuple[int, int, str]] = []  # (text, piece of it, piece)
+        counts: list[int] = []
         for i, text in enumerate(texts):
-            for piece in titled_pieces(text):
-                owner.append(i)
-                flat.append(piece)
-        rows: list[list[np.ndarray]] = [[] for _ in texts]
-        for start in range(0, len(flat), self.batch):
-            vecs = np.asarray(self.embedder.embed(flat[start : start + self.batch]),
-                              dtype=np.float32)
-            for i, v in zip(owner[start : start + self.batch], vecs, strict=True):
-                rows[i].append(v)
+            parts = titled_pieces(text)
+            flat += [(i, j, piece) for j, piece in enumerate(parts)]
+            counts.append(len(parts))
+        flat.sort(key=lambda item: len(item[2]))
+        calls: list[list[tuple[int, int, str]]] = []
+        for item in flat:
+            if (not calls or len(calls[-1]) >= self.batch
+                    or len(item[2]) > PAD_RATIO * max(1, len(calls[-1][0][2]))):
+                calls.append([])
+            calls[-1].append(item)
+        found: dict[tuple[int, int], np.ndarray] = {}
+        for call in calls:
+            vecs = np.asarray(self.embedder.embed([p for _i, _j, p in call]), dtype=np.float32)
+            for (i, j, _p), v in zip(call, vecs, strict=True):
+                found[i, j] = v
         dims = self.embedder.spec.dims
-        return [np.stack(r) if r else np.zeros((0, dims), dtype=np.float32) for r in rows]
+        return [np.stack([found[i, j] for j in range(n)]) if n
+                else np.zeros((0, dims), dtype=np.float32) for i, n in enumerate(counts)]
 
     def vectors(self, texts: Sequence[str]) -> np.ndarray:
         """One unit vector per text, the model called on at most ``self.batch``

@@ -66,8 +66,9 @@ class StoreStats:
 
 
 # How vectors are stored: a node's bytes are one float32 vector per piece of its
-# text (embeddings.py); stores from before kept one averaged vector a node.
-VECTORS = "pieces-1"
+# text, its title alone first (embeddings.py). Older stores kept one averaged vector
+# a node, or ("pieces-1") pieces without the title alone: theirs are embedded again.
+VECTORS = "pieces-2"
 
 
 class SemanticSearch(Protocol):
@@ -409,15 +410,16 @@ class MemoryStore:
     def search(self, query: str, k: int = 5, threshold: float | None = None) -> list[SearchHit]:
         """The ``k`` best nodes for ``query``: full text (FTS5, bm25) and, when an
         embedding index is attached and its model is loaded, vectors too, fused by
-        rank (see ``search.py``). ``threshold`` is a cosine cut for the vector side
-        only. Every hit carries a snippet and its org file."""
+        their standard scores (see ``search.py``). ``threshold`` is a cosine cut for
+        the vector side only, made after its scores are standardised over the whole
+        pool. Every hit carries a snippet and its org file."""
         if k < 1:
             return []
         pool = max(k, POOL)
         text = self.text_search(query, pool)
         semantic = self._semantic
-        vector = semantic.search(query, pool, threshold) if semantic is not None else None
-        hits = text[:k] if vector is None else fuse(text, vector, k)
+        vector = semantic.search(query, pool, None) if semantic is not None else None
+        hits = text[:k] if vector is None else fuse(text, vector, k, threshold)
         return self._described(hits)
 
     def text_search(self, query: str, k: int = 5) -> list[SearchHit]:
