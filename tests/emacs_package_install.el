@@ -17,6 +17,9 @@
 
 (setq user-emacs-directory (file-name-as-directory (getenv "PASSEPARTOUT_TEST_EMACS_DIR"))
       package-user-dir (expand-file-name "elpa" user-emacs-directory)
+      ;; Local files carry no signature: no gpg-agent is started (and left running).
+      package-gnupghome-dir (expand-file-name "gnupg" package-user-dir)
+      package-check-signature nil
       package-archives nil)
 
 (defun passepartout-test-install ()
