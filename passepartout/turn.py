@@ -7,7 +7,8 @@ daemon reads typed fields (``signal.turn.heading``, ``signal.turn.choice``); the
 is only the wire form (:meth:`TurnContext.to_meta`).
 
 Two fields say where a turn comes from: ``face`` (the meta's ``:source``) names who sent
-it, a face such as ``emacs`` or a sender with nobody waiting (``cron``, ``hook``,
+it, a face such as ``emacs``, the daemon itself asking the person on whichever face is
+attached (:data:`DAEMON`), or a sender with nobody waiting (``cron``, ``hook``,
 ``heartbeat``, ``background``, ``flightplan``); ``origin`` (``:origin``) names the kind of
 stimulus (``chat``, ``cron``, ``hook``, ``notify``, ``rewrite``, ``approval``, ...).
 :attr:`TurnContext.kind` is the kind with its defaults filled in.
@@ -27,6 +28,9 @@ CHOSEN_TIERS = ("cognition", "reasoning")
 TIERS = ("reflex", *CHOSEN_TIERS)
 # Senders no person is waiting on: an approval they need goes to the background path.
 BACKGROUND_SENDERS = frozenset({"cron", "hook", "heartbeat", "background", "flightplan"})
+# The daemon itself, asking the person on the face they have attached (a skill to trust,
+# an MCP tool's card, a job to approve): its signals go to the faces' channel.
+DAEMON = "daemon"
 
 # The meta keys a turn context reads; any other key travels along untouched (``extra``).
 # ``hook-act`` and ``background-act`` mark a signal that carries out a proposal of a

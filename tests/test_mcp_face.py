@@ -41,7 +41,7 @@ def agent_with(tmp_path: Path, answer: bool, attached: bool) -> tuple[Agent, Rec
     agent, rec = make_agent(make_config(tmp_path, PASSEPARTOUT_MEMORY_IMPORT="on"),
                             Recorder(answer=answer))
     emacs = Emacs([Face()] if attached else [])
-    agent.services["emacs"] = emacs
+    agent.services["peer"] = emacs
     agent_memory(agent)
     return agent, rec, emacs
 

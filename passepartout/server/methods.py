@@ -48,7 +48,7 @@ class Refusal(PassepartoutError):
 
 class Bridge:
     """The server's state shared by every connection: the agent once booted, the
-    Emacs channel and the person's focus."""
+    peer channel (to every face) and the person's focus."""
 
     def __init__(self, config: Config) -> None:
         self.config = config
@@ -63,10 +63,9 @@ class Bridge:
     def attach(self, agent: Agent) -> None:
         """Boot is done: publish the services, run the work that waited for it."""
         agent.services.focus = self.focus
-        agent.services.emacs = self.channel
+        agent.services.peer = self.channel
         agent.services.emacs_eval = self.channel.evaluation  # the emacs-eval tool's door
-        for face in protocol.FACES:  # a turn's source is the face that sent it
-            agent.register_channel(face, self.channel)
+        agent.attach_faces(self.channel, protocol.FACES)  # a turn's source: its face
         from passepartout.security.approvals.standing import standing_grants
 
         self.channel.standing = standing_grants(agent.services)  # "always" answers
@@ -373,7 +372,7 @@ def _rewrite_check(bridge: Bridge, peer: Peer, fields: dict[str, Any]) -> dict[s
         proposal = rewrite.Rewrite.from_fields(fields)
     except ProtocolError as err:
         raise Refusal("bad-arguments", err.message) from None
-    return rewrite.check(bridge.wait_agent(), proposal)
+    return rewrite.check(bridge.wait_agent(), proposal, peer.face)
 
 
 def _usage(bridge: Bridge, peer: Peer, session: str | None) -> dict[str, Any]:

@@ -70,7 +70,7 @@ class Peer(Protocol):
         ...
 
     def call(self, method: str, args: list[Any]) -> bool:
-        """Queue a callback without waiting for Emacs; False when the peer is gone."""
+        """Queue a callback without waiting for the client; False when the peer is gone."""
         ...
 
 
@@ -203,7 +203,7 @@ class PeerChannel:
             with self._lock:
                 self._turns.pop((session, str(turn)), None)
         if peer is None:
-            log.debug("no Emacs connection for session %s: %s dropped", session, event.kind)
+            log.debug("no client connection for session %s: %s dropped", session, event.kind)
             return
         state = signal.turn.state
         sent = self._protocol_event(session, str(turn), event, state.models if state else None)
@@ -302,7 +302,8 @@ class PeerChannel:
     # -- approvals ----------------------------------------------------------------------
 
     def approve(self, request: ApprovalRequest) -> bool:
-        """Ask Emacs and wait for the answer (on the session's lane, never the socket's)."""
+        """Ask the person on their face and wait for the answer (on the session's lane,
+        never the socket's)."""
         session = request.signal.session_id
         turn = request.signal.turn.turn_id
         peer = self.peer_for(session, turn or None)
@@ -315,7 +316,7 @@ class PeerChannel:
             open_peers = self.faces() or self.peers()
             peer = open_peers[-1] if open_peers else None
         if peer is None:
-            log.info("approval of %s denied: no Emacs connection", request.action.describe())
+            log.info("approval of %s denied: no face connected", request.action.describe())
             return False
         approval_id = uuid.uuid4().hex
         pending = _Pending(peer, request.action)
@@ -323,7 +324,7 @@ class PeerChannel:
             if self._stopping:
                 return False
             self._pending[approval_id] = pending
-        # The request's limit; a shorter one the person set in Emacs wins (Emacs denies
+        # The request's limit; a shorter one the person set in their face wins (it denies
         # by itself then).
         timeout = min(t for t in (request.timeout or DEFAULT_TIMEOUT, peer.approval_timeout)
                       if t)
