@@ -25,11 +25,11 @@ from typing import Any
 from passepartout.llm.translate import Message
 from passepartout.loop.events import Denied, Done, Error, Event, Reply, ToolCall, ToolResult
 from passepartout.signals import Signal
+from passepartout.turn import Kept
 
 log = logging.getLogger(__name__)
 
 SHOWN_ONLY = frozenset({"error", "denied"})  # roles kept for the person, not the model
-OPEN_TURNS = 256  # turns followed at once at most (a turn that never ends is dropped)
 
 
 def model_messages(messages: Sequence[Message]) -> list[Message]:
@@ -43,35 +43,39 @@ class _Turn:
     messages: list[Message] = field(default_factory=list)
     shown_only: list[Message] = field(default_factory=list)
     calls: int = 0
+    model_kept: bool = False  # the model layer keeps this turn in its session itself
+
+
+_SHOWN: Kept[_Turn] = Kept("what the turn showed", _Turn)  # in the turn's record
+
+
+def model_keeps(signal: Signal) -> None:
+    """The model layer keeps the turn of ``signal`` in its session itself (said in the
+    turn's record, where :class:`ShownTurns` reads it at the turn's end)."""
+    state = signal.turn.state
+    if state is not None:
+        state.kept(_SHOWN).model_kept = True
 
 
 class ShownTurns:
-    """Follows the turns of kept sessions; ``store`` is the session store, whose
-    :meth:`~passepartout.llm.sessions.SessionStore.answered` says whether the model
-    layer recorded a turn."""
+    """Follows the turns of kept sessions (``store``, the session store, keeps what a
+    turn showed that the model layer did not keep: see :func:`model_keeps`)."""
 
     def __init__(self, store: Any) -> None:
         self.store = store
-        self._turns: dict[tuple[str, str], _Turn] = {}
         self._lock = threading.Lock()
 
     def observe(self, signal: Signal, event: Event) -> None:
-        session, turn_id = signal.session_id, signal.turn.turn_id
-        if not session or not turn_id:
+        session, turn_id, state = signal.session_id, signal.turn.turn_id, signal.turn.state
+        if not session or not turn_id or state is None:
             return
         key = (str(session), str(turn_id))
+        turn = state.kept(_SHOWN)  # what this turn showed so far, dropped with the turn
         with self._lock:
-            turn = self._turns.get(key)
-            if turn is None:
-                if len(self._turns) >= OPEN_TURNS:
-                    self._turns.pop(next(iter(self._turns)))
-                turn = self._turns[key] = _Turn()
             if turn.prompt is None and signal.sensor == "user-input":
                 text = signal.payload.get("text")
                 turn.prompt = text if isinstance(text, str) else None
-            if isinstance(event, Done):
-                self._turns.pop(key, None)
-        self._add(turn, event)
+            self._add(turn, event)
         if isinstance(event, Done):
             self._finish(key, turn)
 
@@ -98,7 +102,7 @@ class ShownTurns:
     def _finish(self, key: tuple[str, str], turn: _Turn) -> None:
         session, turn_id = key
         kept: list[Message] = []
-        if not self.store.answered(session, turn_id):
+        if not turn.model_kept:
             if turn.prompt is None and not turn.messages and not turn.shown_only:
                 return
             if turn.prompt is not None:

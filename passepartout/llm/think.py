@@ -34,7 +34,7 @@ from passepartout.llm.choice import system_text
 from passepartout.llm.ledger import Call, Ledger
 from passepartout.llm.provider import CallResult, Cancelled, Provider
 from passepartout.llm.sessions import SessionStore
-from passepartout.llm.shown import model_messages
+from passepartout.llm.shown import model_keeps, model_messages
 from passepartout.llm.translate import (
     REFUSED_STEP,
     Message,
@@ -211,7 +211,7 @@ class ModelLayer:
             if thought.prompt.text:
                 messages.append({"role": "user", "content": thought.prompt.text})
         self.sessions.append(key, *messages, persistent=persistent)
-        self.sessions.answering(key, signal.turn.turn_id)
+        model_keeps(signal)  # what the turn shows is in its session already
 
     def _final(self, reply: Reply, result: CallResult, key: str, persistent: bool) -> Action:
         text = reply.text or "(the model returned an empty answer)"

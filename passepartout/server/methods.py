@@ -235,7 +235,8 @@ def _chat_send(bridge: Bridge, peer: Peer, session: str, turn: str, text: str,
                 turn_context, workspace=str(workspace.checked(turn_context.workspace)))
     except ProtocolError as err:
         raise Refusal("bad-arguments", f"chat-send: {err.message}") from None
-    bridge.channel.bind(session, peer, turn)
+    # The turn's record carries its sender: its events go to this client.
+    turn_context = dataclasses.replace(turn_context, state=bridge.channel.sent_by(session, peer))
 
     def submit(agent: Agent | None) -> None:
         if agent is None:
