@@ -276,8 +276,8 @@ def _audit_request(agent: Agent, peer: Peer, session: str, turn: str, text: str,
     action = Action("chat", f"{peer.face}-request", {"client": client, "turn": turn},
                     text=text[:2000])
     signal = Signal(payload={"sensor": Keyword("user-input")},
-                    meta={"source": Keyword(peer.face), "session-id": session,
-                          "turn-id": turn, "client": client})
+                    turn=TurnContext(face=peer.face, session_id=session, turn_id=turn,
+                                     client=client))
     try:
         audit.note("allow", peer.face, f"a request by {client}", action, signal)
     except OSError as err:
@@ -301,7 +301,7 @@ def _org_edit(bridge: Bridge, peer: Peer, fields: dict[str, Any]) -> bool:
     # The edit's questions (a new or changed job to approve) go to the client that saved.
     session = f"org-edit-{id(peer):x}"
     bridge.channel.bind(session, peer)
-    signal = Signal(payload=payload, meta={"source": Keyword(peer.face), "session-id": session})
+    signal = Signal(payload=payload, turn=TurnContext(face=peer.face, session_id=session))
 
     def inject(agent: Agent | None) -> None:
         if agent is not None:
