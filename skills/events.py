@@ -129,7 +129,7 @@ def events_reflex(signal: Signal) -> list[Action] | None:
     elif signal.sensor == "org-edit":
         events_ASKING.held = []
         try:
-            _orchestrator().apply_edit(signal.payload)
+            _orchestrator().apply_edit(signal.payload, signal.turn.face or "emacs")
             asked = list(events_ASKING.held)
         finally:
             events_ASKING.held = None
