@@ -59,6 +59,7 @@ def test_asked_in_emacs_when_a_face_is_attached_then_applied(tmp_path: Path) -> 
     finally:
         agent.shutdown()
     assert len(rec.asked) == 1 and "asked by gptel over MCP" in rec.asked[0].describe()
+    assert rec.asked[0].signal.turn.face == "mcp"  # the face that asked, not "emacs"
     assert emacs.bound == {"mcp:gptel": emacs.attached[0]}
     assert "** DONE Write the report" in (tmp_path / "memex" / "plans.org").read_text()
     assert not reply.startswith(("pending", "not approved", "refused")), reply
