@@ -47,7 +47,8 @@ Each function receives APPROVAL-ID, SESSION, TURN, DESCRIPTION and INFO."
 (defcustom passepartout-approval-answer-functions nil
   "Abnormal hook run when an approval is answered.
 Each function receives APPROVAL-ID, SESSION, TURN, DESCRIPTION, APPROVED
-\(non-nil when the action may run) and REASON (a string saying why, or nil)."
+\(non-nil when the action may run) and REASON: for a no, a string saying
+why, or nil; for a yes, \"always\" when it is kept as a grant, else nil."
   :type 'hook
   :group 'passepartout)
 
@@ -186,7 +187,9 @@ APPROVAL and return nil."
                           (passepartout-approval-turn approval)
                           (passepartout-approval-description approval)
                           (passepartout-approval--yes-p answer)
-                          (unless (passepartout-approval--yes-p answer) reason)))))
+                          (if (passepartout-approval--yes-p answer)
+                              (and (consp answer) (plist-get answer :always) "always")
+                            reason)))))
 
 (defun passepartout-approval--yes-p (answer)
   "Return non-nil when ANSWER, as sent to the server, is a yes."

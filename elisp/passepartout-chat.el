@@ -390,6 +390,18 @@ Return TURN, or a new one when it was nil."
         (insert passepartout-chat-reply-heading "\n")
         (passepartout-chat--history-turn (point)))))
 
+(defun passepartout-chat--history-args (raw)
+  "Return RAW, a kept call's arguments (JSON text), as the live chat had them.
+A JSON object becomes the plist the server sends with a call; anything
+else stays the text it is."
+  (or (and (stringp raw) (fboundp 'json-parse-string)
+           (condition-case nil
+               (let ((value (json-parse-string raw :object-type 'plist :array-type 'list
+                                               :null-object nil :false-object nil)))
+                 (and (consp value) value))
+             (error nil)))
+      raw))
+
 (defun passepartout-chat--history-tool (turn entry calls)
   "Show ENTRY, a kept tool result, in TURN.
 CALLS is the alist of call ids to the calls kept before.  A result whose
@@ -402,11 +414,16 @@ into the call's drawer."
     (if (cl-some (lambda (prefix) (string-prefix-p prefix output))
                  passepartout-chat--refused-results)
         (passepartout-chat-render-tool
-         turn (list :event "denied" :name name :args (plist-get call :arguments)
-                    :reason output))
+         turn (if (stringp (plist-get entry :described))
+                  ;; The refusal as it was said live: the call, and the gates' reasons.
+                  (list :event "denied" :name (plist-get entry :described)
+                        :reason (plist-get entry :why))
+                (list :event "denied" :name name :args (plist-get call :arguments)
+                      :reason output)))
       (unless (assoc id (passepartout-turn-tools turn))
         (passepartout-chat-render-tool
-         turn (list :event "tool" :name name :call-id id :args (plist-get call :arguments))))
+         turn (list :event "tool" :name name :call-id id
+                    :args (passepartout-chat--history-args (plist-get call :arguments)))))
       (passepartout-chat-render-tool
        turn (list :event "tool-result" :name name :call-id id
                   :ok (not (or (equal output "error") (string-prefix-p "error: " output)))
@@ -415,9 +432,9 @@ into the call's drawer."
 (defun passepartout-chat--insert-history (history)
   "Insert HISTORY before the prompt: plists with :role and :content (or :text).
 Each kept turn comes back as it was shown: the person's prompt, then one
-reply heading with the reply's text, each tool call in its folded drawer
-with its result, a refused call as its denial line, and an error as the
-error line."
+reply heading with the reply's text, each answer to an approval as its
+line, each tool call in its folded drawer with its result, a refused
+call as its denial line, and an error as the error line."
   (save-excursion
     (goto-char (or (passepartout-chat--prompt-start) (point-max)))
     (forward-line -1)
@@ -451,6 +468,16 @@ error line."
              (passepartout-chat-render-tool
               turn (list :event "denied" :name (or (plist-get entry :name) "")
                          :reason (if (stringp text) text "refused"))))
+            ("approval"
+             (setq turn (passepartout-chat--history-reply turn))
+             (let ((approved (equal (plist-get entry :answer) "allowed"))
+                   (reason (plist-get entry :reason)))
+               (passepartout-chat--approval-note
+                turn (if (stringp text) text "")
+                approved (cond ((and approved (plist-get entry :always)) "always")
+                               ((and (stringp reason) (not (string-empty-p reason)))
+                                reason))
+                (plist-get entry :by))))
             ("error"
              (setq turn (passepartout-chat--history-reply turn))
              (passepartout-chat-render-note
@@ -725,13 +752,25 @@ fill the chat.")
   "Say in SESSION's turn TURN-ID whether DESCRIPTION was APPROVED, and REASON."
   (passepartout-chat--with-turn session turn-id 'answered
     (force-mode-line-update)
-    (unless approved
-      (push description (passepartout-turn-refused turn)))
-    (let ((shown (truncate-string-to-width
-                  description passepartout-chat--approval-note-width nil nil "…")))
-      (passepartout-chat-render-note
-       turn (if approved (format "Approved: %s" shown)
-              (format "*Not approved:* %s (%s)" shown (or reason "refused")))))))
+    (passepartout-chat--approval-note turn description approved reason nil)))
+
+(defun passepartout-chat--approval-note (turn description approved reason by)
+  "Say in TURN whether DESCRIPTION was APPROVED, and REASON.
+REASON is why a no, or \"always\" for a yes kept as a grant.  BY is the
+face that answered when it was another than Emacs (a resumed chat
+says so), else nil."
+  (unless approved
+    (push description (passepartout-turn-refused turn)))
+  (let ((shown (truncate-string-to-width
+                description passepartout-chat--approval-note-width nil nil "…"))
+        (where (if (and (stringp by) (not (member by '("" "emacs"))))
+                   (format " [answered in %s]" (passepartout-visible by))
+                 "")))
+    (passepartout-chat-render-note
+     turn (if approved
+              (format "Approved%s: %s%s" (if (equal reason "always") " always" "")
+                      shown where)
+            (format "*Not approved:* %s (%s)%s" shown (or reason "refused") where)))))
 
 (defun passepartout-chat--server-exited (what)
   "End the live turn of each chat buffer: the server went away, see WHAT."

@@ -53,11 +53,16 @@ spend at most)."
   :group 'passepartout)
 
 (defcustom passepartout-presets-file nil
-  "An org file of presets, or nil.
+  "An org file of presets, or nil for the file the daemon reads its own from.
 Each top-level heading is a preset named by its title; its properties
 MODEL, TIER, TOOLS (names separated by spaces) and BUDGET, and its
-text (the system addition) fill the preset's plist."
-  :type '(choice (const :tag "None" nil) file)
+text (the system addition) fill the preset's plist.  The daemon reads
+presets in this format too, for the jobs under a subtree that names
+one with PASSEPARTOUT_PRESET: from PASSEPARTOUT_PRESETS_FILE, by default
+presets.org in its configuration directory (its status names it).
+With nil, Emacs reads that file: a chat turn and the jobs under a
+subtree know the same presets."
+  :type '(choice (const :tag "The daemon's presets file" nil) file)
   :group 'passepartout)
 
 (defvar-local passepartout-tier nil
@@ -118,10 +123,16 @@ server running on this machine (as ollama/NAME and llamafile/NAME)."
   (and (stringp value) (not (string-empty-p (string-trim value)))
        (list key (string-trim value))))
 
+(defun passepartout-models--daemon-presets-file ()
+  "Return the daemon's presets file, as its last status named it, or nil."
+  (let ((file (plist-get passepartout--last-status :presets-file)))
+    (and (stringp file) (not (string-empty-p file)) file)))
+
 (defun passepartout-models-presets ()
   "Return every preset: `passepartout-presets', then those of the presets file.
-A name defined in both is the one of `passepartout-presets'."
-  (let ((file passepartout-presets-file))
+The presets file is `passepartout-presets-file', else the daemon's.  A
+name defined in both is the one of `passepartout-presets'."
+  (let ((file (or passepartout-presets-file (passepartout-models--daemon-presets-file))))
     (append passepartout-presets
             (and file (file-readable-p file)
                  (passepartout-models--file-presets file)))))

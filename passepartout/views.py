@@ -33,18 +33,20 @@ def held_jobs(config: Config, approvals: Any = None) -> list[dict[str, Any]]:
     """The CRON/HOOK headings of the memex whose content the person has not approved
     (as the EPC ``held-jobs`` method describes them), read from the files."""
     from passepartout.events.approval import JobApprovals, describe_job, job_hash
+    from passepartout.events.presets import presets_path, read_presets
 
     approvals = approvals or JobApprovals.in_state(Path(config.home))
     memex = Path(config.memex_dir)
+    presets = read_presets(presets_path(config))
     held = []
     for node in _memex_nodes(config):
-        digest = job_hash(node, memex)
+        digest = job_hash(node, memex, presets)
         if approvals.approved(digest):
             continue
         why = ("denied" if approvals.denied(digest)
                else "changed" if approvals.known_id(node.id) else "new")
         held.append({"id": node.id, "heading": node.heading, "file": node.file, "why": why,
-                     "what": describe_job(node, memex, why), "hash": digest,
+                     "what": describe_job(node, memex, why, presets=presets), "hash": digest,
                      "kind": "cron" if node.cron is not None else "hook", "node": node})
     return held
 
@@ -54,12 +56,15 @@ def cron_jobs(config: Config) -> list[dict[str, Any]]:
     first (as the EPC ``jobs`` method describes them)."""
     from passepartout.events.approval import JobApprovals, job_hash
     from passepartout.events.cron import Scheduler, make_job
+    from passepartout.events.presets import presets_path, read_presets
 
     approvals = JobApprovals.in_state(Path(config.home))
     scheduler = Scheduler(config.home / "events" / "cron-state.json")
     problems: list[dict[str, Any]] = []
+    presets = read_presets(presets_path(config))
     for node in _memex_nodes(config):
-        if node.cron is None or not approvals.approved(job_hash(node, Path(config.memex_dir))):
+        if node.cron is None or not approvals.approved(
+                job_hash(node, Path(config.memex_dir), presets)):
             continue
         try:
             scheduler.upsert(make_job(node), save=False)

@@ -33,6 +33,7 @@ from passepartout.events.approval import JobApprovals
 from passepartout.events.heartbeat import HeartbeatBus
 from passepartout.events.hookreplies import HookReplies
 from passepartout.events.orchestrator import Held, Orchestrator
+from passepartout.events.presets import presets_path
 from passepartout.loop.actions import Action
 from passepartout.signals import Keyword
 from passepartout.turn import DAEMON, TurnContext
@@ -182,6 +183,7 @@ def events_start() -> None:
         inject=AGENT.stimuli.inject,
         notify=_notify,
         approvals=JobApprovals.in_state(Path(config.home)),
+        presets_file=presets_path(config),
     )
     orchestrator.on_held = events_on_held
     orchestrator.legacy_approval = _legacy(Path(config.home))

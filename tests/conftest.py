@@ -20,6 +20,11 @@ from daemon_proc import Daemons, daemons_under, scratch_daemons  # noqa: E402
 from fakellm import FakeLLM, fake_llm  # noqa: E402,F401  (the fixture, shared by every suite)
 
 from passepartout.config import Config  # noqa: E402
+from passepartout.security import logs  # noqa: E402
+
+# Log records leave this process as the daemon's do: masked and escaped (what a test
+# captures may quote hostile text, and a report must still cross to its worker's parent).
+logs.install()
 
 # litellm must never fetch its cost map from the network in tests.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")

@@ -275,7 +275,8 @@ def test_tool_calls_keep_ids_of_their_own_and_replay_with_their_status(
     daemons: Daemons, fake_llm: FakeLLM
 ) -> None:
     """The model names every call ``call_1``; the client sees three calls live and the
-    same three on replay, the one the person rejected as failed (not completed)."""
+    same three on replay, the one the person rejected as failed (not completed), with
+    the person's answer as it was said live."""
     work = daemons.tmp / "work"
     (work / "a.txt").write_text("alpha\n")
     (work / "b.txt").write_text("beta\n")
@@ -306,6 +307,11 @@ def test_tool_calls_keep_ids_of_their_own_and_replay_with_their_status(
                         if u.tool_call_id == list(again)[2] and u.content]
             assert "refused" in rejected[-1].content[0].content.text
             assert "It says beta." in replayed.text(session)
+            # The person's answer comes back on the call, in the words said live.
+            said = [u.content[0].content.text for u in live.of("tool_call_update", session)
+                    if u.tool_call_id == list(shown)[2] and u.content]
+            assert said[0] == "You rejected once."
+            assert rejected[0].content[0].content.text == said[0]
 
     run(scenario())
     assert not target.exists()

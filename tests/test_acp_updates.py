@@ -206,3 +206,66 @@ def test_the_notice_extension_is_for_a_client_that_advertises_it() -> None:
     assert not advertises_notices(ClientCapabilities())
     assert not advertises_notices(ClientCapabilities(field_meta={"passepartout": True}))
     assert not advertises_notices(None)
+
+
+def texts_of(updates: list[object], call_id: str) -> list[str]:
+    """The texts the updates of one call showed, in order."""
+    return [c.content.text for u in updates  # type: ignore[attr-defined]
+            if isinstance(u, ToolCallStart | ToolCallProgress) and u.tool_call_id == call_id
+            for c in (u.content or [])]
+
+
+def test_a_replay_says_each_answer_on_the_call_it_was_about() -> None:
+    """Allowed always here, rejected in another face, unanswered: each on its own call,
+    in the words the live call said it; an answer kept before its call (a turn the
+    intent parser answered) and that call are one call."""
+    def call(cid: str, cmd: str) -> dict[str, object]:
+        return {"role": ":assistant", "content": "", "tool-calls": [
+            {"call-id": cid, "name": "shell", "arguments": f'{{"cmd": "{cmd}"}}'}]}
+
+    def answer(cid: str | None, answer: str, always: bool, by: str, reason: str = "",
+               name: str = "shell(cmd='x')") -> dict[str, object]:
+        kept: dict[str, object] = {"role": ":approval", "name": name,
+                                   "content": f"{name} — asked", "answer": answer,
+                                   "always": always, "by": by, "reason": reason}
+        if cid:
+            kept["call-id"] = cid
+        return kept
+
+    updates = history_updates([
+        {"role": ":user", "content": "go"},
+        call("call_1", "make"), answer("call_1", "allowed", True, "acp"),
+        {"role": ":tool", "content": "exit code 0", "call-id": "call_1"},
+        call("call_1", "make deploy"), answer("call_1", "denied", False, "emacs", "refused"),
+        {"role": ":tool", "content": "refused by policy (ask): no", "call-id": "call_1"},
+        call("call_1", "make clean"), answer("call_1", "denied", False, "",
+                                             "no answer in time"),
+        {"role": ":tool", "content": "refused by policy (ask): no", "call-id": "call_1"},
+        {"role": ":user", "content": "note: milk"},
+        answer(None, "allowed", False, "acp", name="remember(title='milk')"),
+        {"role": ":assistant", "content": "", "tool-calls": [
+            {"call-id": "shown-1", "name": "remember", "arguments": '{"title": "milk"}'}]},
+        {"role": ":tool", "content": "noted", "call-id": "shown-1"},
+    ])
+    starts = [u for u in updates if isinstance(u, ToolCallStart)]
+    assert len(starts) == 4, starts
+    final = {u.tool_call_id: u.status for u in updates
+             if isinstance(u, ToolCallStart | ToolCallProgress) and u.status}
+    assert list(final.values()) == ["completed", "failed", "failed", "completed"]
+    first, second, third, fourth = final
+    assert texts_of(updates, first) == ["You allowed always.", "exit code 0"]
+    assert texts_of(updates, second)[0] == "You rejected once (answered in emacs)."
+    assert texts_of(updates, third)[0] == "Not allowed: no answer in time."
+    assert texts_of(updates, fourth) == ["You allowed once.", "noted"]
+    assert starts[3].status == "pending"
+    (ran,) = [u for u in updates if isinstance(u, ToolCallProgress)
+              and u.tool_call_id == fourth and u.title]
+    assert ran.title == "remember: milk" and ran.status == "in_progress"
+
+
+def test_the_live_answer_reads_as_its_replay() -> None:
+    tools = ToolTracker(prefix="t")
+    call_id = tools.for_approval(ASKED)
+    live = tools.answered(call_id, True, True)
+    assert [c.content.text for c in live.content or []] == [  # type: ignore[union-attr]
+        "You allowed always."]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from dataclasses import dataclass, field
@@ -12,6 +13,7 @@ import pytest
 from passepartout import protocol
 from passepartout.errors import PipelineError
 from passepartout.loop import Action, ApprovalRequest
+from passepartout.loop.actions import Answer
 from passepartout.loop.events import (
     ApprovalAsked,
     Chunk,
@@ -269,3 +271,29 @@ def test_closing_forgets_the_sessions_of_the_connection(
     channel.peer_closed(peer)
     assert channel.sessions() == [] and channel.peers() == []
     assert channel.peer_for("s1") is None
+
+
+@pytest.mark.parametrize("value,heard", [
+    (True, Answer(True, False, "emacs", "")),
+    ([Keyword("allow"), True, Keyword("always"), True], Answer(True, True, "emacs", "")),
+    ([Keyword("allow"), None, Keyword("always"), True],
+     Answer(False, True, "emacs", "refused always")),
+    (None, Answer(False, False, "emacs", "refused")),
+])
+def test_the_turn_hears_how_the_face_answered(
+    bound: tuple[PeerChannel, RecordingPeer], value: Any, heard: Answer
+) -> None:
+    channel, peer = bound
+    said: list[Answer] = []
+    thread = answer_when_asked(channel, peer, value)
+    channel.approve(dataclasses.replace(request(), heard=said.append))
+    thread.join()
+    assert said == [heard]
+
+
+def test_the_turn_hears_that_nobody_answered(bound: tuple[PeerChannel, RecordingPeer]) -> None:
+    channel, peer = bound
+    peer.approval_timeout = 0.1
+    said: list[Answer] = []
+    assert channel.approve(dataclasses.replace(request(), heard=said.append)) is False
+    assert said == [Answer(False, by="", reason="no answer in time")]

@@ -128,6 +128,7 @@ def test_the_bridge_answers_usage_and_context(config: Config) -> None:
     status = bridge.status()
     assert "model" in status and "provider" in status
     assert str(status["approvals-file"]).endswith("approvals.org")
+    assert status["presets-file"] == str(config.config_dir / "presets.org")
 
 
 def test_cost_names_headings_by_title_and_file(config: Config, env: dict[str, str],

@@ -1,6 +1,7 @@
 """A resumed session reads as it was shown: a turn the intent parser answered (its call,
-result and reply), a refusal the model never saw, and an error are kept in the session
-with the model's own turns; the shown-only entries never reach a model; a session the
+result and reply), a refusal the model never saw, an error, and each answer to an
+approval (between its call and its result) are kept in the session with the model's own
+turns; the shown-only entries never reach a model; a session the
 person never said anything in is not listed."""
 
 from __future__ import annotations
@@ -9,12 +10,20 @@ import json
 from pathlib import Path
 
 from fakellm import FakeLLM
-from llm_agent import agent_setup, make_agent, make_config, provider_env, user_signal  # noqa: F401
+from llm_agent import (  # noqa: F401
+    Recorder,
+    agent_setup,
+    make_agent,
+    make_config,
+    provider_env,
+    user_signal,
+)
 from test_local_tools import local_agent
 
 from passepartout.agent import Agent
 from passepartout.faces.acp.updates import history_updates
 from passepartout.llm.shown import model_messages
+from passepartout.loop.actions import Answer, ApprovalRequest
 from passepartout.views import sessions
 
 
@@ -91,3 +100,51 @@ def test_a_session_without_a_prompt_is_not_listed(tmp_path: Path) -> None:
     finally:
         agent.shutdown()
     assert [s["id"] for s in sessions(tmp_path / "home")] == ["s1"]
+
+
+class Answering(Recorder):
+    """A face that says how it answered, as the daemon's channel does: by ``face``,
+    ``always`` or once."""
+
+    def __init__(self, answers: list[tuple[bool, bool]], face: str = "tui") -> None:
+        super().__init__()
+        self.answers, self.face = list(answers), face
+
+    def approve(self, request: ApprovalRequest) -> bool:
+        self.asked.append(request)
+        yes, always = self.answers.pop(0)
+        if request.heard is not None:
+            request.heard(Answer(yes, always=always, by=self.face,
+                                 reason="" if yes else "refused"))
+        return yes
+
+
+def test_each_approval_answer_is_kept_between_its_call_and_result(
+    provider_env: FakeLLM, tmp_path: Path,  # noqa: F811
+) -> None:
+    fake = provider_env
+    agent, _rec = make_agent(make_config(tmp_path),
+                             Answering([(True, True), (False, False)]))
+    try:
+        fake.tool_call("eval", {"code": "6*7"})
+        fake.reply("It is 42.")
+        agent.loop.process(user_signal("compute"))
+        fake.tool_call("eval", {"code": "6*9"})
+        fake.reply("Not computed.")
+        agent.loop.process(user_signal("compute again", **{"turn-id": "t2"}))
+        kept = history(agent)
+        roles = [m["role"] for m in fake.last_request.body["messages"]]
+    finally:
+        agent.shutdown()
+    assert [m["role"] for m in kept] == [
+        "user", "assistant", "approval", "tool", "assistant",
+        "user", "assistant", "approval", "tool", "assistant"]
+    allowed, denied = [m for m in kept if m["role"] == "approval"]
+    call = kept[1]["tool-calls"][0]  # type: ignore[index]
+    assert allowed["call-id"] == call["call-id"] and allowed["name"] == "eval(code='6*7')"
+    assert str(allowed["content"]).startswith("eval(code='6*7') — ")
+    assert (allowed["answer"], allowed["always"], allowed["by"], allowed["reason"]) == (
+        "allowed", True, "tui", "")
+    assert (denied["answer"], denied["always"], denied["by"], denied["reason"]) == (
+        "denied", False, "tui", "refused")
+    assert "approval" not in roles  # shown to the person, never to a model

@@ -1,7 +1,9 @@
 """``passepartout tui``, headless under Textual's pilot, attached to a real daemon with
 the fake model: a streamed reply; an approval as a dialog, denied (nothing runs) and
 allowed (it runs); cancel mid-stream; the side panel's cron jobs, Flight Plans and
-cost; the panel toggled and resized; text from the daemon shown, never obeyed."""
+cost; the panel toggled and resized; text from the daemon shown, never obeyed; a
+resumed session read as it was shown live, answers to approvals included; a long action
+asked whole, at word boundaries, above the dialog's buttons."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ import pytest
 from daemon_proc import Daemons, scratch_daemons
 from fakellm import FakeLLM
 from textual.containers import VerticalScroll
-from textual.widgets import Static
+from textual.widgets import Button, Static
 
 from passepartout.faces.face import Face
 from passepartout.faces.tui.app import ApprovalScreen, PassepartoutApp
@@ -186,26 +188,38 @@ def test_a_resumed_session_shows_its_turns_as_they_were(
         face: Face, fake_llm: FakeLLM) -> None:
     fake_llm.tool_call("eval", {"code": "6*9"})
     fake_llm.reply("Not computed.")
+    fake_llm.tool_call("eval", {"code": "6*7"})
+    fake_llm.reply("It is 42.")
 
-    async def first() -> None:
+    async def first() -> str:
         app = PassepartoutApp(face, "tui-resume")
         async with app.run_test(size=(120, 36)) as pilot:
             await say(pilot, app, "compute it")
             await until(pilot, lambda: isinstance(app.screen, ApprovalScreen), "the dialog")
             await pilot.press("n")
             await until(pilot, lambda: not app.busy, "the turn to end")
+            await say(pilot, app, "compute the other")
+            await until(pilot, lambda: isinstance(app.screen, ApprovalScreen), "the dialog")
+            await pilot.press("y")
+            await until(pilot, lambda: not app.busy, "the turn to end")
+            return chat_text(app)
 
     async def again() -> str:
         app = PassepartoutApp(face, "tui-resume")
         async with app.run_test(size=(120, 36)) as pilot:
-            await until(pilot, lambda: "Not computed." in chat_text(app), "the history")
+            await until(pilot, lambda: "It is 42." in chat_text(app), "the history")
             return chat_text(app)
 
-    asyncio.run(first())
+    live = asyncio.run(first()).splitlines()
     lines = asyncio.run(again()).splitlines()
     assert lines[0] == "You: compute it"
-    assert any(line.startswith("refused eval: refused by policy") for line in lines), lines
-    assert lines[-1] == "Not computed."
+    assert lines[1].startswith("Denied: eval(code='6*9') — "), lines
+    assert lines[2].startswith("refused eval(code='6*9'): "), lines
+    assert any(line.startswith("Allowed once: eval(code='6*7') — ") for line in lines), lines
+    assert lines[-1] == "It is 42."
+    # Line for line what the live chat showed (the turns themselves, not the notices of
+    # the daemon that came in between).
+    assert lines == [line for line in live if not line.startswith("[")], (live, lines)
 
 
 def test_history_lines_say_calls_results_refusals_and_errors() -> None:
@@ -223,3 +237,81 @@ def test_history_lines_say_calls_results_refusals_and_errors() -> None:
                      ("← noted", "tool"), ("Noted.", "agent"),
                      ("refused shell(cmd='ls'): policy says no", "tool-failed"),
                      ("llm-error: the provider is down", "error")]
+
+
+def test_history_lines_say_each_answer_to_an_approval_where_it_came() -> None:
+    from passepartout.faces.tui.history import history_lines
+
+    asked = "shell(cmd='make') — shell: make is not on the allow-list"
+    lines = history_lines([
+        {"role": "user", "content": "build it"},
+        {"role": "assistant", "content": "", "tool-calls": [
+            {"call-id": "c1", "name": "shell", "arguments": '{"cmd": "make"}'},
+            {"call-id": "c2", "name": "shell", "arguments": '{"cmd": "make test"}'}]},
+        {"role": "approval", "call-id": "c1", "content": asked, "answer": "allowed",
+         "always": True, "by": "tui", "reason": ""},
+        {"role": "approval", "call-id": "c2", "content": "shell(cmd='make test') — …",
+         "answer": "allowed", "always": False, "by": "emacs", "reason": ""},
+        {"role": "tool", "call-id": "c1", "content": "exit code 0"},
+        {"role": "tool", "call-id": "c2", "content": "exit code 0"},
+        {"role": "assistant", "content": "", "tool-calls": [
+            {"call-id": "c3", "name": "shell", "arguments": '{"cmd": "make install"}'}]},
+        {"role": "approval", "call-id": "c3", "content": "shell(cmd='make install') — …",
+         "answer": "denied", "always": False, "by": "", "reason": "no answer in time"},
+        {"role": "tool", "call-id": "c3",
+         "content": "refused by policy (ask): shell: make install is not on the allow-list"},
+        {"role": "assistant", "content": "Built, not installed."}])
+    assert lines == [
+        ("You: build it", "you"),
+        (f"Allowed always: {asked}", "notice"),
+        ("Allowed once: shell(cmd='make test') — … [answered in emacs]", "notice"),
+        ("→ shell(cmd='make')", "tool"), ("← exit code 0", "tool"),
+        ("→ shell(cmd='make test')", "tool"), ("← exit code 0", "tool"),
+        ("Denied (no answer in time): shell(cmd='make install') — …", "notice"),
+        ("refused shell(cmd='make install'): shell: make install is not on the allow-list",
+         "tool-failed"),
+        ("Built, not installed.", "agent")]
+
+
+def test_a_long_action_is_asked_whole_at_word_boundaries_with_its_buttons() -> None:
+    """An action longer than the screen: its beginning shows first, its lines break at
+    words, the rest scrolls above the buttons, which stay on the screen."""
+    from textual.app import App
+    from textual.geometry import Region
+
+    from passepartout.protocol import ApprovalAsked
+
+    words = [f"word{n:03d}" for n in range(400)]
+    asked = ApprovalAsked("ap1", "s", "t",
+                          f"shell(cmd='echo {' '.join(words)}') — shell: echo is asked",
+                          {"tool": "shell", "reasons": ["echo is not on the allow-list"]})
+
+    class Dialog(App[None]):
+        CSS = PassepartoutApp.CSS
+
+        def on_mount(self) -> None:
+            self.push_screen(ApprovalScreen(asked))
+
+    async def drive() -> None:
+        app = Dialog()
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause(0.1)
+            screen = app.screen
+            dialog = screen.query_one("#dialog")
+            assert screen.region.contains_region(dialog.region), dialog.region
+            for button in screen.query(Button):
+                assert dialog.content_region.contains_region(button.region), button.id
+            scroll = screen.query_one("#asked")
+            question = screen.query_one("#question", Static)
+            assert question.region.y == scroll.region.y  # its beginning is what shows
+            assert scroll.max_scroll_y > 0  # the rest is there, scrolled to
+            lines = [strip.text.strip() for strip in question.render_lines(
+                Region(0, 0, question.size.width, question.size.height))]
+            assert lines[0].startswith("The agent asks: shell(cmd='echo word000")
+            shown = " ".join(lines).split()
+            assert [w for w in shown if w.startswith("word")][1:-1] == words[1:-1]
+            await pilot.press("n")
+            await pilot.pause(0.1)
+            assert not isinstance(app.screen, ApprovalScreen)
+
+    asyncio.run(drive())

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from passepartout.security import logs
 from passepartout.security import vault as vault_mod
 from passepartout.security.vault import Vault, VaultError
 from passepartout.security.vault.forms import MIN_FORM, forms_of
@@ -210,7 +211,7 @@ def test_log_records_are_masked_for_every_handler(
 ) -> None:
     previous = vault_mod.get_vault()
     vault_mod.set_vault(vault)
-    vault_mod.install_log_masking()
+    logs.install()
     log_file = tmp_path / "log.txt"
     handler = logging.FileHandler(log_file)
     logger = logging.getLogger("passepartout.test.vault")

@@ -165,5 +165,29 @@
           (should-error (passepartout-select-preset "nonesuch") :type 'user-error))
       (delete-file file))))
 
+(ert-deftest passepartout-models-test-the-daemons-presets ()
+  "Without a presets file of its own, Emacs reads the one the daemon reads."
+  (passepartout-test-with-shared-server nil
+    (let* ((file (plist-get (passepartout-call-sync 'status nil) :presets-file))
+           (passepartout-presets-file nil)
+           (passepartout-presets nil))
+      (should (stringp file))
+      (should-not (file-exists-p file))
+      (make-directory (file-name-directory file) t)
+      (unwind-protect
+          (progn
+            (with-temp-file file
+              (insert "* night jobs\n:PROPERTIES:\n:TOOLS: read-file\n:END:\n"
+                      "Answer in one line.\n"))
+            (setq passepartout--last-status (passepartout-call-sync 'status nil))
+            (should (equal (passepartout-models-preset "night jobs")
+                           '(:system "Answer in one line." :tools ("read-file"))))
+            ;; A file of one's own is read instead.
+            (let ((passepartout-presets-file (make-temp-file "passepartout-presets-")))
+              (unwind-protect
+                  (should-not (assoc "night jobs" (passepartout-models-presets)))
+                (delete-file passepartout-presets-file))))
+        (delete-file file)))))
+
 (provide 'passepartout-models-test)
 ;;; passepartout-models-test.el ends here

@@ -85,6 +85,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s" if top.verbose
         else f"passepartout {top.command}: %(message)s",
     )
+    from passepartout.security import logs  # here: `--help` and a bad word stay instant
+
+    logs.install()
     module_name, help_text = COMMANDS[top.command]
     machine_facing = top.command in MACHINE_FACING
     if top.command == "mcp" and rest and rest[0] in MCP_PIN_WORDS:

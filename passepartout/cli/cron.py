@@ -157,11 +157,13 @@ def _deny(config: Config, wanted: str) -> int:
 
     found = [item for item in held_jobs(config) if item["id"] == wanted]
     if not found:  # an approved heading may be denied too
+        from passepartout.events.presets import presets_path, read_presets
         from passepartout.views import _memex_nodes
 
         memex = Path(config.memex_dir)
-        found = [{"id": n.id, "node": n, "hash": job_hash(n, memex),
-                  "what": describe_job(n, memex, "denied")}
+        presets = read_presets(presets_path(config))
+        found = [{"id": n.id, "node": n, "hash": job_hash(n, memex, presets),
+                  "what": describe_job(n, memex, "denied", presets=presets)}
                  for n in _memex_nodes(config) if n.id == wanted]
     if not found:
         raise ConfigError(f"no job or hook heading has the id {wanted!r}; "

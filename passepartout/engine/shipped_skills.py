@@ -4,7 +4,7 @@ SHIPPED: dict[str, str] = {
     'archivist.py': '3fc642a98c8f681b8cb963f2a0d3882ca5b9f6b62bcb05f9066b39e072a7ae39',
     'chat.py': '6ec8329c370f16ec3f302b7173313fe06a6b32f7ba99be8b20b9c7999c3ecd6c',
     'dispatcher.py': '8e0624be3cbfd2a9fc636925317d47c6e5ccb7777e8752c9c6041e74a93128c5',
-    'events.py': '87a6524f9b35ae8fd6905c64e7f02735f93d8fa2b2b8f1c0e92da9b7f1fd3d3b',
+    'events.py': '2f119261d64739f9251a36f85b3eb7284bcc001aa43e075e612fd9203d5d6d3e',
     'files.py': '58edb20272bc3cf287349cd75fdac037f7df47f63a99470280d9ee30b530bdb0',
     'flightplans.py': '350ed46fa355b65d07461e1fc4543901143bb48960468e6f7bdc49c0758de536',
     'gardener.py': '5714edfc7b9c495b08f884d84a44f9b67bda3a51c146d47c6eb08ca07e8b34c2',

@@ -23,14 +23,18 @@ import hashlib
 import json
 import logging
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from passepartout.events.headingedit import without_replies
 from passepartout.events.jobs import OrgNode
 from passepartout.security.trust.records import read_records, write_records
 from passepartout.security.trust.seal import Seal
+
+if TYPE_CHECKING:
+    from passepartout.events.presets import Preset
 
 log = logging.getLogger(__name__)
 
@@ -52,11 +56,14 @@ def relative_file(file: str | Path, memex: Path | None) -> str:
     return str(path)
 
 
-def job_hash(node: OrgNode, memex: Path | None) -> str:
-    """The hash of what a CRON/HOOK heading makes run."""
+def job_hash(node: OrgNode, memex: Path | None,
+             presets: Mapping[str, Preset] | None = None) -> str:
+    """The hash of what a CRON/HOOK heading makes run; for a heading under a preset
+    (``PASSEPARTOUT_PRESET``), what the daemon's preset of that name holds (``presets``,
+    see :mod:`passepartout.events.presets`), or that it holds nothing."""
     properties = sorted((k, v) for k, v in node.properties.items()
                         if k not in OUTPUT_PROPERTIES)
-    content = {
+    content: dict[str, Any] = {
         "file": relative_file(node.file, memex),
         "outline": list(node.outline),
         "heading": node.heading,
@@ -66,12 +73,17 @@ def job_hash(node: OrgNode, memex: Path | None) -> str:
     inherited = sorted((k, v) for k, v in node.choice.items() if k not in node.properties)
     if inherited:  # the model or tier a subtree chose for it is part of what runs
         content["inherited"] = inherited
+    name = node.choice.get("PASSEPARTOUT_PRESET")
+    if name:  # and what its preset makes of it
+        preset = (presets or {}).get(name)
+        content["preset"] = preset.canonical() if preset is not None else None
     text = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def describe_job(node: OrgNode, memex: Path | None, why: str = "new",
-                 tier: str | None = None) -> str:
+                 tier: str | None = None,
+                 presets: Mapping[str, Preset] | None = None) -> str:
     """What the person is asked about: ``new job in projects/x.org: runs every Monday
     at 09:00, cognition tier, prompt: ...``."""
     from passepartout.org.escape import org_line
@@ -90,6 +102,11 @@ def describe_job(node: OrgNode, memex: Path | None, why: str = "new",
         parts.append(f"{tier_text.strip().lstrip(':')} tier")
     if node.model:
         parts.append(f"model {node.model}")
+    name = node.choice.get("PASSEPARTOUT_PRESET")
+    if name:
+        preset = (presets or {}).get(name)
+        parts.append(preset.describe() if preset is not None
+                     else f"preset {name} (unknown to the daemon: it will not run)")
     if node.properties.get("REFLEX"):
         parts.append(f"reflex {node.properties['REFLEX']}")
     prompt = org_line(f"{node.heading}\n\n{without_replies(node.body)}".strip(), PROMPT_SHOWN)

@@ -15,7 +15,7 @@ import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from passepartout.events.jobs import Job, Tier
 from passepartout.loop.actions import ApprovalRequest
@@ -23,6 +23,9 @@ from passepartout.loop.events import Denied, Done, Error, Event, Reply
 from passepartout.org.eventlog import Entry, EventLog
 from passepartout.signals import Keyword, Signal
 from passepartout.turn import TurnChoice, TurnContext
+
+if TYPE_CHECKING:
+    from passepartout.events.presets import Preset
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +89,9 @@ class Dispatcher:
         self.name_of: Callable[[str], str] = lambda node_id: node_id
         # The model the heading's subtree chose (PASSEPARTOUT_MODEL), or None.
         self.model_of: Callable[[str], str | None] = lambda node_id: None
+        # The preset the heading's subtree chose (PASSEPARTOUT_PRESET), None, or why the
+        # heading must not run (its preset unknown, or changed since it was approved).
+        self.preset_of: Callable[[str], Preset | str | None] = lambda node_id: None
         self._runs: dict[str, _Run] = {}  # turn id -> run in flight
         self._lock = threading.Lock()
 
@@ -124,11 +130,20 @@ class Dispatcher:
     def run_prompt(self, node_id: str, prompt: str, tier: Tier, origin: str,
                    file: str | None = None) -> bool:
         """Inject ``prompt`` for ``tier``'s model, tagged with its origin and heading."""
+        preset = self.preset_of(node_id)
+        if isinstance(preset, str):
+            self.events.record(Entry(origin, f"{self.name_of(node_id)} did not run", preset,
+                                     "error", node_id, file))
+            if origin == "cron":
+                self.finish(node_id, f"error: {preset}")
+            return False
         turn = f"{origin}-{uuid.uuid4().hex[:10]}"
         private = self.is_private(node_id)
         reflex = tier.value == "reflex"
-        choice = TurnChoice(model=self.model_of(node_id) or None,
-                            tier=None if reflex else tier.value)
+        chosen = preset.choice if preset is not None else TurnChoice()
+        choice = TurnChoice(model=self.model_of(node_id) or chosen.model,
+                            tier=None if reflex else (chosen.tier or tier.value),
+                            system=chosen.system, tools=chosen.tools, budget=chosen.budget)
         context = TurnContext(face=origin, origin=origin, heading=node_id,
                               session_id=f"{origin}:{node_id}", turn_id=turn, private=private,
                               reflex=reflex, choice=choice)

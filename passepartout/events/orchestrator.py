@@ -9,6 +9,7 @@ the bootstrap scan: finding a node at start is not a change).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import logging
 import threading
@@ -27,6 +28,7 @@ from passepartout.events.heartbeat import Tick
 from passepartout.events.hooks import HookBus, HookHandler, HookResult
 from passepartout.events.jobs import Job, OrgNode, ScanProblem, Tier, derive_id
 from passepartout.events.leader import Leadership
+from passepartout.events.presets import Preset, read_presets
 from passepartout.events.registry import NodeChange, NodeRegistry, diff_nodes
 from passepartout.events.scan import clean_title, org_files, scan_file, scan_text, worth_scanning
 from passepartout.events.seen import SeenNodes
@@ -75,8 +77,13 @@ class Orchestrator:
         tz: dt.tzinfo | None = None,
         watch_delay: float = 0.2,
         approvals: JobApprovals | None = None,
+        presets_file: Path | None = None,
     ) -> None:
         self.memex_dir = Path(memex_dir).expanduser()
+        # The daemon's presets (events/presets.py), read again when the file changes.
+        self.presets_file = presets_file
+        self._presets: tuple[tuple[int, int] | None, dict[str, Preset]] | None = None
+        self._preset_problems: dict[str, str] = {}
         self.roots = [(self.memex_dir / d).resolve() if d not in (".", "") else
                       self.memex_dir.resolve() for d in scan_dirs]
         self.registry = NodeRegistry()
@@ -90,6 +97,7 @@ class Orchestrator:
         self.dispatcher.is_private = self.is_private
         self.dispatcher.name_of = self.heading_name
         self.dispatcher.model_of = self.heading_model
+        self.dispatcher.preset_of = self.heading_preset
         self.classifier: Classifier | None = None
         # Hook names whose handler runs the heading's tier itself (the shipped prompt
         # and summarize): a node carrying one is not also run as a prompt here.
@@ -132,6 +140,47 @@ class Orchestrator:
         """The model the heading's subtree chose for what runs under it, or None."""
         node = self.registry.node(node_id)
         return node.model if node is not None else None
+
+    def presets(self) -> dict[str, Preset]:
+        """The daemon's presets, as the presets file holds them now."""
+        if self.presets_file is None:
+            return {}
+        try:
+            stat = self.presets_file.stat()
+            key: tuple[int, int] | None = (stat.st_mtime_ns, stat.st_size)
+        except OSError:
+            key = None
+        cached = self._presets
+        if cached is None or cached[0] != key:
+            problems: dict[str, str] = {}
+            cached = (key, read_presets(self.presets_file, problems)
+                      if key is not None else {})
+            self._presets, self._preset_problems = cached, problems
+        return cached[1]
+
+    def heading_preset(self, node_id: str) -> Preset | str | None:
+        """The preset the heading's subtree chose (``PASSEPARTOUT_PRESET``) for what
+        runs under it; None when it chose none; a text saying why it must not run when
+        the daemon does not know that preset, or when the preset changed since the
+        person approved the heading (it is then held, and asked again)."""
+        node = self.registry.node(node_id)
+        name = node.choice.get("PASSEPARTOUT_PRESET") if node is not None else None
+        if node is None or not name:
+            return None
+        preset = self.presets().get(name)
+        if preset is None and name in self._preset_problems:
+            return (f"its preset {name!r} in {self.presets_file} is malformed: "
+                    f"{self._preset_problems[name]}")
+        if preset is None:
+            return (f"its preset {name!r} is not one the daemon knows (presets are read "
+                    f"from {self.presets_file or 'no presets file'})")
+        if not self.cleared(node):
+            self._hold(node, None)
+            return (f"its preset {name!r} changed since it was approved: held until you "
+                    "approve it again")
+        if node.tier_text and preset.choice.tier:  # the heading's own tier wins
+            preset = Preset(preset.name, dataclasses.replace(preset.choice, tier=None))
+        return preset
 
     def heading_name(self, node_id: str) -> str:
         """A heading as the person knows it: its title and file, then its :ID: if it has
@@ -336,7 +385,7 @@ class Orchestrator:
     # -- the person's approval of what runs ---------------------------------------------
 
     def content_hash(self, node: OrgNode) -> str:
-        return job_hash(node, self.memex_dir)
+        return job_hash(node, self.memex_dir, self.presets())
 
     def cleared(self, node: OrgNode) -> bool:
         """The person approved ``node`` exactly as it is now."""
@@ -385,7 +434,8 @@ class Orchestrator:
                 tier = make_job(node, self.classifier).tier.value
             except ValueError:
                 tier = None
-        held = Held(node, digest, why, describe_job(node, self.memex_dir, why, tier), change)
+        held = Held(node, digest, why, describe_job(node, self.memex_dir, why, tier,
+                                                        self.presets()), change)
         with self._held_lock:
             previous = self._held.get(node.id)
             self._held[node.id] = held

@@ -10,7 +10,10 @@ each turn of a kept session and, when the turn ends, adds what is missing:
   reply, as ordinary messages (so the model sees them next time too);
 - a refusal the model never saw and an error: an entry of role ``denied`` or
   ``error``, shown when the session is resumed and never sent to a model
-  (:data:`SHOWN_ONLY`, see :func:`model_messages`).
+  (:data:`SHOWN_ONLY`, see :func:`model_messages`);
+- the person's answer to each approval (allowed or not, always or once, by which face):
+  an entry of role ``approval``, shown-only too, kept where it came in the turn (at
+  once in a turn the model layer keeps, between the call and its result).
 """
 
 from __future__ import annotations
@@ -23,13 +26,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from passepartout.llm.translate import Message
-from passepartout.loop.events import Denied, Done, Error, Event, Reply, ToolCall, ToolResult
+from passepartout.loop.events import (
+    ApprovalAnswered,
+    Denied,
+    Done,
+    Error,
+    Event,
+    Reply,
+    ToolCall,
+    ToolResult,
+)
 from passepartout.signals import Signal
 from passepartout.turn import Kept
 
 log = logging.getLogger(__name__)
 
-SHOWN_ONLY = frozenset({"error", "denied"})  # roles kept for the person, not the model
+SHOWN_ONLY = frozenset({"error", "denied", "approval"})  # roles kept for the person, not the model
 
 
 def model_messages(messages: Sequence[Message]) -> list[Message]:
@@ -75,7 +87,12 @@ class ShownTurns:
             if turn.prompt is None and signal.sensor == "user-input":
                 text = signal.payload.get("text")
                 turn.prompt = text if isinstance(text, str) else None
-            self._add(turn, event)
+            at_once = turn.model_kept  # an answer in a turn the model layer keeps
+            if not (at_once and isinstance(event, ApprovalAnswered)):
+                self._add(turn, event)
+        if at_once and isinstance(event, ApprovalAnswered):
+            self._keep(key, [approval_message(event)])  # between the call and its result
+            return
         if isinstance(event, Done):
             self._finish(key, turn)
 
@@ -92,6 +109,8 @@ class ShownTurns:
                 turn.messages.append({
                     "role": "tool", "tool_call_id": call_id or f"shown-{turn.calls}",
                     "name": name, "content": output if ok else f"error: {output}"})
+            case ApprovalAnswered():
+                turn.messages.append(approval_message(event))
             case Denied(action=action, reason=reason):
                 turn.shown_only.append({"role": "denied", "content": reason, "name": action})
             case Error(code=code, message=message):
@@ -100,7 +119,6 @@ class ShownTurns:
                 pass
 
     def _finish(self, key: tuple[str, str], turn: _Turn) -> None:
-        session, turn_id = key
         kept: list[Message] = []
         if not turn.model_kept:
             if turn.prompt is None and not turn.messages and not turn.shown_only:
@@ -110,6 +128,10 @@ class ShownTurns:
             kept += turn.messages
             kept += [m for m in turn.shown_only if m["role"] == "denied"]
         kept += [m for m in turn.shown_only if m["role"] == "error"]
+        self._keep(key, kept)
+
+    def _keep(self, key: tuple[str, str], kept: list[Message]) -> None:
+        session, turn_id = key
         if not kept:
             return
         try:
@@ -117,3 +139,16 @@ class ShownTurns:
         except Exception as err:  # the turn was shown; only its resume loses it
             log.warning("session %s: could not keep what turn %s showed: %s",
                         session, turn_id, err)
+
+
+def approval_message(event: ApprovalAnswered) -> Message:
+    """The answer to an approval as a session entry: ``content`` the question as asked,
+    ``name`` the action, ``answer`` allowed or denied, ``always``, ``by`` the face that
+    answered ("" when none did), ``reason`` why a no, ``call_id`` the model's call."""
+    message: Message = {"role": "approval", "content": event.description,
+                        "name": event.action,
+                        "answer": "allowed" if event.granted else "denied",
+                        "always": event.always, "by": event.by, "reason": event.reason}
+    if event.call_id:
+        message["tool_call_id"] = event.call_id
+    return message

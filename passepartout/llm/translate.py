@@ -8,6 +8,7 @@ tool calls become ``Action("tool", ...)``; tool results and gate refusals become
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -257,9 +258,29 @@ def system_message(prefix: str, *, cache: bool) -> Message:
     return {"role": "system", "content": prefix}
 
 
+_REFUSED = re.compile(r"refused by policy \(\w+\): ")
+
+
+def _described(call: Mapping[str, Any]) -> str:
+    """A kept call as :meth:`passepartout.loop.actions.Action.describe` says it."""
+    name = str(call.get("function", {}).get("name", ""))
+    try:
+        args = json.loads(call.get("function", {}).get("arguments") or "{}")
+    except ValueError:
+        return name
+    if not isinstance(args, dict):
+        return name
+    return f"{name}({', '.join(f'{k}={v!r}' for k, v in args.items())})"
+
+
 def history_plists(messages: Sequence[Message]) -> list[dict[str, Any]]:
-    """A session's history as plists for Emacs: ``(:role :user :content "...")``."""
+    """A session's history as plists for Emacs: ``(:role :user :content "...")``.
+
+    A call the gates refused carries ``described``, the call as the refusal named it live
+    (``write-file(path='x')``), and ``why``, the gates' reasons without the words that
+    told the model it was refused."""
     out: list[dict[str, Any]] = []
+    calls: dict[str, str] = {}  # call id -> the call described
     for m in messages:
         item: dict[str, Any] = {"role": Keyword(str(m.get("role", ""))),
                                 "content": str(m.get("content") or "")}
@@ -269,9 +290,19 @@ def history_plists(messages: Sequence[Message]) -> list[dict[str, Any]]:
                  "arguments": str(c["function"].get("arguments", ""))}
                 for c in m["tool_calls"]
             ]
+            for c in m["tool_calls"]:
+                calls[str(c.get("id", ""))] = _described(c)
         if m.get("tool_call_id"):
             item["call-id"] = str(m["tool_call_id"])
+            refused = _REFUSED.match(item["content"]) if m.get("role") == "tool" else None
+            if refused and item["call-id"] in calls:
+                item["described"] = calls[item["call-id"]]
+                item["why"] = item["content"][refused.end():]
         if m.get("name"):
             item["name"] = str(m["name"])
+        if m.get("role") == "approval":  # how the person answered (passepartout.llm.shown)
+            item.update({"answer": str(m.get("answer") or "denied"),
+                         "always": m.get("always") is True, "by": str(m.get("by") or ""),
+                         "reason": str(m.get("reason") or "")})
         out.append(item)
     return out

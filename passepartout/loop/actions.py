@@ -95,6 +95,18 @@ Actuator = Callable[[Action, Signal], Signal | None]
 
 
 @dataclass(frozen=True)
+class Answer:
+    """How a face answered an approval: yes or no, kept as a standing grant
+    (``always``) or once, ``by`` the face that answered ("" when nobody did), and
+    ``reason``, why a no (refused, refused always, no answer in time)."""
+
+    granted: bool
+    always: bool = False
+    by: str = ""
+    reason: str = ""
+
+
+@dataclass(frozen=True)
 class ApprovalRequest:
     """An action a gate wants the person to confirm, with the reasons shown to them."""
 
@@ -104,6 +116,9 @@ class ApprovalRequest:
     timeout: float | None = None
     """Seconds the person has to answer (set by the approval path; a face never waits
     longer)."""
+    heard: Callable[[Answer], None] | None = field(default=None, compare=False, repr=False)
+    """Told how the face answered, when a face asked the person (the answer itself is
+    what the approver returns)."""
 
     def describe(self) -> str:
         return f"{self.action.describe()} — {'; '.join(self.reasons)}"

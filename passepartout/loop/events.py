@@ -87,6 +87,22 @@ class ApprovalAsked:
 
 
 @dataclass(frozen=True)
+class ApprovalAnswered:
+    """How the person answered an approval (the face that asked showed it already; it
+    is kept so that a resumed chat shows it too): ``description`` as they were asked,
+    ``action`` the action described, ``call_id`` the model's call it was about."""
+
+    kind: ClassVar[str] = "approval-answered"
+    action: str
+    description: str
+    granted: bool
+    always: bool = False
+    by: str = ""
+    reason: str = ""
+    call_id: str | None = None
+
+
+@dataclass(frozen=True)
 class Error:
     """Something went wrong in the turn, said to the person."""
 
@@ -112,8 +128,8 @@ class Done:
     cancelled: bool = False
 
 
-Event = (Chunk | Reply | ToolCall | ToolRequested | ToolResult | Denied | ApprovalAsked | Error
-         | Notice | Done)
+Event = (Chunk | Reply | ToolCall | ToolRequested | ToolResult | Denied | ApprovalAsked
+         | ApprovalAnswered | Error | Notice | Done)
 
 Emit = Callable[[Event], None]
 """How a stage of one turn says something (the signal is already bound)."""

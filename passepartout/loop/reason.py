@@ -10,8 +10,16 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from passepartout.errors import GateError, PassepartoutError, PipelineError, SkillError
-from passepartout.loop.actions import Action, ApprovalRequest, Approver, Prompt, Think, Thought
-from passepartout.loop.events import ApprovalAsked, Denied, Emit
+from passepartout.loop.actions import (
+    Action,
+    Answer,
+    ApprovalRequest,
+    Approver,
+    Prompt,
+    Think,
+    Thought,
+)
+from passepartout.loop.events import ApprovalAnswered, ApprovalAsked, Denied, Emit
 from passepartout.loop.gates import GatePipeline, GateResult
 from passepartout.signals import Signal
 
@@ -103,7 +111,8 @@ class Reasoner:
     def _ask(self, action: Action, result: GateResult, signal: Signal, emit: Emit) -> bool:
         if self.approver is None:
             return False
-        request = ApprovalRequest(action, result.reasons, signal)
+        heard: list[Answer] = []
+        request = ApprovalRequest(action, result.reasons, signal, heard=heard.append)
         emit(ApprovalAsked(action.describe(), "; ".join(result.reasons)))
         try:
             granted = self.approver(request) is True
@@ -111,6 +120,14 @@ class Reasoner:
             log.warning("approval of %s failed: %s", action.describe(), err)
             granted = False
         log.info("approval of %s: %s", action.describe(), "granted" if granted else "denied")
+        if heard:  # a face asked the person: how they answered is kept with the turn
+            answer = heard[0]
+            if answer.granted != granted:  # the face's yes came too late
+                answer = Answer(granted, by="", reason="no answer in time")
+            emit(ApprovalAnswered(action.describe(), request.describe(), granted,
+                                  answer.always, answer.by,
+                                  "" if granted else answer.reason or "refused",
+                                  action.call_id))
         return granted
 
 

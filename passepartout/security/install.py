@@ -23,13 +23,14 @@ from passepartout.loop.hooks import (
     SHOWN_EVENT,
     TOOL_FEEDBACK,
 )
+from passepartout.security import logs
 from passepartout.security.approvals import ApprovalBook
 from passepartout.security.approvals import home as approvals_home
 from passepartout.security.approvals.flightplan import ApprovalRecords, FlightPlanRunner
 from passepartout.security.audit import AuditLog
 from passepartout.security.guard import Places, Security
 from passepartout.security.privacy import DEFAULT_TAG
-from passepartout.security.vault import Vault, install_log_masking, set_vault
+from passepartout.security.vault import Vault, set_vault
 from passepartout.signals import Signal
 
 log = logging.getLogger(__name__)
@@ -101,7 +102,7 @@ def install(agent: Any) -> Security:
     if existing is sec:
         return sec
     set_vault(sec.vault)
-    install_log_masking()
+    logs.install()
     agent.on_shutdown(sec.audit.close)
     agent.services.security = sec
     agent.services.vault = sec.vault

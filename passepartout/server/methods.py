@@ -110,6 +110,7 @@ class Bridge:
             **info,
             **_model_info(self.config),
             "approvals-file": str(_approvals_file(self.config)),
+            "presets-file": str(_presets_file(self.config)),
             "version": VERSION,
             "pid": os.getpid(),
             "ready": agent is not None,
@@ -152,6 +153,12 @@ def _approvals_file(config: Config) -> Any:
     from passepartout.security.approvals.home import approvals_file
 
     return approvals_file(config.memex_dir, config.extra.get("PASSEPARTOUT_APPROVALS_FILE"))
+
+
+def _presets_file(config: Config) -> Any:
+    from passepartout.events.presets import presets_path
+
+    return presets_path(config)
 
 
 def _run_safely(work: Callable[[Agent | None], None], agent: Agent | None) -> None:

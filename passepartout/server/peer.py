@@ -25,8 +25,10 @@ from typing import Any, Protocol, assert_never
 from passepartout import protocol
 from passepartout.errors import PipelineError
 from passepartout.loop import Action, ApprovalRequest
+from passepartout.loop.actions import Answer
 from passepartout.loop.approvals import DEFAULT_TIMEOUT
 from passepartout.loop.events import (
+    ApprovalAnswered,
     ApprovalAsked,
     Chunk,
     Denied,
@@ -97,6 +99,8 @@ class _Pending:
     action: Action
     done: threading.Event = field(default_factory=threading.Event)
     granted: bool = False
+    always: bool = False
+    answered: bool = False  # the face answered (not a timeout, a closed face, a stop)
 
 
 class PeerChannel:
@@ -283,6 +287,8 @@ class PeerChannel:
                 return protocol.Done(session, turn, cancelled, model, local)
             case ApprovalAsked():
                 return None  # approve() itself asks, with the id the answer must carry
+            case ApprovalAnswered():
+                return None  # the face that asked shows the answer itself
             case Notice(text=text, level=level):
                 return protocol.Notice(level, text)
         assert_never(event)
@@ -352,6 +358,8 @@ class PeerChannel:
         if sent and not pending.done.is_set() and not peer.closed:
             what = request.action.describe()
             emit(peer, protocol.Notice("warning", f"No answer in {timeout:g} s: denied {what}"))
+        if sent and request.heard is not None:
+            request.heard(_answer(pending, peer, granted, stopping=self._stopping))
         return granted
 
     def can_ask(self, signal: Signal) -> bool:
@@ -375,6 +383,8 @@ class PeerChannel:
             if pending is None:
                 return False
             pending.granted = isinstance(answer, Allow | Evaluated)
+            pending.always = isinstance(answer, Allow | Deny) and answer.always
+            pending.answered = True
             if isinstance(answer, Evaluated):
                 self._results[pending.action.digest()] = {"ok": answer.ok,
                                                           "value": answer.value}
@@ -421,6 +431,19 @@ class PeerChannel:
     def pending_approvals(self) -> int:
         with self._lock:
             return len(self._pending)
+
+
+def _answer(pending: _Pending, peer: Peer, granted: bool, *, stopping: bool) -> Answer:
+    """How the approval was answered, for the turn's record."""
+    if not pending.answered:
+        why = ("the agent stopped" if stopping else
+               "the face went away" if peer.closed else "no answer in time")
+        return Answer(False, by="", reason=why)
+    face = getattr(peer, "face", protocol.DEFAULT_FACE)
+    if granted:
+        return Answer(True, always=pending.always, by=face)
+    return Answer(False, always=pending.always, by=face,
+                  reason="refused always" if pending.always else "refused")
 
 
 def answered_by(used: list[str] | None) -> tuple[str | None, bool | None]:

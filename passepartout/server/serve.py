@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from passepartout.config import Config
 from passepartout.errors import ConfigError, PassepartoutError
 from passepartout.ownplace import exit_process
+from passepartout.security import logs
 from passepartout.wire.admission import Admission
 from passepartout.wire.token import TokenError, receive_token
 
@@ -195,6 +196,7 @@ def setup_logging(config: Config) -> None:
     for handler in handlers:
         handler.setFormatter(form)
         root.addHandler(handler)
+    logs.install()
 
 
 def _on_stop_request(stop: threading.Event) -> None:

@@ -148,12 +148,7 @@ class Place:
             info = os.fstat(fd)
             if not stat.S_ISDIR(info.st_mode):
                 raise PlaceError(f"{self.dir} is not a directory (a symlink or a file)")
-            if info.st_uid != os.geteuid():
-                raise PlaceError(f"{self.dir} belongs to someone else (uid {info.st_uid}); "
-                                 "nothing was sent to a daemon there")
-            if info.st_mode & 0o077:
-                raise PlaceError(f"others may enter {self.dir}: chmod 700 it "
-                                 "(nothing was sent to a daemon there)")
+            _prove_private(info, self.dir, "enter", "700")
         except BaseException:
             os.close(fd)
             raise
@@ -336,6 +331,16 @@ def _held(dirfd: int, name: str) -> bool:
     return False
 
 
+def _prove_private(info: os.stat_result, where: Path, access: str, mode: str) -> None:
+    """Raise unless what ``info`` describes is ours and closed to everyone else."""
+    if info.st_uid != os.geteuid():
+        raise PlaceError(f"{where} belongs to someone else (uid {info.st_uid}); "
+                         "nothing was sent to a daemon there")
+    if info.st_mode & 0o077:
+        raise PlaceError(f"others may {access} {where}: chmod {mode} it "
+                         "(nothing was sent to a daemon there)")
+
+
 def _read_private(name: str, limit: int, *, dir_fd: int | None, where: Path) -> bytes | None:
     """The bytes of a regular file of ours that no one else may read or write, opened
     without following a symlink; None when it does not exist."""
@@ -352,12 +357,7 @@ def _read_private(name: str, limit: int, *, dir_fd: int | None, where: Path) -> 
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise PlaceError(f"{where} is not a regular file; nothing was sent to a daemon")
-        if info.st_uid != os.geteuid():
-            raise PlaceError(f"{where} belongs to someone else (uid {info.st_uid}); "
-                             "nothing was sent to a daemon")
-        if info.st_mode & 0o077:
-            raise PlaceError(f"others may read or write {where}: chmod 600 it "
-                             "(nothing was sent to a daemon)")
+        _prove_private(info, where, "read or write", "600")
         chunks = []
         size = 0
         while size <= limit:

@@ -195,11 +195,12 @@ class ToolTracker:
         return self._new(event.tool or "")
 
     def answered(self, call_id: str, yes: bool, always: bool) -> ToolCallProgress:
-        how = ("allowed" if yes else "rejected") + (" always" if always else " once")
         if yes:
             self._approved[call_id] = self._open.get(call_id, "")
+        said = answer_text({"answer": "allowed" if yes else "denied", "always": always,
+                            "by": "acp"})
         return update_tool_call(call_id, status="in_progress" if yes else "failed",
-                                content=[tool_content(text_block(f"You {how}."))])
+                                content=[tool_content(text_block(said))])
 
     def _new(self, name: str, *, done: bool = False) -> str:
         """The agent's own id: the model's ids repeat (``call_1`` in every turn with some
@@ -238,6 +239,7 @@ def history_updates(messages: Sequence[dict[str, Any]]) -> list[Update]:
     out: list[Update] = []
     waiting: dict[str, list[str]] = {}  # the model's id -> ours, calls without a result
     unanswered: list[str] = []
+    ahead: dict[str, str] = {}  # tool name -> ours: asked about before its call was kept
 
     def interrupted() -> None:
         for call_id in unanswered:
@@ -258,7 +260,12 @@ def history_updates(messages: Sequence[dict[str, Any]]) -> list[Update]:
                     call_id, status="failed" if failed_result(content) else "completed",
                     content=[tool_content(text_block(content))] if content else None))
             continue
+        if role == "approval":  # the person's answer, where it came in the turn
+            out += _replayed_answer(n, message, waiting, ahead)
+            continue
         interrupted()  # a call still unanswered when the conversation moved on
+        if role == "user":
+            ahead.clear()
         if role == "user" and content.startswith(REFUSED_STEP):
             out.append(update_agent_message_text(f"\n{content}\n"))  # said by the gates
         elif role == "user" and content:
@@ -268,10 +275,13 @@ def history_updates(messages: Sequence[dict[str, Any]]) -> list[Update]:
         elif role == "denied":
             described = str(message.get("name") or "")
             name = described.split("(", 1)[0]
+            refusal = [tool_content(text_block(f"Refused by the gates: {content or 'denied'}"))]
+            if name in ahead:  # the call the person said no to
+                out.append(update_tool_call(ahead.pop(name), status="failed", content=refusal))
+                continue
             out.append(start_tool_call(
                 f"history-{n}-0", title(described, None), kind=tool_kind(name),
-                status="failed", content=[tool_content(text_block(
-                    f"Refused by the gates: {content or 'denied'}"))]))
+                status="failed", content=refusal))
         elif role == "assistant":
             if content:
                 out.append(update_agent_message_text(content))
@@ -281,9 +291,51 @@ def history_updates(messages: Sequence[dict[str, Any]]) -> list[Update]:
                 unanswered.append(call_id)
                 name = str(call.get("name") or "")
                 args = _json_args(call.get("arguments"))
+                if name in ahead:  # the call the person was asked about, now run
+                    call_id = ahead.pop(name)
+                    waiting[str(call.get("call-id") or "")][-1] = call_id
+                    unanswered[-1] = call_id
+                    out.append(update_tool_call(call_id, title=title(name, args),
+                                                status="in_progress", raw_input=args))
+                    continue
                 out.append(start_tool_call(call_id, title(name, args), kind=tool_kind(name),
                                            status="in_progress", raw_input=args))
     interrupted()
+    return out
+
+
+def answer_text(message: dict[str, Any]) -> str:
+    """A kept answer to an approval in the words the permission's answer was said live
+    (``You allowed once.``); why, when nobody answered; and which face, when another
+    than this one did."""
+    yes = message.get("answer") == "allowed"
+    by, reason = str(message.get("by") or ""), str(message.get("reason") or "")
+    if not yes and not by:
+        return f"Not allowed: {reason or 'no answer'}."
+    how = ("allowed" if yes else "rejected") + (" always" if message.get("always") is True
+                                                else " once")
+    return f"You {how}" + (f" (answered in {by})." if by != "acp" else ".")
+
+
+def _replayed_answer(n: int, message: dict[str, Any], waiting: dict[str, list[str]],
+                     ahead: dict[str, str]) -> list[Update]:
+    """The answer to an approval, on the call it was about: the one the model's kept
+    call names, else a call of its own that the call kept after it (a turn answered
+    without the model keeps its call once it ran) takes on."""
+    yes = message.get("answer") == "allowed"
+    out: list[Update] = []
+    ours = waiting.get(str(message.get("call-id") or ""))
+    if ours:
+        call_id = ours[-1]
+    else:
+        described = str(message.get("name") or "")
+        name = described.split("(", 1)[0]
+        call_id = f"history-{n}-0"
+        ahead[name] = call_id
+        out.append(start_tool_call(call_id, title(described, None), kind=tool_kind(name),
+                                   status="pending"))
+    out.append(update_tool_call(call_id, status="in_progress" if yes else "failed",
+                                content=[tool_content(text_block(answer_text(message)))]))
     return out
 
 

@@ -11,8 +11,9 @@ from typing import Any, TextIO
 from passepartout.faces.terminal.answers import (
     Answers,
 )
-from passepartout.loop.actions import ApprovalRequest
+from passepartout.loop.actions import Answer, ApprovalRequest
 from passepartout.loop.events import (
+    ApprovalAnswered,
     ApprovalAsked,
     Chunk,
     Denied,
@@ -81,11 +82,14 @@ class TerminalChannel:
                         self._line("(cancelled)")
                     self._end_line()
                     self._done.set()
-                case ApprovalAsked():
-                    pass  # approve() asks
+                case ApprovalAsked() | ApprovalAnswered():
+                    pass  # approve() asks, and the answer was typed here
 
     def approve(self, request: ApprovalRequest) -> bool:
-        return self.ask(request.describe())
+        yes = self.ask(request.describe())
+        if request.heard is not None:
+            request.heard(Answer(yes, by="terminal", reason="" if yes else "refused"))
+        return yes
 
     def ask(self, description: str) -> bool:
         """Ask where the answers come from; only "y" or "yes" is a yes."""

@@ -72,10 +72,13 @@ class ApprovalScreen(ModalScreen[str]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            # Static wraps at words: the whole action is read before it is answered.
-            yield Static(plain("The agent asks: " + self.approval.description), id="question")
-            for reason in self.approval.info.get("reasons") or []:
-                yield Static(plain(str(reason)), classes="detail")
+            # Static wraps at words, and a long action scrolls between the dialog's top
+            # and its buttons: all of it can be read before it is answered.
+            with VerticalScroll(id="asked"):
+                yield Static(plain("The agent asks: " + self.approval.description),
+                             id="question")
+                for reason in self.approval.info.get("reasons") or []:
+                    yield Static(plain(str(reason)), classes="detail")
             with Horizontal(id="choices"):
                 yield Button("Allow once [y]", id="allow", variant="warning")
                 yield Button("Allow always [a]", id="always")
@@ -107,8 +110,10 @@ class PassepartoutApp(App[None]):
     .heading { text-style: bold; margin-top: 1; }
     #status { height: 1; color: $text-muted; padding: 0 1; }
     ApprovalScreen { align: center middle; }
-    #dialog { width: 80%; height: auto; border: thick $warning; padding: 1 2;
-              background: $surface; }
+    #dialog { width: 80%; height: auto; max-height: 90%; border: thick $warning;
+              padding: 1 2; background: $surface; }
+    #asked { height: auto; max-height: 1fr; }
+    #choices { dock: bottom; }
     #question { width: 100%; height: auto; }
     #choices { height: auto; margin-top: 1; }
     #choices Button { margin-right: 2; }

@@ -5,6 +5,7 @@ and styles a live turn has (``You: ...``, the reply, ``→ call(...)``, ``← re
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,15 +26,56 @@ def _args(raw: Any) -> str:
     return "" if args is None else one_line(str(args))
 
 
+def _call(value: Any) -> dict[str, Any]:
+    """A kept call: a dict, or the plist the daemon sends it as."""
+    from passepartout.errors import ProtocolError
+    from passepartout.protocol import as_dict
+
+    if isinstance(value, dict):
+        return value
+    try:
+        return as_dict(value) if isinstance(value, list) else {}
+    except ProtocolError:
+        return {}
+
+
+def approval_line(message: dict[str, Any]) -> str:
+    """A kept answer to an approval (``session-history``'s ``approval`` entry) in the
+    words the dialog's answer was said: ``Allowed once: ...``, ``Allowed always: ...``,
+    ``Denied: ...``; why, when nobody answered; and which face, when another did."""
+    allowed = message.get("answer") == "allowed"
+    always = message.get("always") is True
+    by, reason = str(message.get("by") or ""), str(message.get("reason") or "")
+    if allowed:
+        word = "Allowed always" if always else "Allowed once"
+    else:
+        word = "Denied always" if always else "Denied"
+        if not by and reason:
+            word += f" ({reason})"
+    where = f" [answered in {by}]" if by and by != "tui" else ""
+    return f"{word}: {message.get('content') or ''}{where}"
+
+
 def history_lines(messages: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
-    """The (text, style) lines of a session's history (``session-history`` entries)."""
+    """The (text, style) lines of a session's history (``session-history`` entries).
+
+    A call's line comes where the live chat showed it, when it ran: after the answers
+    to the step's approvals, just before its result; a refused call has none."""
     from passepartout.llm.translate import REFUSED_STEP, failed_result
 
     names: dict[str, str] = {}
+    held: dict[str, tuple[str, str]] = {}  # call id -> its line, until its result
     out: list[tuple[str, str]] = []
+
+    def flush() -> None:  # calls left without a result: shown where the step ended
+        out.extend(held.values())
+        held.clear()
+
     for message in messages:
         role = str(message.get("role", "")).lstrip(":")
         content = str(message.get("content") or "")
+        if role not in ("tool", "approval"):
+            flush()
         if role == "user" and content.startswith(REFUSED_STEP):
             out.append((one_line(content), "tool-failed"))
         elif role == "user" and content:
@@ -41,23 +83,34 @@ def history_lines(messages: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
         elif role == "assistant":
             if content.strip():
                 out.append((content, "agent"))
-            for call in message.get("tool-calls") or []:
-                call = dict(call) if isinstance(call, dict) else {}
+            for n, each in enumerate(message.get("tool-calls") or []):
+                call = _call(each)
                 name = str(call.get("name") or "")
-                names[str(call.get("call-id") or "")] = name
-                out.append((one_line(f"→ {name}({_args(call.get('arguments'))})")
-                            [:OUTPUT_PREVIEW], "tool"))
+                call_id = str(call.get("call-id") or "") or f"#{n}"
+                names[call_id] = f"{name}({_args(call.get('arguments'))})"
+                held[call_id] = (one_line(f"→ {name}({_args(call.get('arguments'))})")
+                                 [:OUTPUT_PREVIEW], "tool")
         elif role == "tool":
-            name = names.get(str(message.get("call-id") or ""), str(message.get("name") or ""))
+            call_id = str(message.get("call-id") or "")
+            name = names.get(call_id, str(message.get("name") or ""))
+            line = held.pop(call_id, None)
             text = one_line(content)[:OUTPUT_PREVIEW]
             if content.startswith(("refused by policy", "not run:")):
-                out.append((f"refused {name}: {content}", "tool-failed"))
-            elif failed_result(content):
+                # As the refusal was said live: the call, and the gates' reasons.
+                why = re.sub(r"\Arefused by policy \(\w+\): ", "", content)
+                out.append((f"refused {name}: {why}", "tool-failed"))
+                continue
+            if line is not None:
+                out.append(line)
+            if failed_result(content):
                 out.append((f"← failed: {text}", "tool-failed"))
             else:
                 out.append((f"← {text}", "tool"))
+        elif role == "approval":
+            out.append((approval_line(message), "notice"))
         elif role == "denied":
             out.append((f"refused {message.get('name') or ''}: {content}", "tool-failed"))
         elif role == "error":
             out.append((content, "error"))
+    flush()
     return out
