@@ -1,8 +1,10 @@
 """The agent assembled: configuration, skills, loop, stimuli, tools and channels.
 
-A channel (Emacs, the terminal, a log for background jobs) is where a session's
-events go and where its approvals are asked.  Everything a front end needs is here,
-so the EPC server and ``passepartout chat`` are thin.
+A channel is where the events of a sender's signals go and where their approvals are
+asked: the faces' channel (:attr:`Agent.faces`, the daemon's one channel to every
+client: Emacs, the terminal, the TUI, ACP, MCP, messaging), the standalone chat's own,
+or a log for background jobs.  Everything a front end needs is here, so the EPC server
+and ``passepartout chat`` are thin.
 """
 
 from __future__ import annotations
@@ -11,11 +13,12 @@ import dataclasses
 import logging
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from passepartout import protocol
 from passepartout.config import Config
 from passepartout.engine import Registry, SkillLoader, Status
 from passepartout.engine.loader import SHIPPED_SKILLS_DIR
@@ -26,7 +29,7 @@ from passepartout.loop.events import Channel, Event, Notice, ToolCall, ToolResul
 from passepartout.services import Services
 from passepartout.signals import Keyword, Signal
 from passepartout.tools import Tool, ToolBelt
-from passepartout.turn import TurnContext
+from passepartout.turn import DAEMON, TurnContext
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +67,9 @@ class Agent:
         )
         self.loop = Loop(self.registry, think=think, emit=self._emit)
         self.loop.reasoner.unanswered = self._skills_not_ready
-        self.channels: dict[str, Channel] = {}
+        self.channels: dict[str, Channel] = {}  # by sender: a face, a job's kind
+        # The channel to every person's face (the daemon's peer channel), once attached.
+        self.faces: Channel | None = None
         # Who else hears every event as shown (the model layer keeps what a turn showed).
         self.observers: list[Callable[[Signal, Event], None]] = []
         self.hooks = self.loop.hooks  # where skills attach (passepartout.loop.hooks)
@@ -128,12 +133,13 @@ class Agent:
         text: str,
         *,
         session_id: str,
-        source: str = "emacs",
+        source: str,
         turn_id: str | None = None,
         context: TurnContext | None = None,
         **meta: Any,
     ) -> str:
         """Queue a person's prompt for the session's lane; returns the turn id.
+        ``source`` is the face that sent it.
 
         The rest of the turn's context is ``context`` (read and checked already) or
         ``meta`` (read here: a :class:`ProtocolError` when a field is malformed)."""
@@ -185,6 +191,14 @@ class Agent:
             raise PassepartoutError(f"the channel {source!r} belongs to the skill {owner!r}")
         self.channels[source] = channel
 
+    def attach_faces(self, channel: Channel, names: Iterable[str] = protocol.FACES) -> None:
+        """``channel`` reaches every person's face (the daemon's peer channel): the
+        signals of each face in ``names`` and the daemon's own questions
+        (:data:`~passepartout.turn.DAEMON`) go there, and so do :meth:`notify`'s."""
+        for name in (*names, DAEMON):
+            self.register_channel(name, channel)
+        self.faces = channel
+
     def _channel(self, signal: Signal) -> Channel | None:
         face = signal.turn.face
         return self.channels.get(face) if face is not None else None
@@ -204,15 +218,15 @@ class Agent:
         except Exception as err:  # a front end that went away must not stop the loop
             log.warning("channel send failed: %s", err)
 
-    def notify(self, notice: Notice, *, to: tuple[str, ...] | None = None) -> int:
-        """A word to every person's face (or the faces of the sources ``to``), bound to
-        no chat; how many were told."""
+    def notify(self, notice: Notice, *, faces_only: bool = False) -> int:
+        """A word to every person's face bound to no chat (with ``faces_only``, to the
+        faces' channel alone, not a standalone chat's); how many were told."""
         signal = Signal(payload={"sensor": Keyword("notify")}, turn=TurnContext(origin="notify"))
         shown = self.loop.shown(notice)
         seen: list[Channel] = []
         for source, channel in list(self.channels.items()):
             if source in _BACKGROUND or any(channel is c for c in seen) or (
-                to is not None and source not in to
+                faces_only and channel is not self.faces
             ):
                 continue
             seen.append(channel)

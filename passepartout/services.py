@@ -52,8 +52,8 @@ class Services(MutableMapping[str, Any]):
     hook_replies: HookReplies | None = None  # the ``hook`` channel (the events skill)
     flightplans: FlightPlanRunner | None = None  # the flightplans skill
     model_jobs: ModelJobs | None = None
-    focus: FocusHolder | None = None  # the Emacs bridge: where the person is
-    emacs: PeerChannel | None = None
+    focus: FocusHolder | None = None  # the server: where the person is in Emacs
+    peer: PeerChannel | None = None  # the server's channel to every attached face
     emacs_eval: Callable[[str], str] | None = None
     background: Background | None = None  # the background skills' shared service
     hooks: Any = None  # the hooks skill's kit (a class of a skill file)

@@ -7,7 +7,8 @@ daemon reads typed fields (``signal.turn.heading``, ``signal.turn.choice``); the
 is only the wire form (:meth:`TurnContext.to_meta`).
 
 Two fields say where a turn comes from: ``face`` (the meta's ``:source``) names who sent
-it, a face such as ``emacs`` or a sender with nobody waiting (``cron``, ``hook``,
+it, a face such as ``emacs``, the daemon itself asking the person on whichever face is
+attached (:data:`DAEMON`), or a sender with nobody waiting (``cron``, ``hook``,
 ``heartbeat``, ``background``, ``flightplan``); ``origin`` (``:origin``) names the kind of
 stimulus (``chat``, ``cron``, ``hook``, ``notify``, ``rewrite``, ``approval``, ...).
 :attr:`TurnContext.kind` is the kind with its defaults filled in.
@@ -16,10 +17,10 @@ stimulus (``chat``, ``cron``, ``hook``, ``notify``, ``rewrite``, ``approval``, .
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Generic, TypeVar, cast
 
 from passepartout.errors import ProtocolError
 
@@ -27,6 +28,9 @@ CHOSEN_TIERS = ("cognition", "reasoning")
 TIERS = ("reflex", *CHOSEN_TIERS)
 # Senders no person is waiting on: an approval they need goes to the background path.
 BACKGROUND_SENDERS = frozenset({"cron", "hook", "heartbeat", "background", "flightplan"})
+# The daemon itself, asking the person on the face they have attached (a skill to trust,
+# an MCP tool's card, a job to approve): its signals go to the faces' channel.
+DAEMON = "daemon"
 
 # The meta keys a turn context reads; any other key travels along untouched (``extra``).
 # ``hook-act`` and ``background-act`` mark a signal that carries out a proposal of a
@@ -39,19 +43,40 @@ _TEXT_KEYS = {
 }
 _CHOICE_KEYS = ("model", "tier", "system", "tools", "budget")
 KEYS = frozenset({*_TEXT_KEYS, *_CHOICE_KEYS, "private"})
+T = TypeVar("T")
+
+
+class Kept(Generic[T]):
+    """What one layer keeps for each turn in the turn's record (the peer channel's
+    sender and streamed text, the recorder of what a turn showed): its ``make`` gives
+    a turn's fresh value."""
+
+    __slots__ = ("make", "name")
+
+    def __init__(self, name: str, make: Callable[[], T]) -> None:
+        self.name = name
+        self.make = make
+
+    def __repr__(self) -> str:
+        return f"Kept({self.name!r})"
 
 
 class TurnState:
-    """What one turn gathers while it runs, shared by all its steps: the models that
-    answered (the faces say which one replied) and what the calls cost (a preset's
-    budget caps the turn).  The loop gives each turn its own; it ends with the turn."""
+    """A turn's one record, shared by all its steps (a child signal shares its context):
+    its cancel flag, the models that answered (the faces say which one replied), what
+    the calls cost (a preset's budget caps the turn), and what each layer keeps for it
+    (:meth:`kept`).  The loop gives each turn its own, or takes the one its face gave
+    with the prompt, and :meth:`end` drops what it holds when the turn ends."""
 
-    __slots__ = ("_lock", "_models", "_spent")
+    __slots__ = ("_ended", "_kept", "_lock", "_models", "_spent", "cancel")
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._models: list[str] = []
         self._spent = 0.0
+        self._kept: dict[Kept[Any], Any] = {}
+        self._ended = False
+        self.cancel = threading.Event()  # set: the turn stops at its next step
 
     def answered(self, model: str) -> None:
         with self._lock:
@@ -70,6 +95,24 @@ class TurnState:
     def spent(self) -> float:
         with self._lock:
             return self._spent
+
+    def kept(self, key: Kept[T]) -> T:
+        """What ``key``'s layer keeps for this turn (made on first use)."""
+        with self._lock:
+            found = self._kept.get(key)
+            if found is None:
+                found = self._kept[key] = key.make()
+            return cast(T, found)
+
+    def end(self) -> None:
+        """The turn ended (its Done was shown): what the layers kept for it goes."""
+        with self._lock:
+            self._ended = True
+            self._kept.clear()
+
+    @property
+    def ended(self) -> bool:
+        return self._ended
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,8 +168,8 @@ class TurnContext:
     reflex: bool = False  # a reflex job's tier: no model is asked
     choice: TurnChoice = _NO_CHOICE
     extra: Mapping[str, Any] = field(default_factory=_no_extra, hash=False)
-    # What the turn gathers while it runs (not part of the meta); the loop gives each
-    # turn its own, and every step of the turn (a child signal) shares it.
+    # The turn's record while it runs (not part of the meta): the loop gives each turn
+    # its own (or takes the one its face gave), and every step of the turn shares it.
     state: TurnState | None = field(default=None, compare=False, hash=False, repr=False)
 
     @classmethod

@@ -36,6 +36,7 @@ from passepartout.events.orchestrator import Held, Orchestrator
 from passepartout.events.presets import presets_path
 from passepartout.loop.actions import Action
 from passepartout.signals import Keyword
+from passepartout.turn import DAEMON, TurnContext
 
 if TYPE_CHECKING:
     from passepartout.events.jobs import OrgNode
@@ -48,7 +49,7 @@ AGENT = HOST.agent if HOST is not None else None
 
 def _notify(level: str, text: str) -> None:
     if AGENT is not None:
-        AGENT.notify(Notice(text, level), to=("emacs",))  # the event log's word
+        AGENT.notify(Notice(text, level), faces_only=True)  # the event log's word
 
 
 def _start(orchestrator: Orchestrator) -> None:
@@ -80,7 +81,7 @@ def events_allow_action(held: Held) -> Action:
 
 
 def events_face_attached() -> bool:
-    channel = AGENT.channels.get("emacs") if AGENT is not None else None
+    channel = AGENT.faces if AGENT is not None else None
     if channel is None:
         return False
     faces = getattr(channel, "faces", None)
@@ -99,11 +100,10 @@ def events_on_held(held: Held) -> None:
         return
     if AGENT is None:
         return
-    source = "emacs" if events_face_attached() else "background"
+    face = DAEMON if events_face_attached() else "background"
     AGENT.stimuli.inject(Signal(
         payload={"sensor": Keyword("job-held"), "id": held.node.id, "hash": held.hash},
-        meta={"source": Keyword(source), "origin": Keyword("approval"),
-              "heading": held.node.id}))
+        turn=TurnContext(face=face, origin="approval", heading=held.node.id)))
 
 
 class events_Running:
@@ -130,7 +130,7 @@ def events_reflex(signal: Signal) -> list[Action] | None:
     elif signal.sensor == "org-edit":
         events_ASKING.held = []
         try:
-            _orchestrator().apply_edit(signal.payload)
+            _orchestrator().apply_edit(signal.payload, signal.turn.face or "emacs")
             asked = list(events_ASKING.held)
         finally:
             events_ASKING.held = None

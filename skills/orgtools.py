@@ -169,7 +169,7 @@ class orgtools_Service:
         a buffer with unsaved changes keeps them): the protocol's ``org-edit``."""
         from passepartout.protocol import OrgEdited
 
-        channel = self.agent.channels.get("emacs") if hasattr(self.agent, "channels") else None
+        channel = self.agent.faces
         broadcast = getattr(channel, "broadcast", None)
         if broadcast is None:
             return

@@ -72,5 +72,5 @@ def boot_agent(config: Config, *, skills: Path | list[Path] | None = None,
         llm.install(agent, warm=False)
     agent.boot(start_threads=threads)
     if channel is not None:
-        agent.register_channel("emacs", channel)
+        agent.attach_faces(channel)
     return agent

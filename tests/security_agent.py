@@ -111,5 +111,5 @@ def jobs_agent(tmp_path: Path, script: Script, *extra_skills: str,
     agent.loop.think = script  # the chat skill installs the model layer; a script instead
     assert agent.services["orchestrator"].ready.wait(10)
     channel = Channel()
-    agent.register_channel("emacs", channel)
+    agent.attach_faces(channel)
     return agent, channel

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -207,7 +208,7 @@ def test_each_part_is_bounded(agent: Agent) -> None:
     assert "500 characters left out" in attachments.section_text(parts)
 
 
-def rewrite(agent: Agent, **fields: Any) -> dict[str, Any]:
+def rewrite(agent: Agent, *, face: str = "emacs", **fields: Any) -> dict[str, Any]:
     bridge = Bridge(agent.config)
     bridge.agent = agent
     bridge.ready.set()
@@ -215,7 +216,8 @@ def rewrite(agent: Agent, **fields: Any) -> dict[str, Any]:
     for key, value in fields.items():
         plist += [Keyword(key), value]
     method = METHODS["rewrite-check"]
-    result: dict[str, Any] = method.run(bridge, None, *method.check([plist]))
+    peer = SimpleNamespace(face=face, closed=False)  # the client that sent the rewrite
+    result: dict[str, Any] = method.run(bridge, peer, *method.check([plist]))
     return result
 
 
@@ -239,6 +241,16 @@ def test_a_rewrite_passes_the_gates(agent: Agent, tmp_path: Path) -> None:
     assert "write-file" in audit and "accepted in Emacs" in audit
     with pytest.raises(Refusal, match="region"):
         rewrite(agent, buffer="b", before="abc", start=2, end=9, new="x")
+
+
+def test_a_rewrite_is_audited_as_sent_by_its_face(agent: Agent, tmp_path: Path) -> None:
+    text = "Hello wrold.\n"
+    ok = rewrite(agent, face="tui", buffer="letter.txt", file=str(tmp_path / "memex" / "l.txt"),
+                 before=text, start=0, end=12, new="Hello world.")
+    assert ok["allowed"] is True
+    audit = (Path(agent.config.home) / "audit.org").read_text()
+    assert ":SOURCE: tui" in audit and ":ORIGIN: rewrite" in audit
+    assert ":SOURCE: emacs" not in audit
 
 
 @pytest.mark.attack

@@ -27,6 +27,7 @@ from passepartout.loop.events import (
 )
 from passepartout.server.peer import PeerChannel
 from passepartout.signals import Keyword, Signal, Symbol
+from passepartout.turn import TurnContext, TurnState
 
 
 @dataclass
@@ -46,13 +47,20 @@ class RecordingPeer:
         return True
 
 
+RECORDS: dict[tuple[str | None, str | None], TurnState] = {}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_records() -> None:
+    RECORDS.clear()
+
+
 def chat(session: str | None = "s1", turn: str | None = "t1") -> Signal:
-    meta: dict[str, Any] = {"source": Keyword("emacs")}
-    if session:
-        meta["session-id"] = session
-    if turn:
-        meta["turn-id"] = turn
-    return Signal(payload={"sensor": Keyword("user-input"), "text": "hi"}, meta=meta)
+    """A signal of the turn ``turn``: the signals of one turn share its record, as the
+    loop's do."""
+    record = RECORDS.setdefault((session, turn), TurnState())
+    context = TurnContext(face="emacs", session_id=session, turn_id=turn, state=record)
+    return Signal(payload={"sensor": Keyword("user-input"), "text": "hi"}, turn=context)
 
 
 @pytest.fixture
@@ -129,6 +137,25 @@ def test_events_of_a_session_nobody_holds_are_dropped() -> None:
     channel.peer_opened(peer)
     channel.send(chat("other"), Chunk("x"))
     assert peer.calls == []
+
+
+def test_a_turns_events_go_to_the_client_that_sent_it() -> None:
+    """Two clients on one session: each turn's events go to its sender, which its
+    record carries (no table of turns in the channel); a sender gone, to the client
+    showing the session."""
+    channel, first, second = PeerChannel(), RecordingPeer(), RecordingPeer()
+    for peer in (first, second):
+        channel.peer_opened(peer)
+    RECORDS[("s1", "t1")] = channel.sent_by("s1", first)
+    RECORDS[("s1", "t2")] = channel.sent_by("s1", second)  # shows the session now
+    channel.send(chat("s1", "t1"), Chunk("to the first"))
+    channel.send(chat("s1", "t2"), Chunk("to the second"))
+    assert first.calls == [(protocol.CHUNK, ["s1", "t1", "to the first"])]
+    assert second.calls == [(protocol.CHUNK, ["s1", "t2", "to the second"])]
+    first.closed = True
+    channel.peer_closed(first)
+    channel.send(chat("s1", "t1"), Done(False))
+    assert second.calls[-1][0] == protocol.DONE and second.calls[-1][1][1] == "t1"
 
 
 def request(session: str | None = "s1", name: str = "write-file") -> ApprovalRequest:

@@ -244,7 +244,7 @@ def test_an_approved_flight_plan_that_ran_says_so(tmp_path: Path) -> None:
         def approve(self, request: object) -> bool:
             return False
 
-    agent.register_channel("emacs", _Emacs())
+    agent.attach_faces(_Emacs())
     agent.services["flightplans"].inject = lambda signal: None
     agent.loop.process(Signal(
         payload={"sensor": Keyword("user-input"), "text": "nightly job"},

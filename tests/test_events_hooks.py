@@ -146,6 +146,18 @@ def test_first_news_of_a_file_fires_only_the_edited_node(orch: Orchestrator) -> 
         "One", "Two"]
 
 
+def test_a_hook_hears_which_face_sent_the_edit(orch: Orchestrator) -> None:
+    fired: list[tuple[str, str]] = []
+    orch.register_hook("audit", lambda e: fired.append((e.heading, e.source)))
+    path = orch.memex_dir / "outside" / "faces.org"
+    text = "* One\n:PROPERTIES:\n:HOOK: audit\n:END:\nbefore\n"
+    orch.apply_edit({"file": str(path), "action": "added", "heading": "One", "outline": None,
+                     "new": text}, "tui")  # no file on disk: the sent text
+    path.write_text(text.replace("before", "after"))
+    orch.apply_edit({"file": str(path), "action": "changed", "heading": "One"})  # Emacs saved
+    assert fired == [("One", "tui"), ("One", "emacs")]
+
+
 def restart(orch: Orchestrator) -> Orchestrator:
     """The same home and memex, as the next start of the agent finds them."""
     orch.stop()

@@ -27,7 +27,7 @@ def test_a_hook_fires_in_a_projects_directory_made_after_the_start(
     shutil.rmtree(projects)  # a new memex has none
     agent = make_agent(tmp_path, env, {})
     emacs = Client()
-    agent.register_channel("emacs", emacs)
+    agent.attach_faces(emacs)
     try:
         projects.mkdir()
         (projects / "p.org").write_text(HOOKED, encoding="utf-8")

@@ -41,7 +41,7 @@ def test_notify_reaches_every_client_and_events_through_the_gates(
 ) -> None:
     agent = make_agent(tmp_path, env, {"projects/p.org": heading("notify", "Draft.")})
     emacs, phone = Client(), Client()
-    agent.register_channel("emacs", emacs)
+    agent.attach_faces(emacs)
     agent.register_channel("telegram", phone)
     try:
         edit(Path(env["MEMEX_DIR"]) / "projects/p.org", "Draft.", "Final.", env=env)
@@ -83,7 +83,7 @@ def test_verify_integrity_warns_of_an_edit_outside_the_agent(
     agent = make_agent(tmp_path, env,
                        {"projects/p.org": heading("verify-integrity", "Amount: 100")})
     emacs = Client()
-    agent.register_channel("emacs", emacs)
+    agent.attach_faces(emacs)
     try:
         assert agent.services["memory"].snapshots()[0].label == "memex import"
         edit(Path(env["MEMEX_DIR"]) / "projects/p.org", "Amount: 100", "Amount: 900", env=env)
@@ -156,7 +156,7 @@ def test_verify_integrity_finds_an_unchanged_node_intact(
     agent = make_agent(tmp_path, env,
                        {"projects/p.org": heading("verify-integrity", "Amount: 100")})
     emacs = Client()
-    agent.register_channel("emacs", emacs)
+    agent.attach_faces(emacs)
     orchestrator = agent.services["orchestrator"]
     try:
         # Only the title of a sibling outside the node changes: the node is not.
@@ -263,7 +263,7 @@ def test_summarize_writes_the_summary_into_the_heading(
     props = "" if where == "property" else ":SUMMARY_OUTPUT: child\n"
     emacs = Client()
     agent = make_agent(tmp_path, env, {"projects/p.org": SUBTREE.format(props=props)})
-    agent.register_channel("emacs", emacs)
+    agent.attach_faces(emacs)
     model.for_model("gpt-4o-mini").reply("Release after tests.\n:END:")
     try:
         edit(path, "Ship the release.", "Ship the release on Friday.", env=env)

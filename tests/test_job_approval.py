@@ -23,6 +23,7 @@ from passepartout.agent import Agent
 from passepartout.events.approval import RECORD
 from passepartout.loop.actions import Action, ApprovalRequest
 from passepartout.signals import Signal
+from passepartout.turn import DAEMON
 
 STAMP = "<2020-01-01 Wed 09:00 +1d>"
 JOB = (f"* Nightly\n:PROPERTIES:\n:ID: nightly-1\n:CRON: {STAMP}\n:TIER: reasoning\n"
@@ -131,6 +132,7 @@ def test_a_job_is_held_whatever_wrote_it(tmp_path: Path, writer: Any) -> None:
         assert len(script.seen) == seen  # nothing reached the model
         # The person was asked, about the job as it runs, and said no: still held.
         [asked] = asked_jobs(channel)
+        assert asked.signal.turn.face == DAEMON  # the daemon asks, on the attached face
         what = asked.action.describe()
         assert what.startswith("job:allow: new job in projects/"), what
         assert "runs every day at 09:00" in what and "prompt: Nightly" in what
@@ -176,7 +178,7 @@ def test_the_schedule_tool_asks_once_and_the_job_runs(tmp_path: Path) -> None:
 def test_with_no_face_a_held_job_is_a_flight_plan_the_person_approves(
         tmp_path: Path) -> None:
     agent, _ = jobs_agent(tmp_path, Script())
-    del agent.channels["emacs"]
+    agent.faces = None  # no face attached
     try:
         target = memex(tmp_path) / "projects" / "x.org"
         target.write_text(JOB)

@@ -101,7 +101,7 @@ def test_session_budget_stops_the_call_before_it_is_sent(
                                              session="s1"))
         agent.loop.process(user_signal("one more question"))
         other = Recorder()
-        agent.register_channel("emacs", other)
+        agent.attach_faces(other)
         fake.reply("fresh session")
         agent.loop.process(user_signal("in another session", session="s9"))
     finally:

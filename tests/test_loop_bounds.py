@@ -3,6 +3,7 @@ that hangs is cut off at its deadline (the action refused, not run)."""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from typing import Any
@@ -11,6 +12,7 @@ from passepartout.engine import Registry, Skill
 from passepartout.loop import Action, Loop, Stimuli, Verdict
 from passepartout.loop.events import Event, fields
 from passepartout.signals import Keyword, Signal
+from passepartout.turn import Kept, TurnState
 
 
 def turn(session: str, text: str = "hi", turn_id: str | None = None) -> Signal:
@@ -72,13 +74,37 @@ def test_cancel_state_is_dropped_when_turns_end_and_is_capped() -> None:
     loop, _ = echo_loop()
     for n in range(300):
         loop.process(turn(f"s{n}", turn_id=f"t{n}"))
-    assert loop._cancels == {}
+    assert loop.turns.running() == 0
     for n in range(1000):  # cancels of turns that never come
         loop.cancel("nobody", f"ghost-{n}")
-    assert len(loop._cancelled_turns) <= 256
+    assert len(loop.turns._cancelled) <= 256
     loop.cancel("s1", "t-late")
     ran = loop.process(turn("s1", turn_id="t-late"))
-    assert ran == [] and "t-late" not in loop._cancelled_turns
+    assert ran == [] and "t-late" not in loop.turns._cancelled
+
+
+def test_a_turns_record_is_dropped_once_its_done_is_shown() -> None:
+    kept = Kept("test", list)
+    seen: list[tuple[str, list[str], bool]] = []
+
+    def record(signal: Signal, event: Event) -> None:
+        state = signal.turn.state
+        assert state is not None
+        state.kept(kept).append(event.kind)
+        seen.append((event.kind, list(state.kept(kept)), state.ended))
+
+    loop, ran = echo_loop(emit=record)
+    given = TurnState()  # the record a face gives with its prompt
+    signal = turn("s", turn_id="t")
+    signal.turn = dataclasses.replace(signal.turn, state=given)
+    loop.process(signal)
+    assert len(ran) == 1 and signal.turn.state is given  # the loop took the face's record
+    assert seen == [("done", ["done"], False)]  # the Done still sees what the turn kept
+    assert given.ended and given.kept(kept) == [] and loop.turns.running() == 0
+    again = turn("s", turn_id="t2")
+    again.turn = dataclasses.replace(again.turn, state=given)
+    loop.process(again)  # a record that ended is never a new turn's
+    assert again.turn.state is not given
 
 
 def test_a_gate_that_hangs_is_cut_off_and_the_action_refused() -> None:

@@ -41,7 +41,7 @@ def agent_with(tmp_path: Path, answer: bool, attached: bool) -> tuple[Agent, Rec
     agent, rec = make_agent(make_config(tmp_path, PASSEPARTOUT_MEMORY_IMPORT="on"),
                             Recorder(answer=answer))
     emacs = Emacs([Face()] if attached else [])
-    agent.services["emacs"] = emacs
+    agent.services["peer"] = emacs
     agent_memory(agent)
     return agent, rec, emacs
 
@@ -59,6 +59,7 @@ def test_asked_in_emacs_when_a_face_is_attached_then_applied(tmp_path: Path) -> 
     finally:
         agent.shutdown()
     assert len(rec.asked) == 1 and "asked by gptel over MCP" in rec.asked[0].describe()
+    assert rec.asked[0].signal.turn.face == "mcp"  # the face that asked, not "emacs"
     assert emacs.bound == {"mcp:gptel": emacs.attached[0]}
     assert "** DONE Write the report" in (tmp_path / "memex" / "plans.org").read_text()
     assert not reply.startswith(("pending", "not approved", "refused")), reply

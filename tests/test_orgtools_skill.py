@@ -180,7 +180,7 @@ def test_each_edit_is_sent_to_emacs_with_the_text_before_and_after(tmp_path: Pat
     agent, _chan, org = make(tmp_path, Script([]), answer=True)
     recorder = Recorder(answer=True)
     recorder.calls = []
-    agent.register_channel("emacs", recorder)
+    agent.attach_faces(recorder)
     tool = agent.tool("org-archive")
     assert tool is not None
     tool.fn(file=str(org), heading="Projects/Alpha")

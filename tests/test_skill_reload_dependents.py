@@ -37,7 +37,7 @@ def test_hooks_and_memory_work_after_the_events_skill_reloads(
         memory_skill = agent.registry.exports("memory")
         assert memory_skill is not None and memory_skill.memory_SERVICE.imported.wait(30)
         client = Client()
-        agent.register_channel("emacs", client)
+        agent.attach_faces(client)
         memory = wait_for(lambda: agent.services.memory, what="memory open again")
         edit(Path(env["MEMEX_DIR"]) / "projects/p.org", "Draft.", "Final.", env=env)
         told = ("info", "hook: notify: 'Watched' changed (disk)")

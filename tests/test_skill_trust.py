@@ -33,6 +33,7 @@ from passepartout.loop.actions import ApprovalRequest
 from passepartout.loop.events import Event, Reply
 from passepartout.signals import Keyword, Signal
 from passepartout.testing.skilltrust import trust_skills
+from passepartout.turn import DAEMON
 
 ROOT = Path(__file__).resolve().parents[1]
 GREETER = '''
@@ -279,12 +280,13 @@ def test_emacs_is_asked_with_the_file_shown(home: dict[str, str], answer: bool) 
     path = drop(home)
     agent = start(home)
     person = Person(answer)
-    agent.register_channel("emacs", person)  # type: ignore[arg-type]
+    agent.attach_faces(person)  # type: ignore[arg-type]
     try:
         assert agent.loader.asker is not None
         entry = agent.loader.catalog["greeter"]
         assert agent.loader.asker.ask(entry.name, entry.path, entry.sha256) is answer
         shown = person.asked[0]
+        assert shown.signal.turn.face == DAEMON  # the daemon asks, on the attached face
         assert shown.action.args["content"] == path.read_text(encoding="utf-8")
         assert shown.action.args["sha256"] == sha256_of(path.read_bytes())
         assert str(path) in " ".join(shown.reasons)

@@ -1,9 +1,9 @@
 """Asking the person to trust a skill: in Emacs with the file shown, else a Flight Plan.
 
 A skill that waits (its exact content not yet trusted) is asked about on the first
-heartbeat after the start, and at once when a reload finds it changed: in Emacs when a
-client is connected (the question carries the path, the sha256 and the whole file),
-otherwise as a Flight Plan in the approvals file.  The plan is the approvals book's own
+heartbeat after the start, and at once when a reload finds it changed: in the face a
+person has attached, when one is (the question carries the path, the sha256 and the
+whole file), otherwise as a Flight Plan in the approvals file.  The plan is the approvals book's own
 entry, but its ledger state is this module's (so the runner of tool plans leaves it
 alone) and carries a seal over its id and hash: a plan written by anything else is not
 one of these.  On each heartbeat an APPROVED plan trusts the skill and reloads it, and a
@@ -23,6 +23,7 @@ from passepartout.loop.actions import Action, ApprovalRequest
 from passepartout.pyast import parse_module
 from passepartout.security.approvals import APPROVED, CANCELLED, DONE, REJECTED
 from passepartout.signals import Keyword, Signal
+from passepartout.turn import DAEMON, TurnContext
 
 if TYPE_CHECKING:
     from passepartout.engine.loader import CatalogEntry, SkillLoader
@@ -129,13 +130,12 @@ class SkillAsker:
             f"file: {path}",
             *summarize(skill_source_text(path) if path.suffix == ".org" else text),
         )
-        channel = self.agent.channels.get("emacs")
+        channel = self.agent.faces
         peers = getattr(channel, "peers", None)
         if channel is not None and callable(peers) and peers():
             args = {"name": name, "sha256": digest, "path": str(path), "content": text}
-            signal = Signal(
-                payload={"sensor": Keyword("skill-trust")}, meta={"source": Keyword("emacs")}
-            )
+            signal = Signal(payload={"sensor": Keyword("skill-trust")},
+                            turn=TurnContext(face=DAEMON, origin="skill-trust"))
             request = ApprovalRequest(Action("skill", "trust", args), reasons, signal)
             if self.agent.approvals.ask_on(channel, request):
                 self._trust(name, digest, path)
@@ -156,10 +156,8 @@ class SkillAsker:
             known = ledger.get(plan.id, {})
             if known.get("state") == LEDGER_STATE and known.get("hash") == action.digest():
                 return  # already asked
-        signal = Signal(
-            payload={"sensor": Keyword("skill-trust")},
-            meta={"source": Keyword("background"), "origin": Keyword("skill-trust")},
-        )
+        signal = Signal(payload={"sensor": Keyword("skill-trust")},
+                        turn=TurnContext(face="background", origin="skill-trust"))
         plan = book.propose(ApprovalRequest(action, reasons, signal))
         seal = self.loader.trust.seal.sign(PLAN_PURPOSE, plan.id, action.digest()) if (
             self.loader.trust is not None

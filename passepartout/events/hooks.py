@@ -35,7 +35,7 @@ class HookEvent:
     file: str
     old: str | None  # the node's text before, None when it is new
     new: str | None  # the node's text after, None when it is gone
-    source: str  # emacs | disk | scan
+    source: str  # the face that sent the edit (emacs) | disk | scan
     old_node: OrgNode | None = None
     new_node: OrgNode | None = None
     # When the change reached the hooks: what a handler did after it (a snapshot of the

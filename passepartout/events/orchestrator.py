@@ -298,18 +298,19 @@ class Orchestrator:
         self._apply(changes)
         return changes
 
-    def apply_edit(self, payload: Mapping[str, Any]) -> list[HookResult]:
-        """An ``:org-edit`` from Emacs: the saved file is rescanned; without a file on
-        disk, the sent node texts are used."""
+    def apply_edit(self, payload: Mapping[str, Any], source: str = "emacs") -> list[HookResult]:
+        """An ``:org-edit`` from the face ``source`` (Emacs's org minor mode sends them):
+        the saved file is rescanned; without a file on disk, the sent node texts are
+        used."""
         file = payload.get("file")
         if not isinstance(file, str) or not file:
             raise ProtocolError("an org-edit needs :file, the org file's path")
         path = Path(file).expanduser()
         if not path.is_file():
-            return self._apply(self._edit_from_texts(str(path.resolve()), payload))
+            return self._apply(self._edit_from_texts(str(path.resolve()), payload, source))
         with self._file_lock:
             known = str(path.resolve()) in self.registry.files()
-            changes = self.registry.replace_file(scan_file(path), source="emacs")
+            changes = self.registry.replace_file(scan_file(path), source=source)
         if known:
             return self._apply(changes)
         # First news of a file outside the scanned directories: its other nodes were
@@ -326,7 +327,8 @@ class Orchestrator:
         old = next(iter(scan_text(old_text, change.new.file, outline).nodes), None)
         return NodeChange("changed", old, change.new, change.source) if old else change
 
-    def _edit_from_texts(self, file: str, payload: Mapping[str, Any]) -> list[NodeChange]:
+    def _edit_from_texts(self, file: str, payload: Mapping[str, Any],
+                         source: str) -> list[NodeChange]:
         outline = tuple(str(t) for t in (payload.get("outline") or []))
         old_id = payload.get("id")
         old_text, new_text = payload.get("old"), payload.get("new")
@@ -339,9 +341,9 @@ class Orchestrator:
         new = new_nodes[0] if new_nodes and str(payload.get("action")) != "removed" else None
         changes: list[NodeChange] = []
         if old_id and (new is None or new.id != old_id):
-            changes += self.registry.put_node(file, str(old_id), None)
+            changes += self.registry.put_node(file, str(old_id), None, source)
         if new is not None:
-            changes += self.registry.put_node(file, new.id, new)
+            changes += self.registry.put_node(file, new.id, new, source)
         return changes
 
     # -- applying changes ---------------------------------------------------------------

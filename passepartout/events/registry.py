@@ -24,7 +24,7 @@ class NodeChange:
     kind: str  # added | changed | removed
     old: OrgNode | None
     new: OrgNode | None
-    source: str  # disk | emacs | scan
+    source: str  # disk | scan | the face that sent the edit (emacs)
 
     @property
     def node(self) -> OrgNode:
@@ -99,8 +99,9 @@ class NodeRegistry:
         return diff_nodes(old, {}, source)
 
     def put_node(self, file: str | Path, node_id: str, node: OrgNode | None,
-                 source: str = "emacs") -> list[NodeChange]:
-        """Set (or, with None, remove) one node of a file: an edit reported by Emacs."""
+                 source: str) -> list[NodeChange]:
+        """Set (or, with None, remove) one node of a file: an edit the face ``source``
+        reported."""
         key = _key(file)
         with self._lock:
             nodes = dict(self._files.get(key, {}))

@@ -24,7 +24,6 @@ log = logging.getLogger(__name__)
 
 SESSIONS_FILE = "sessions.sqlite"
 EPHEMERAL_KEEP = 64
-ANSWERED_KEEP = 1024  # turns remembered as answered by the model layer
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS messages (
@@ -54,9 +53,6 @@ class SessionStore:
         self._cache: dict[str, list[Message]] = {}
         self._ephemeral: collections.OrderedDict[str, list[Message]] = collections.OrderedDict()
         self._conn: sqlite3.Connection | None = None
-        # The turns the model layer answered lately, by session (what it keeps itself).
-        self._answered: collections.OrderedDict[tuple[str, str], None] = (
-            collections.OrderedDict())
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = open_database(path, _setup, "chat sessions",
@@ -147,20 +143,6 @@ class SessionStore:
                     "INSERT INTO messages (session, seq, ts, message) VALUES (?, ?, ?, ?)", rows
                 )
             current.extend(messages)
-
-    def answering(self, session: str, turn: Any) -> None:
-        """The model layer keeps turn ``turn`` of ``session`` itself."""
-        if turn is None:
-            return
-        with self._lock:
-            self._answered[(session, str(turn))] = None
-            while len(self._answered) > ANSWERED_KEEP:
-                self._answered.popitem(last=False)
-
-    def answered(self, session: str, turn: str) -> bool:
-        """Whether the model layer kept turn ``turn`` of ``session`` (see :meth:`answering`)."""
-        with self._lock:
-            return (session, turn) in self._answered
 
     def clear(self, session: str) -> None:
         with self._lock:

@@ -37,11 +37,11 @@ from passepartout.loop.events import (
     ToolResult,
 )
 from passepartout.signals import Signal
+from passepartout.turn import Kept
 
 log = logging.getLogger(__name__)
 
 SHOWN_ONLY = frozenset({"error", "denied", "approval"})  # roles kept for the person, not the model
-OPEN_TURNS = 256  # turns followed at once at most (a turn that never ends is dropped)
 
 
 def model_messages(messages: Sequence[Message]) -> list[Message]:
@@ -55,38 +55,44 @@ class _Turn:
     messages: list[Message] = field(default_factory=list)
     shown_only: list[Message] = field(default_factory=list)
     calls: int = 0
+    model_kept: bool = False  # the model layer keeps this turn in its session itself
+
+
+_SHOWN: Kept[_Turn] = Kept("what the turn showed", _Turn)  # in the turn's record
+
+
+def model_keeps(signal: Signal) -> None:
+    """The model layer keeps the turn of ``signal`` in its session itself (said in the
+    turn's record, where :class:`ShownTurns` reads it at the turn's end)."""
+    state = signal.turn.state
+    if state is not None:
+        state.kept(_SHOWN).model_kept = True
 
 
 class ShownTurns:
-    """Follows the turns of kept sessions; ``store`` is the session store, whose
-    :meth:`~passepartout.llm.sessions.SessionStore.answered` says whether the model
-    layer recorded a turn."""
+    """Follows the turns of kept sessions (``store``, the session store, keeps what a
+    turn showed that the model layer did not keep: see :func:`model_keeps`)."""
 
     def __init__(self, store: Any) -> None:
         self.store = store
-        self._turns: dict[tuple[str, str], _Turn] = {}
         self._lock = threading.Lock()
 
     def observe(self, signal: Signal, event: Event) -> None:
-        session, turn_id = signal.session_id, signal.turn.turn_id
-        if not session or not turn_id:
+        session, turn_id, state = signal.session_id, signal.turn.turn_id, signal.turn.state
+        if not session or not turn_id or state is None:
             return
         key = (str(session), str(turn_id))
+        turn = state.kept(_SHOWN)  # what this turn showed so far, dropped with the turn
         with self._lock:
-            turn = self._turns.get(key)
-            if turn is None:
-                if len(self._turns) >= OPEN_TURNS:
-                    self._turns.pop(next(iter(self._turns)))
-                turn = self._turns[key] = _Turn()
             if turn.prompt is None and signal.sensor == "user-input":
                 text = signal.payload.get("text")
                 turn.prompt = text if isinstance(text, str) else None
-            if isinstance(event, Done):
-                self._turns.pop(key, None)
-        if isinstance(event, ApprovalAnswered) and self.store.answered(*key):
+            at_once = turn.model_kept  # an answer in a turn the model layer keeps
+            if not (at_once and isinstance(event, ApprovalAnswered)):
+                self._add(turn, event)
+        if at_once and isinstance(event, ApprovalAnswered):
             self._keep(key, [approval_message(event)])  # between the call and its result
             return
-        self._add(turn, event)
         if isinstance(event, Done):
             self._finish(key, turn)
 
@@ -113,9 +119,8 @@ class ShownTurns:
                 pass
 
     def _finish(self, key: tuple[str, str], turn: _Turn) -> None:
-        session, turn_id = key
         kept: list[Message] = []
-        if not self.store.answered(session, turn_id):
+        if not turn.model_kept:
             if turn.prompt is None and not turn.messages and not turn.shown_only:
                 return
             if turn.prompt is not None:

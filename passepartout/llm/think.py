@@ -34,7 +34,7 @@ from passepartout.llm.choice import system_text
 from passepartout.llm.ledger import Call, Ledger
 from passepartout.llm.provider import CallResult, Cancelled, Provider
 from passepartout.llm.sessions import SessionStore
-from passepartout.llm.shown import model_messages
+from passepartout.llm.shown import model_keeps, model_messages
 from passepartout.llm.translate import (
     REFUSED_STEP,
     Message,
@@ -51,7 +51,7 @@ from passepartout.loop.actions import Action, Thought
 from passepartout.loop.events import Chunk, Notice, ToolRequested
 from passepartout.security.privacy import private_tag
 from passepartout.signals import Signal
-from passepartout.turn import TurnChoice
+from passepartout.turn import Kept, TurnChoice
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +99,6 @@ class ModelLayer:
                                lambda: self.agent.services.memory)
         self.failures: collections.deque[str] = collections.deque(maxlen=20)
         self._privacy_watch = _watch_private_text(cfg)
-        self._pending: dict[str, list[Action]] = {}
         self._flushed: dict[str, int] = {}
         self._counts: dict[int, tuple[Message, str, int]] = {}
         self._lock = threading.Lock()
@@ -151,7 +150,7 @@ class ModelLayer:
             outside = [a for a in good if not choice.allows(a.name)]
             if not bad and not outside:
                 with self._lock:
-                    self._pending[key] = good
+                    _proposed(thought.signal)[:] = good
                 return good
             # Arguments that are not a JSON object: tell the model and ask again.
             fixes = [tool_message(c.id, f"not run: the arguments were not a JSON object "
@@ -197,7 +196,8 @@ class ModelLayer:
             if earlier:
                 self.sessions.append(key, *earlier, persistent=persistent)
         with self._lock:
-            pending = self._pending.pop(key, [])
+            proposed = _proposed(signal)
+            pending, proposed[:] = list(proposed), []
         if thought.gate_trace:
             if pending:
                 messages = refusal_messages(pending, thought.gate_trace)
@@ -211,7 +211,7 @@ class ModelLayer:
             if thought.prompt.text:
                 messages.append({"role": "user", "content": thought.prompt.text})
         self.sessions.append(key, *messages, persistent=persistent)
-        self.sessions.answering(key, signal.turn.turn_id)
+        model_keeps(signal)  # what the turn shows is in its session already
 
     def _final(self, reply: Reply, result: CallResult, key: str, persistent: bool) -> Action:
         text = reply.text or "(the model returned an empty answer)"
@@ -405,6 +405,16 @@ class ModelLayer:
             self._flushed[key] = len(dropped)
         except Exception as err:  # losing the flush must not lose the turn
             log.warning("could not flush trimmed turns of %s to memory: %s", key, err)
+
+
+# The calls the model proposed in a turn's last step, answered in its next one (in the
+# turn's record: a turn that ends before its next step leaves none to the next turn).
+_PROPOSED: Kept[list[Action]] = Kept("the model's last proposals", list)
+
+
+def _proposed(signal: Signal) -> list[Action]:
+    state = signal.turn.state
+    return state.kept(_PROPOSED) if state is not None else []
 
 
 PRIVATE_JOBS = ("refuse", "local")

@@ -30,8 +30,8 @@ from passepartout.loop.hooks import (
 )
 from passepartout.loop.perceive import perceive
 from passepartout.loop.reason import Reasoner
+from passepartout.loop.turns import Turns
 from passepartout.signals import Keyword, Signal
-from passepartout.turn import TurnState
 
 if TYPE_CHECKING:
     from passepartout.engine.registry import Registry
@@ -39,7 +39,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_DEPTH = 10
-_KEPT_CANCELS = 256
 _TERMINAL_SENSORS = frozenset({"loop-error", "tool-error", "syntax-error"})
 
 
@@ -110,11 +109,7 @@ class Loop:
         self.error_handlers: list[ErrorHandler] = []
         self.reports: collections.deque[Report] = collections.deque(maxlen=200)
         self.stopping = threading.Event()
-        # Bounded: a session's event lives while its turn runs; a turn cancelled before
-        # it started is remembered, the newest _KEPT_CANCELS of them.
-        self._cancels: dict[str, threading.Event] = {}
-        self._cancelled_turns: collections.OrderedDict[str, None] = collections.OrderedDict()
-        self._lock = threading.Lock()
+        self.turns = Turns()  # the running turns' records (passepartout.loop.turns)
         registry.on_skill_error = self._skill_error
 
     # -- wiring ---------------------------------------------------------------
@@ -170,26 +165,7 @@ class Loop:
 
     def cancel(self, session_id: str, turn_id: str | None = None) -> None:
         """Cancel a turn (or the session's running turn), even one not started yet."""
-        with self._lock:
-            if turn_id is not None:
-                self._cancelled_turns[turn_id] = None
-                while len(self._cancelled_turns) > _KEPT_CANCELS:
-                    self._cancelled_turns.popitem(last=False)
-            event = self._cancels.get(session_id)
-            if event is not None and (turn_id is None or getattr(event, "turn", None) == turn_id):
-                event.set()
-
-    def _turn_event(self, signal: Signal) -> threading.Event:
-        event = threading.Event()
-        turn = signal.turn.turn_id
-        event.turn = turn  # type: ignore[attr-defined]
-        with self._lock:
-            if turn is not None and turn in self._cancelled_turns:
-                del self._cancelled_turns[turn]  # consumed: it is this turn's now
-                event.set()
-            if signal.session_id is not None:
-                self._cancels[signal.session_id] = event
-        return event
+        self.turns.cancel(session_id, turn_id)
 
     # -- the loop ---------------------------------------------------------------
 
@@ -201,14 +177,14 @@ class Loop:
             log.warning("dropped malformed input: %s", err.message)
             self.reports.append(Report(err.kind, err.message, None))
             return []
-        cancel = self._turn_event(signal)
-        # What the turn gathers (the models that answered, its spend), shared by every
-        # step of the turn: a child signal shares its context.
-        signal.turn = dataclasses.replace(signal.turn, state=TurnState())
+        # The turn's one record (its cancel flag, the models that answered, its spend,
+        # what each layer keeps for it), shared by every step: a child shares its context.
+        state = self.turns.start(signal)
+        signal.turn = dataclasses.replace(signal.turn, state=state)
         done: list[Action] = []
         # The turn's own workspace, when its face named one (passepartout.workspace).
         with workspace.entered(signal.turn.workspace):
-            self._run_turn(signal, cancel, done)
+            self._run_turn(signal, state.cancel, done)
         return done
 
     def _run_turn(self, signal: Signal, cancel: threading.Event, done: list[Action]) -> None:
@@ -228,11 +204,12 @@ class Loop:
                 except AbortCycle:
                     break
         finally:
-            with self._lock:
-                if signal.session_id is not None and self._cancels.get(signal.session_id) is cancel:
-                    del self._cancels[signal.session_id]
-            if signal.turn.turn_id is not None:
-                self.emit(signal, Done(cancel.is_set()))
+            try:
+                if signal.turn.turn_id is not None:
+                    self.emit(signal, Done(cancel.is_set()))
+            finally:
+                if signal.turn.state is not None:
+                    self.turns.end(signal.session_id, signal.turn.state)
 
     def _step(self, signal: Signal, cancel: threading.Event, done: list[Action]) -> list[Signal]:
         def emit(event: Event) -> None:

@@ -25,6 +25,7 @@ from passepartout.mcp.pins import ALLOW, DENY, Card, PinStore
 from passepartout.security.approvals import APPROVED, CANCELLED, DONE, REJECTED
 from passepartout.signals import Keyword, Signal
 from passepartout.text import one_line
+from passepartout.turn import DAEMON, TurnContext
 
 log = logging.getLogger(__name__)
 
@@ -98,11 +99,11 @@ class McpAsker:
 
     def ask(self, card: Card) -> bool | None:
         """Ask the person; True/False is their answer, None a Flight Plan written."""
-        channel = self.agent.channels.get("emacs")
+        channel = self.agent.faces
         peers = getattr(channel, "peers", None)
         if channel is not None and callable(peers) and peers():
             signal = Signal(payload={"sensor": Keyword("mcp-tool")},
-                            meta={"source": Keyword("emacs")})
+                            turn=TurnContext(face=DAEMON, origin=ACTION_NAME))
             request = ApprovalRequest(card_action(card), reasons(card), signal)
             if self.agent.approvals.ask_on(channel, request):
                 self.store.decide(card, ALLOW)
@@ -127,7 +128,7 @@ class McpAsker:
             if known.get("state") == LEDGER_STATE and known.get("hash") == action.digest():
                 return  # already asked
         signal = Signal(payload={"sensor": Keyword("mcp-tool")},
-                        meta={"source": Keyword("background"), "origin": Keyword("mcp-tool")})
+                        turn=TurnContext(face="background", origin=ACTION_NAME))
         plan = book.propose(ApprovalRequest(action, reasons(card), signal))
         seal = self.store.seal.sign(PLAN_PURPOSE, plan.id, action.digest())
         book.set_ledger(plan.id, state=LEDGER_STATE, pin_seal=seal)

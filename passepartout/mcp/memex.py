@@ -19,10 +19,10 @@ notes, nodes and agenda lines of those places are left out of searches too.
 
 Writes: ``capture``, ``schedule`` and ``set-todo`` are proposals of the agent's own
 tools (``org-capture``, ``schedule``, ``org-set-todo``) and pass every gate.  High
-impact, they are asked of the person: in Emacs when one is attached to the daemon,
-else as a Flight Plan in the approvals file (the reply says which, and the write is
-applied when it is approved).  The skill takes a memory snapshot before any of them
-runs (:func:`snapshot_first`).
+impact, they are asked of the person: in the face they have attached to the daemon
+(Emacs, the terminal), else as a Flight Plan in the approvals file (the reply says
+which, and the write is applied when it is approved).  The skill takes a memory
+snapshot before any of them runs (:func:`snapshot_first`).
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from typing import Any
 from passepartout.errors import PassepartoutError, PipelineError
 from passepartout.loop.actions import Action, ApprovalRequest
 from passepartout.signals import Keyword, Signal
+from passepartout.turn import TurnContext
 
 log = logging.getLogger(__name__)
 
@@ -83,10 +84,10 @@ class MemexFace:
             return self._boundary(self._write(client, operation, args))
         raise FaceError(f"unknown operation {operation!r}")
 
-    def _signal(self, client: str, source: str = ORIGIN, **meta: Any) -> Signal:
+    def _signal(self, client: str) -> Signal:
         return Signal(payload={"sensor": Keyword("mcp-request")},
-                      meta={"source": Keyword(source), "origin": Keyword(ORIGIN),
-                            "session-id": f"mcp:{client}", "client": client, **meta})
+                      turn=TurnContext(face=ORIGIN, origin=ORIGIN, session_id=f"mcp:{client}",
+                                       client=client))
 
     def _boundary(self, text: str) -> str:
         """The same exit as a model request: secrets masked, private text withheld."""
@@ -287,11 +288,11 @@ class MemexFace:
             # allow when another agent asks for it; a rule or grant of theirs counts
             decision, why = "ask", (*why, f"{tool_name} was asked for by {client} over MCP")
         if decision == "ask":
-            answer = self._ask_in_emacs(action, why, client)
+            answer = self._ask_on_face(action, why, client)
             if answer is None:
                 return self._pending(action, why, signal)
             if not answer:
-                return f"not approved: the person declined {action.describe()} in Emacs"
+                return f"not approved: the person declined {action.describe()} in their face"
         return self._run(action, signal)
 
     def _granted(self, action: Action) -> bool:
@@ -315,18 +316,19 @@ class MemexFace:
         if plan.private:
             raise FaceError("refused: that heading is not available over MCP")
 
-    def _ask_in_emacs(self, action: Action, reasons: tuple[str, ...],
-                      client: str) -> bool | None:
-        """The person's answer in Emacs, when one is attached to the agent; else None."""
-        emacs = self.agent.services.get("emacs")
-        faces = getattr(emacs, "faces", None)  # the attached clients a person looks at
+    def _ask_on_face(self, action: Action, reasons: tuple[str, ...],
+                     client: str) -> bool | None:
+        """The person's answer in the face they attached to the agent (the last one to
+        attach); None when none is attached."""
+        peer = self.agent.services.peer
+        faces = getattr(peer, "faces", None)  # the attached clients a person looks at
         peers = [p for p in faces() if not p.closed] if callable(faces) else []
-        if not peers or self.agent.loop.approver is None:
+        if peer is None or not peers or self.agent.loop.approver is None:
             return None
         session = f"mcp:{client}"
-        emacs.bind(session, peers[-1])
+        peer.bind(session, peers[-1])  # the question goes to that face
         request = ApprovalRequest(action, (f"asked by {client} over MCP", *reasons),
-                                  self._signal(client, "emacs"))
+                                  self._signal(client))
         return self.agent.loop.approver(request) is True
 
     def _pending(self, action: Action, reasons: tuple[str, ...], signal: Signal) -> str:

@@ -48,7 +48,7 @@ class Refusal(PassepartoutError):
 
 class Bridge:
     """The server's state shared by every connection: the agent once booted, the
-    Emacs channel and the person's focus."""
+    peer channel (to every face) and the person's focus."""
 
     def __init__(self, config: Config) -> None:
         self.config = config
@@ -63,10 +63,9 @@ class Bridge:
     def attach(self, agent: Agent) -> None:
         """Boot is done: publish the services, run the work that waited for it."""
         agent.services.focus = self.focus
-        agent.services.emacs = self.channel
+        agent.services.peer = self.channel
         agent.services.emacs_eval = self.channel.evaluation  # the emacs-eval tool's door
-        for face in protocol.FACES:  # a turn's source is the face that sent it
-            agent.register_channel(face, self.channel)
+        agent.attach_faces(self.channel, protocol.FACES)  # a turn's source: its face
         from passepartout.security.approvals.standing import standing_grants
 
         self.channel.standing = standing_grants(agent.services)  # "always" answers
@@ -243,7 +242,8 @@ def _chat_send(bridge: Bridge, peer: Peer, session: str, turn: str, text: str,
                 turn_context, workspace=str(workspace.checked(turn_context.workspace)))
     except ProtocolError as err:
         raise Refusal("bad-arguments", f"chat-send: {err.message}") from None
-    bridge.channel.bind(session, peer, turn)
+    # The turn's record carries its sender: its events go to this client.
+    turn_context = dataclasses.replace(turn_context, state=bridge.channel.sent_by(session, peer))
 
     def submit(agent: Agent | None) -> None:
         if agent is None:
@@ -283,8 +283,8 @@ def _audit_request(agent: Agent, peer: Peer, session: str, turn: str, text: str,
     action = Action("chat", f"{peer.face}-request", {"client": client, "turn": turn},
                     text=text[:2000])
     signal = Signal(payload={"sensor": Keyword("user-input")},
-                    meta={"source": Keyword(peer.face), "session-id": session,
-                          "turn-id": turn, "client": client})
+                    turn=TurnContext(face=peer.face, session_id=session, turn_id=turn,
+                                     client=client))
     try:
         audit.note("allow", peer.face, f"a request by {client}", action, signal)
     except OSError as err:
@@ -308,7 +308,7 @@ def _org_edit(bridge: Bridge, peer: Peer, fields: dict[str, Any]) -> bool:
     # The edit's questions (a new or changed job to approve) go to the client that saved.
     session = f"org-edit-{id(peer):x}"
     bridge.channel.bind(session, peer)
-    signal = Signal(payload=payload, meta={"source": Keyword(peer.face), "session-id": session})
+    signal = Signal(payload=payload, turn=TurnContext(face=peer.face, session_id=session))
 
     def inject(agent: Agent | None) -> None:
         if agent is not None:
@@ -380,7 +380,7 @@ def _rewrite_check(bridge: Bridge, peer: Peer, fields: dict[str, Any]) -> dict[s
         proposal = rewrite.Rewrite.from_fields(fields)
     except ProtocolError as err:
         raise Refusal("bad-arguments", err.message) from None
-    return rewrite.check(bridge.wait_agent(), proposal)
+    return rewrite.check(bridge.wait_agent(), proposal, peer.face)
 
 
 def _usage(bridge: Bridge, peer: Peer, session: str | None) -> dict[str, Any]:

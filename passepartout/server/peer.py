@@ -45,6 +45,7 @@ from passepartout.protocol import Allow, Deny, Evaluated
 from passepartout.server.backlog import Backlog
 from passepartout.server.backlog import Notice as Missed
 from passepartout.signals import Signal, Symbol
+from passepartout.turn import Kept, TurnState
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +55,6 @@ log = logging.getLogger(__name__)
 LEAVING_FACES = frozenset({"openai"})
 
 _KEPT_RESULTS = 32
-_KEPT_TURNS = 256  # turns in flight remembered with their sender
 
 
 class Peer(Protocol):
@@ -72,13 +72,25 @@ class Peer(Protocol):
         ...
 
     def call(self, method: str, args: list[Any]) -> bool:
-        """Queue a callback without waiting for Emacs; False when the peer is gone."""
+        """Queue a callback without waiting for the client; False when the peer is gone."""
         ...
 
 
 def emit(peer: Peer, event: protocol.Event) -> bool:
     """Send ``event`` to ``peer`` by its protocol name; False when the peer is gone."""
     return peer.call(*protocol.encode(event))
+
+
+@dataclass
+class _Sent:
+    """What the channel keeps for one turn, in the turn's record (dropped with it)."""
+
+    sender: Peer | None = None  # the client that sent the turn
+    streamed: str = ""  # the text this model step streamed so far
+    held: str = ""  # text for a leaving face, held to a line end
+
+
+_SENT: Kept[_Sent] = Kept("the peer channel", _Sent)
 
 
 @dataclass
@@ -101,13 +113,7 @@ class PeerChannel:
         self._faces: list[Peer] = []  # the peers that show notices to a person
         self.backlog = Backlog()
         self._sessions: dict[str, Peer] = {}
-        # Who sent each turn still running: two clients may share a session (two
-        # terminal chats, Emacs and the TUI), and each turn's events go to its sender.
-        self._turns: collections.OrderedDict[tuple[str, str], Peer] = (
-            collections.OrderedDict())
         self._pending: dict[str, _Pending] = {}
-        self._streamed: dict[tuple[str, str], str] = {}
-        self._held: dict[tuple[str, str], str] = {}  # text for a leaving face, to a line end
         self._results: collections.OrderedDict[str, dict[str, Any]] = collections.OrderedDict()
         self._stopping = False
         # "always" answers become scoped grants through this (set once the agent boots)
@@ -129,29 +135,37 @@ class PeerChannel:
                 self._faces.remove(peer)
             for session in [s for s, p in self._sessions.items() if p is peer]:
                 del self._sessions[session]
-            for key in [k for k, p in self._turns.items() if p is peer]:
-                del self._turns[key]
             waiting = [p for p in self._pending.values() if p.peer is peer]
         for pending in waiting:
             pending.done.set()
 
-    def bind(self, session_id: str, peer: Peer, turn: str | None = None) -> None:
-        """``peer`` shows ``session_id`` (the last one bound, for what no turn names) and
-        receives the events of ``turn``, which it sent."""
+    def bind(self, session_id: str, peer: Peer) -> None:
+        """``peer`` shows ``session_id`` (the last one bound, for what no turn names)."""
         with self._lock:
             self._sessions[session_id] = peer
-            if turn is not None:
-                self._turns[(session_id, turn)] = peer
-                while len(self._turns) > _KEPT_TURNS:  # turns whose Done never came
-                    self._turns.popitem(last=False)
 
-    def peer_for(self, session_id: str | None, turn: str | None = None) -> Peer | None:
-        """The client of ``turn`` when one sent it, else the one showing the session."""
+    def sent_by(self, session_id: str, peer: Peer) -> TurnState:
+        """``peer`` sends a turn of ``session_id`` (and shows the session): the turn's
+        record, to give with the prompt, so that the turn's events go to its sender (two
+        clients may share a session: two terminal chats, Emacs and the TUI)."""
+        self.bind(session_id, peer)
+        state = TurnState()
+        state.kept(_SENT).sender = peer
+        return state
+
+    def peer_for(self, session_id: str | None) -> Peer | None:
+        """The client showing ``session_id``, while it is connected."""
         with self._lock:
-            peer = self._turns.get((session_id, turn)) if session_id and turn else None
-            if peer is None and session_id is not None:
-                peer = self._sessions.get(session_id)
+            peer = self._sessions.get(session_id) if session_id is not None else None
         return peer if peer is not None and not peer.closed else None
+
+    def _peer_of(self, signal: Signal) -> Peer | None:
+        """The client that sent the turn of ``signal``, else the one showing its session."""
+        state = signal.turn.state
+        sender = state.kept(_SENT).sender if state is not None else None
+        if sender is not None and not sender.closed:
+            return sender
+        return self.peer_for(signal.session_id)
 
     def peers(self) -> list[Peer]:
         with self._lock:
@@ -202,41 +216,38 @@ class PeerChannel:
         if session is None or turn is None:
             self._send_unbound(event)
             return
-        peer = self.peer_for(session, str(turn))
-        if isinstance(event, Done):
-            with self._lock:
-                self._turns.pop((session, str(turn)), None)
+        peer = self._peer_of(signal)
         if peer is None:
-            log.debug("no Emacs connection for session %s: %s dropped", session, event.kind)
+            log.debug("no client connection for session %s: %s dropped", session, event.kind)
             return
         state = signal.turn.state
-        sent = self._protocol_event(session, str(turn), event, state.models if state else None)
+        kept = state.kept(_SENT) if state is not None else _Sent()
+        sent = self._protocol_event(session, str(turn), event, kept,
+                                    state.models if state else None)
         if leaves(peer):
-            for leaving in self._leaving((session, str(turn)), sent):
+            for leaving in self._leaving(session, str(turn), kept, sent):
                 emit(peer, leaving)
         elif sent is not None:
             emit(peer, sent)
 
-    def _leaving(self, key: tuple[str, str],
+    def _leaving(self, session: str, turn: str, kept: _Sent,
                  event: protocol.Event | None) -> list[protocol.Event]:
         """An event for a face whose text leaves the machine (an HTTP client of the
         OpenAI-compatible endpoint): its text through the outbound exit, as a request
         to a remote model.  Streamed text is held back to the end of a line, so a
         secret or a private line split over two chunks is masked whole."""
-        session, turn = key
         out: list[protocol.Event] = []
         if isinstance(event, protocol.Chunk):
             with self._lock:
-                held = self._held.pop(key, "") + event.text
+                held = kept.held + event.text
                 cut = held.rfind("\n") + 1
+                kept.held = held[cut:]
                 if cut == 0:
-                    self._held[key] = held
                     return []
-                self._held[key] = held[cut:]
             text = _leave(held[:cut])
             return [protocol.Chunk(session, turn, text)] if text else []
         with self._lock:
-            rest = self._held.pop(key, "")
+            rest, kept.held = kept.held, ""
         if rest:
             out.append(protocol.Chunk(session, turn, _leave(rest)))
         if isinstance(event, protocol.ToolRequested):
@@ -249,30 +260,29 @@ class PeerChannel:
             out.append(event)
         return out
 
-    def _protocol_event(self, session: str, turn: str, event: Event,
+    def _protocol_event(self, session: str, turn: str, event: Event, kept: _Sent,
                         used: list[str] | None = None) -> protocol.Event | None:
-        key = (session, turn)
         match event:
             case Chunk(text=text):
                 with self._lock:
-                    self._streamed[key] = self._streamed.get(key, "") + text
+                    kept.streamed += text
                 return protocol.Chunk(session, turn, text) if text else None
             case Reply(text=text):
-                text = self._unstreamed(key, text)
+                text = self._unstreamed(kept, text)
                 return protocol.Chunk(session, turn, text) if text else None
             case ToolRequested(name=name, arguments=arguments, call_id=call_id):
                 with self._lock:
-                    self._streamed.pop(key, None)
+                    kept.streamed = ""
                 return protocol.ToolRequested(session, turn, name, arguments, call_id)
             case ToolCall() | ToolResult() | Denied():
                 with self._lock:
-                    self._streamed.pop(key, None)  # the next model step streams a new text
+                    kept.streamed = ""  # the next model step streams a new text
                 return _tool_event(session, turn, event)
             case Error(code=code, message=message):
                 return protocol.TurnError(session, turn, code, message)
             case Done(cancelled=cancelled):
                 with self._lock:
-                    self._streamed.pop(key, None)
+                    kept.streamed = ""
                 model, local = answered_by(used)
                 return protocol.Done(session, turn, cancelled, model, local)
             case ApprovalAsked():
@@ -283,10 +293,10 @@ class PeerChannel:
                 return protocol.Notice(level, text)
         assert_never(event)
 
-    def _unstreamed(self, key: tuple[str, str], reply: str) -> str:
+    def _unstreamed(self, kept: _Sent, reply: str) -> str:
         """The part of a whole reply that its chunks have not shown yet."""
         with self._lock:
-            streamed = self._streamed.pop(key, "")
+            streamed, kept.streamed = kept.streamed, ""
         if not streamed:
             return reply
         return reply[len(streamed):] if reply.startswith(streamed) else ""
@@ -308,10 +318,11 @@ class PeerChannel:
     # -- approvals ----------------------------------------------------------------------
 
     def approve(self, request: ApprovalRequest) -> bool:
-        """Ask Emacs and wait for the answer (on the session's lane, never the socket's)."""
+        """Ask the person on their face and wait for the answer (on the session's lane,
+        never the socket's)."""
         session = request.signal.session_id
         turn = request.signal.turn.turn_id
-        peer = self.peer_for(session, turn or None)
+        peer = self._peer_of(request.signal)
         if peer is not None and leaves(peer):
             # A client program cannot answer for the person: their attached face does.
             people = self.faces()
@@ -321,7 +332,7 @@ class PeerChannel:
             open_peers = self.faces() or self.peers()
             peer = open_peers[-1] if open_peers else None
         if peer is None:
-            log.info("approval of %s denied: no Emacs connection", request.action.describe())
+            log.info("approval of %s denied: no face connected", request.action.describe())
             return False
         approval_id = uuid.uuid4().hex
         pending = _Pending(peer, request.action)
@@ -329,7 +340,7 @@ class PeerChannel:
             if self._stopping:
                 return False
             self._pending[approval_id] = pending
-        # The request's limit; a shorter one the person set in Emacs wins (Emacs denies
+        # The request's limit; a shorter one the person set in their face wins (it denies
         # by itself then).
         timeout = min(t for t in (request.timeout or DEFAULT_TIMEOUT, peer.approval_timeout)
                       if t)
@@ -355,8 +366,7 @@ class PeerChannel:
         """Whether a person can be asked about the turn of ``signal``: False for a turn
         of a client program (the OpenAI-compatible endpoint) while no face a person
         looks at is attached; its approvals become Flight Plans."""
-        turn = signal.turn.turn_id
-        peer = self.peer_for(signal.session_id, turn or None)
+        peer = self._peer_of(signal)
         return peer is None or not leaves(peer) or bool(self.faces())
 
     def answer(self, approval_id: str, answer: protocol.ApprovalAnswer) -> bool:

@@ -24,6 +24,7 @@ from passepartout.loop.actions import Action
 from passepartout.org.private import MARKER
 from passepartout.server.attachments import TEXT_MAX, private_lines
 from passepartout.signals import Keyword, Signal
+from passepartout.turn import TurnContext
 
 log = logging.getLogger(__name__)
 
@@ -78,15 +79,16 @@ class Rewrite:
         return Action("chat", "reply", text=self.new, call_id=call)
 
 
-def check(agent: Any, rewrite: Rewrite) -> dict[str, Any]:
-    """The gates' verdict on ``rewrite``: ``allowed`` and the ``reason``."""
+def check(agent: Any, rewrite: Rewrite, face: str) -> dict[str, Any]:
+    """The gates' verdict on ``rewrite``, which the client of ``face`` sent: ``allowed``
+    and the ``reason``."""
     sec = agent.services.get("security")
     tag = getattr(sec, "private_tag", None)
     if sec is None or tag is None:
         return {"allowed": False, "reason": "the security layer is not loaded"}
     action = rewrite.action()
     signal = Signal(payload={"sensor": Keyword("rewrite")},
-                    meta={"source": Keyword("emacs"), "origin": Keyword("rewrite")})
+                    turn=TurnContext(face=face, origin="rewrite"))
     first = rewrite.before.count("\n", 0, rewrite.start)
     last = rewrite.before.count("\n", 0, rewrite.end)
     if rewrite.end > rewrite.start and rewrite.before[rewrite.end - 1] == "\n":
