@@ -21,6 +21,7 @@ from textual.widgets import Button, Static
 
 from passepartout.faces.face import Face
 from passepartout.faces.tui.app import ApprovalScreen, PassepartoutApp
+from passepartout.protocol import Chunk, Done
 
 JOB = """* Water the plants
 :PROPERTIES:
@@ -313,5 +314,21 @@ def test_a_long_action_is_asked_whole_at_word_boundaries_with_its_buttons() -> N
             await pilot.press("n")
             await pilot.pause(0.1)
             assert not isinstance(app.screen, ApprovalScreen)
+
+    asyncio.run(drive())
+
+
+def test_a_reply_of_the_local_model_says_so_with_its_time(face: Face) -> None:
+    async def drive() -> None:
+        app = PassepartoutApp(face, "tui-local")
+        async with app.run_test(size=(120, 36)) as pilot:
+            app.show(Chunk("tui-local", "t1", "Venus."))
+            app.show(Done("tui-local", "t1", model="local/smollm2", local=True))
+            await until(pilot, lambda: "(local model local/smollm2, offline, " in chat_text(app),
+                        "the local model's mark")
+            app.show(Chunk("tui-local", "t2", "Mercury."))
+            app.show(Done("tui-local", "t2", model="openai/gpt-4o", local=False))
+            await until(pilot, lambda: "Mercury." in chat_text(app), "the second reply")
+            assert chat_text(app).count("(local model") == 1
 
     asyncio.run(drive())

@@ -14,6 +14,7 @@ import contextlib
 import logging
 import os
 import re
+import time
 import uuid
 from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass, field
@@ -52,6 +53,7 @@ from passepartout.faces.acp.updates import (
     session_info,
     usage_update,
 )
+from passepartout.faces.answered import local_mark
 from passepartout.faces.face import Face, Turn
 from passepartout.protocol import (
     Allow,
@@ -78,6 +80,7 @@ ISSUED = re.compile(r"acp-[0-9a-f]{12}")  # a session id :meth:`AcpAgent.new_ses
 class _Running:
     turn: Turn
     cancelled: bool = False
+    started: float = field(default_factory=time.monotonic)
 
 
 @dataclass
@@ -215,6 +218,9 @@ class AcpAgent:
                 await self._update(session_id, update_agent_message_text(
                     f"\n[{event.kind}] {event.message}\n"))
             elif isinstance(event, Done):
+                mark = local_mark(event, time.monotonic() - running.started)
+                if mark is not None:
+                    await self._update(session_id, update_agent_message_text(f"\n\n{mark}"))
                 return "cancelled" if event.cancelled or running.cancelled else "end_turn"
             elif isinstance(event, Disconnected):
                 break

@@ -26,6 +26,7 @@ from textual.widgets import Button, Footer, Input, Static
 from textual.worker import get_current_worker
 
 from passepartout.errors import DaemonError
+from passepartout.faces.answered import local_mark
 from passepartout.faces.face import Face
 from passepartout.faces.tui.history import history_lines
 from passepartout.faces.tui.panel import Panel, read_panel
@@ -139,6 +140,7 @@ class PassepartoutApp(App[None]):
         self.reply: Static | None = None
         self.reply_text = ""
         self.busy = False
+        self.asked_at = time.monotonic()  # when the running turn was sent
         self.width_index = 1
 
     def compose(self) -> ComposeResult:
@@ -254,6 +256,7 @@ class PassepartoutApp(App[None]):
         event.input.value = ""
         self.add_line("You: " + text, "you")
         self.reply, self.reply_text, self.busy = None, "", True
+        self.asked_at = time.monotonic()
         self.set_status("thinking…")
         self.submit(text)
 
@@ -273,6 +276,9 @@ class PassepartoutApp(App[None]):
         elif isinstance(event, Done):
             if event.cancelled:
                 self.add_line("(cancelled)", "notice")
+            mark = local_mark(event, time.monotonic() - self.asked_at)
+            if mark is not None:
+                self.add_line(mark, "notice")
             self.turn_over()
             self.refresh_panel()
         elif isinstance(event, ApprovalAsked):
