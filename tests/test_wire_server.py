@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from wire_client import ServerProcess, WireClient, start_server
 
-from passepartout.server.epc import frame
 from passepartout.signals import Keyword, Symbol
+from passepartout.wire.frames import frame
 
 
 @pytest.fixture(scope="module")
