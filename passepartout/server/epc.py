@@ -42,10 +42,18 @@ from epc.handler import EPCHandler
 from epc.server import EPCServer
 
 from passepartout.errors import PassepartoutError, ProtocolError
-from passepartout.protocol import DEFAULT_FACE, EVENT_NAMES, face_name
+from passepartout.protocol import (
+    DEFAULT_FACE,
+    EVENT_NAMES,
+    Hello,
+    MethodError,
+    Request,
+    decode_request,
+    face_name,
+)
 from passepartout.security.vault import mask_value
 from passepartout.server.methods import METHODS, Bridge, Method, Refusal
-from passepartout.signals import Symbol, plist_to_dict
+from passepartout.signals import Symbol
 from passepartout.wire import frames
 from passepartout.wire.admission import Admission
 from passepartout.wire.frames import FrameError
@@ -241,41 +249,35 @@ class Connection(EPCHandler):
         if len(rest) != 2 or not isinstance(rest[0], str):
             self._error(uid, "protocol-error", "a call is (call UID METHOD ARGS)", tag="epc-error")
             return True
-        name, args = str(rest[0]), rest[1]
-        if args is None:
-            args = []
-        if not isinstance(args, list):
-            self._error(uid, "bad-arguments", f"{name}: the arguments must be a list")
-            return True
-        if name == "hello":
-            return self._hello(uid, args)
-        if not self.authenticated:
+        name = str(rest[0])
+        if name != Hello.NAME and not self.authenticated:
             self._error(uid, "unauthorized", "call hello with the token first")
             return True
+        try:
+            request = decode_request(name, rest[1])
+        except MethodError as err:  # unknown, or arguments that do not fit
+            self._error(uid, err.kind, err.message)
+            return True
+        if isinstance(request, Hello):
+            return self._hello(uid, request)
         method = METHODS.get(name)
-        if method is None:
+        if method is None:  # a request of the protocol this server does not serve
             self._error(uid, "unknown-method", f"no method named {name}")
             return True
         if method.slow:
             # Its own daemon thread: a slow call never holds the connection, nor the exit.
-            threading.Thread(target=self._run, args=(uid, method, args),
+            threading.Thread(target=self._run, args=(uid, method, request),
                              name=f"epc-{method.name}", daemon=True).start()
         else:
-            self._run(uid, method, args)
+            self._run(uid, method, request)
         return True
 
-    def _hello(self, uid: Any, args: list[Any]) -> bool:
-        if len(args) not in (1, 2) or not isinstance(args[0], str):
-            self._error(uid, "bad-arguments", "hello takes the token and a client plist")
-            return True
-        if not hmac.compare_digest(args[0].encode("utf-8"), self.server.token):
+    def _hello(self, uid: Any, hello: Hello) -> bool:
+        if not hmac.compare_digest(hello.token.encode("utf-8"), self.server.token):
             self.server.admission.refused("a wrong token", self.client_address)
             self._error(uid, "unauthorized", "wrong token")
             return False
-        try:
-            client = plist_to_dict(args[1] if len(args) > 1 else None)
-        except ProtocolError:
-            client = {}
+        client = hello.client_fields()
         self.attachments = client.get("attachments") is True
         self._face = face_name(client.get("client"))
         timeout = client.get("approval-timeout")
@@ -297,9 +299,9 @@ class Connection(EPCHandler):
                 log.exception("the backlog could not be replayed")
         return True
 
-    def _run(self, uid: Any, method: Method, args: list[Any]) -> None:
+    def _run(self, uid: Any, method: Method, request: Request[Any]) -> None:
         try:
-            result = method.run(self.server.bridge, self, *method.check(args))
+            result = method.run(self.server.bridge, self, request)
         except PassepartoutError as err:  # Refusal included: a structured error reply
             self._error(uid, err.kind, err.message)
             return

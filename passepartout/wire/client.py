@@ -15,13 +15,15 @@ import socket
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from passepartout import protocol
 from passepartout.errors import DaemonError, ProtocolError
 from passepartout.signals import Keyword, Symbol, plist_to_dict
 from passepartout.wire import frames
 
 CONNECT_TIMEOUT = 5.0
+R = TypeVar("R")
 
 
 def frame(value: Any) -> bytes:
@@ -69,7 +71,7 @@ class DaemonClient:
         plist: list[Any] = []
         for key, value in (client or {"client": "cli"}).items():
             plist += [Keyword(key), value]
-        self.info = self.call("hello", token, plist or None)
+        self.info = self.request(protocol.Hello(token, plist or None))
 
     def close(self) -> None:
         with contextlib.suppress(OSError):  # wakes a thread blocked reading it
@@ -82,8 +84,14 @@ class DaemonClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def request(self, request: protocol.Request[R]) -> R:
+        """Send a request of the protocol and wait for its result; a refusal raises
+        DaemonError."""
+        return request.result(self.call(request.NAME, *request.args()))
+
     def call(self, method: str, *args: Any) -> Any:
-        """Call ``method`` and wait for its reply; a refusal raises DaemonError."""
+        """Call ``method`` by its wire name with raw arguments and wait for its reply (a
+        refusal raises DaemonError); :meth:`request` is the typed form."""
         self._uid += 1
         uid = self._uid
         try:
