@@ -12,8 +12,10 @@ client list and the handler's life cycle; the handler's protocol parts are repla
   once, each for a few seconds, whatever it sent), and its writer thread starts only
   once it has presented the token;
 - dispatch: its ``_handle`` runs any registered function with no token check and sends
-  ``repr(err)`` back; here only the table in :mod:`passepartout.server.methods` answers, after
-  ``hello``, and errors are ``(KIND MESSAGE)``;
+  ``repr(err)`` back; here a call is read into its typed request
+  (:func:`passepartout.protocol.decode_request`: an unknown name or arguments that do not
+  fit are refused there), only the table in :mod:`passepartout.server.methods` answers,
+  after ``hello``, and errors are ``(KIND MESSAGE)``;
 - writing: its ``_send`` writes from whichever thread calls it, without a lock, so a
   lane's callback and a reply could interleave their bytes; here every write holds the
   connection's lock, and callbacks go through a writer thread so the loop never waits
