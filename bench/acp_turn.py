@@ -56,7 +56,7 @@ class QuietClient:
 
 def epc_turn(client: DaemonClient, n: int) -> float:
     start = time.perf_counter()
-    client.call("chat-send", "bench-epc", f"t{n}", f"epc turn {n}", None)
+    client.request(protocol.ChatSend("bench-epc", f"t{n}", f"epc turn {n}", {}))
     client.wait_callback(protocol.DONE, timeout=60)
     took = time.perf_counter() - start
     client.callbacks.clear()

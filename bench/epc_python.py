@@ -26,8 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from passepartout.server.epc import frame, read_payload  # noqa: E402
 from passepartout.signals import Keyword, Symbol  # noqa: E402
+from passepartout.wire.frames import frame, read_payload  # noqa: E402
 
 PINGS = 2_000
 RUNS = 5

@@ -11,6 +11,12 @@ A person's answer to an approval is one :data:`ApprovalAnswer`: :class:`Allow` o
 :class:`Deny` (``always`` keeps it as a standing grant), or :class:`Evaluated`, the
 result Emacs gives with its yes to an ``emacs-eval`` it ran after showing the code.
 
+What a face asks the daemon is one :class:`Request` per method (:data:`REQUESTS`, by wire
+name: ``chat-send``, ``approval-answer``, ``status`` ...): a face sends
+``request.args()`` under ``request.NAME`` and reads the reply with
+``request.result(value)``; the server reads a call with :func:`decode_request`, which
+refuses an unknown name or arguments that do not fit with a typed :class:`MethodError`.
+
 Nothing here knows the loop or a face; the server and every client import it.
 """
 
@@ -18,11 +24,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar, Generic, TypeAlias, TypeVar, cast
 
 from passepartout.errors import ProtocolError
-from passepartout.signals import Symbol, plist_to_dict
+from passepartout.signals import Keyword, Symbol, plist_to_dict
 
 log = logging.getLogger(__name__)
 
@@ -355,6 +361,390 @@ def decode_answer(value: Any) -> ApprovalAnswer:
     return Deny()
 
 
+# -- methods: what a face asks the daemon ------------------------------------------------
+#
+# Each method is one frozen dataclass of :class:`Request`: its wire name (``NAME``), its
+# positional arguments (the fields, in order, each of a wire kind) and how its reply reads
+# (:meth:`Request.result`).  A face sends ``request.args()`` under ``request.NAME``; the
+# server reads a call back with :func:`decode_request`, which refuses an unknown name or
+# arguments that do not fit with a :class:`MethodError`.  Emacs calls the same names.
+
+STRING = "string"
+OPTIONAL_STRING = "string-or-nil"
+PLIST = "plist"
+ANSWER = "answer"  # an :data:`ApprovalAnswer`
+ANY = "any"
+
+R = TypeVar("R", covariant=True)  # what a request's reply reads as
+
+
+class MethodError(ProtocolError):
+    """A call the daemon refuses as a call: ``unknown-method`` or ``bad-arguments``."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def _wire(name: str, kind: str, *, omit: bool = False) -> dict[str, Any]:
+    """A request's field on the wire: its name and kind; ``omit``: a caller may leave it
+    out (it is then None)."""
+    return {"wire": name, "kind": kind, "omit": omit}
+
+
+@dataclass(frozen=True)
+class Request(Generic[R]):
+    """One call of a face to the daemon, typed; ``R`` is what its reply reads as."""
+
+    NAME: ClassVar[str] = ""
+
+    @classmethod
+    def params(cls) -> tuple[tuple[str, str], ...]:
+        """The wire names and kinds of the arguments, in order."""
+        return tuple((f.metadata["wire"], f.metadata["kind"]) for f in fields(cls))
+
+    def args(self) -> list[Any]:
+        """The positional arguments on the wire."""
+        return [_encode_arg(f.metadata["kind"], getattr(self, f.name)) for f in fields(self)]
+
+    def result(self, value: Any) -> R:
+        """The reply read as this method's result (a plist becomes a dict ...)."""
+        return cast(R, value)
+
+
+REQUESTS: dict[str, type[Request[Any]]] = {}
+
+
+def _method(cls: type[Request[R]]) -> type[Request[R]]:
+    REQUESTS[cls.NAME] = cls
+    return cls
+
+
+def decode_request(name: str, args: Any) -> Request[Any]:
+    """The request of a call; :class:`MethodError` for a name outside :data:`REQUESTS`
+    or arguments that do not fit it (their number, or a kind)."""
+    cls = REQUESTS.get(name) if isinstance(name, str) else None
+    if cls is None:
+        raise MethodError("unknown-method", f"no method named {name}")
+    if args is None:
+        args = []
+    if not isinstance(args, list):
+        raise MethodError("bad-arguments", f"{name}: the arguments must be a list")
+    params = fields(cls)
+    least = sum(1 for f in params if not f.metadata.get("omit"))
+    if not least <= len(args) <= len(params):
+        names = " ".join(f.metadata["wire"] for f in params) or "no arguments"
+        wanted = str(len(params)) if least == len(params) else f"{least} to {len(params)}"
+        raise MethodError("bad-arguments", f"{name} takes {wanted} argument(s) ({names}), "
+                                           f"not {len(args)}")
+    values = {f.name: _decode_arg(name, f.metadata["wire"], f.metadata["kind"], value)
+              for f, value in zip(params, args, strict=False)}
+    return cls(**values)
+
+
+def _encode_arg(kind: str, value: Any) -> Any:
+    if kind == PLIST:
+        return dict(value) or None if value is not None else None
+    if kind == ANSWER:
+        return encode_answer(value)
+    return value
+
+
+def _decode_arg(method: str, param: str, kind: str, value: Any) -> Any:
+    if kind == STRING:
+        if not isinstance(value, str) or isinstance(value, Keyword | Symbol):
+            raise MethodError("bad-arguments", f"{method}: {param} must be a string")
+        return str(value)
+    if kind == OPTIONAL_STRING:
+        return None if value is None else _decode_arg(method, param, STRING, value)
+    if kind == PLIST:
+        try:
+            return plist_to_dict(value)
+        except ProtocolError as err:
+            raise MethodError("bad-arguments", f"{method}: {param}: {err.message}") from None
+    if kind == ANSWER:
+        return decode_answer(value)
+    return value
+
+
+def _dicts(value: Any) -> list[dict[str, Any]]:
+    return [as_dict(item) for item in value or []]
+
+
+@_method
+@dataclass(frozen=True)
+class Hello(Request[dict[str, Any]]):
+    """The first call of a connection: the token, and the client's plist (``:client``
+    its face, ``:attachments``, ``:backlog``, ``:approval-timeout``)."""
+
+    NAME: ClassVar[str] = "hello"
+    token: str = field(metadata=_wire("token", STRING))
+    client: Any = field(default=None, metadata=_wire("client", ANY, omit=True))
+
+    def client_fields(self) -> dict[str, Any]:
+        """The client's plist as a dict; nothing when it is not one."""
+        try:
+            return plist_to_dict(self.client)
+        except ProtocolError:
+            return {}
+
+    def result(self, value: Any) -> dict[str, Any]:
+        return as_dict(value)
+
+
+@_method
+@dataclass(frozen=True)
+class Ping(Request[str]):
+    NAME: ClassVar[str] = "ping"
+
+    def result(self, value: Any) -> str:
+        return str(value)
+
+
+@_method
+@dataclass(frozen=True)
+class Echo(Request[Any]):
+    """The value, back (a test of the wire)."""
+
+    NAME: ClassVar[str] = "echo"
+    value: Any = field(metadata=_wire("value", ANY))
+
+
+@_method
+@dataclass(frozen=True)
+class ChatSend(Request[str]):
+    """A prompt in ``session``; its events come back under ``turn`` (the reply)."""
+
+    NAME: ClassVar[str] = "chat-send"
+    session: str = field(metadata=_wire("session-id", STRING))
+    turn: str = field(metadata=_wire("turn-id", STRING))
+    text: str = field(metadata=_wire("text", STRING))
+    context: dict[str, Any] = field(metadata=_wire("context", PLIST))
+
+    def result(self, value: Any) -> str:
+        return str(value)
+
+
+@_method
+@dataclass(frozen=True)
+class ChatCancel(Request[bool]):
+    """Cancel ``turn`` of ``session`` (None: whatever runs there)."""
+
+    NAME: ClassVar[str] = "chat-cancel"
+    session: str = field(metadata=_wire("session-id", STRING))
+    turn: str | None = field(metadata=_wire("turn-id", OPTIONAL_STRING))
+
+    def result(self, value: Any) -> bool:
+        return value is True
+
+
+@_method
+@dataclass(frozen=True)
+class AnswerApproval(Request[bool]):
+    """The person's answer to an :class:`ApprovalAsked` (an ``expired`` refusal when it
+    no longer waits)."""
+
+    NAME: ClassVar[str] = "approval-answer"
+    approval_id: str = field(metadata=_wire("approval-id", STRING))
+    answer: ApprovalAnswer = field(metadata=_wire("answer", ANSWER))
+
+    def result(self, value: Any) -> bool:
+        return value is True
+
+
+@_method
+@dataclass(frozen=True)
+class OrgEdit(Request[bool]):
+    """Emacs saved an org file (the plist says which and how)."""
+
+    NAME: ClassVar[str] = "org-edit"
+    plist: dict[str, Any] = field(metadata=_wire("plist", PLIST))
+
+
+@_method
+@dataclass(frozen=True)
+class SetFocus(Request[bool]):
+    """Where the person is in org (``:file``, ``:id``, ``:heading``, ``:outline``,
+    ``:body``)."""
+
+    NAME: ClassVar[str] = "focus"
+    plist: dict[str, Any] = field(metadata=_wire("plist", PLIST))
+
+
+@_method
+@dataclass(frozen=True)
+class Status(Request[dict[str, Any]]):
+    NAME: ClassVar[str] = "status"
+
+    def result(self, value: Any) -> dict[str, Any]:
+        return as_dict(value)
+
+
+@_method
+@dataclass(frozen=True)
+class Models(Request[dict[str, Any]]):
+    NAME: ClassVar[str] = "models"
+
+    def result(self, value: Any) -> dict[str, Any]:
+        return as_dict(value)
+
+
+@_method
+@dataclass(frozen=True)
+class Jobs(Request[list[dict[str, Any]]]):
+    NAME: ClassVar[str] = "jobs"
+
+    def result(self, value: Any) -> list[dict[str, Any]]:
+        return _dicts(value)
+
+
+@_method
+@dataclass(frozen=True)
+class JobProblems(Request[list[dict[str, Any]]]):
+    NAME: ClassVar[str] = "job-problems"
+
+    def result(self, value: Any) -> list[dict[str, Any]]:
+        return _dicts(value)
+
+
+@_method
+@dataclass(frozen=True)
+class HeldJobs(Request[list[dict[str, Any]]]):
+    NAME: ClassVar[str] = "held-jobs"
+
+    def result(self, value: Any) -> list[dict[str, Any]]:
+        return _dicts(value)
+
+
+@_method
+@dataclass(frozen=True)
+class JobAllow(Request[dict[str, Any]]):
+    """Approve a held job, only if its content hash is still ``digest``."""
+
+    NAME: ClassVar[str] = "job-allow"
+    node_id: str = field(metadata=_wire("id", STRING))
+    digest: str | None = field(metadata=_wire("hash", OPTIONAL_STRING))
+
+    def result(self, value: Any) -> dict[str, Any]:
+        return as_dict(value)
+
+
+@_method
+@dataclass(frozen=True)
+class JobDeny(Request[dict[str, Any]]):
+    NAME: ClassVar[str] = "job-deny"
+    node_id: str = field(metadata=_wire("id", STRING))
+
+    def result(self, value: Any) -> dict[str, Any]:
+        return as_dict(value)
+
+
+@_method
+@dataclass(frozen=True)
+class ReloadSkill(Request[dict[str, Any]]):
+    NAME: ClassVar[str] = "skills-reload"
+    name: str = field(metadata=_wire("name", STRING))
+
+    def result(self, value: Any) -> dict[str, Any]:
+        return as_dict(value)
+
+
+@_method
+@dataclass(frozen=True)
+class SessionHistory(Request[list[dict[str, Any]]]):
+    """A session's messages (role, content ...), oldest first."""
+
+    NAME: ClassVar[str] = "session-history"
+    session: str = field(metadata=_wire("session-id", STRING))
+
+    def result(self, value: Any) -> list[dict[str, Any]]:
+        return [as_dict(m) if isinstance(m, list) else m for m in value or []]
+
+
+@_method
+@dataclass(frozen=True)
+class Sessions(Request[list[dict[str, Any]]]):
+    """The kept sessions (id, title, messages, last-activity), most recent first."""
+
+    NAME: ClassVar[str] = "sessions"
+
+    def result(self, value: Any) -> list[dict[str, Any]]:
+        return _dicts(value)
+
+
+@_method
+@dataclass(frozen=True)
+class Context(Request[str]):
+    """What the next chat turn's context holds about the person's place in org."""
+
+    NAME: ClassVar[str] = "context"
+
+    def result(self, value: Any) -> str:
+        return str(value or "")
+
+
+@_method
+@dataclass(frozen=True)
+class Usage(Request[dict[str, Any]]):
+    """Tokens and cost of ``session`` and of today (nested plists as dicts)."""
+
+    NAME: ClassVar[str] = "usage"
+    session: str | None = field(metadata=_wire("session-id", OPTIONAL_STRING))
+
+    def result(self, value: Any) -> dict[str, Any]:
+        return {k: as_dict(v) if isinstance(v, list) else v
+                for k, v in as_dict(value).items()}
+
+
+@_method
+@dataclass(frozen=True)
+class RewriteCheck(Request[dict[str, Any]]):
+    """The gates' verdict on a rewrite the person accepted."""
+
+    NAME: ClassVar[str] = "rewrite-check"
+    plist: dict[str, Any] = field(metadata=_wire("plist", PLIST))
+
+    def result(self, value: Any) -> dict[str, Any]:
+        return as_dict(value)
+
+
+@_method
+@dataclass(frozen=True)
+class PreviewAttachments(Request[str]):
+    """What the given parts would add to a turn, read and filtered as a turn reads them."""
+
+    NAME: ClassVar[str] = "attachments-preview"
+    attachments: Any = field(metadata=_wire("attachments", ANY))
+
+    def result(self, value: Any) -> str:
+        return str(value or "")
+
+
+@_method
+@dataclass(frozen=True)
+class Memex(Request[str]):
+    """One request of an MCP client of ``passepartout mcp``."""
+
+    NAME: ClassVar[str] = "memex"
+    client: str = field(metadata=_wire("client", STRING))
+    operation: str = field(metadata=_wire("operation", STRING))
+    arguments: dict[str, Any] = field(metadata=_wire("args", PLIST))
+
+    def result(self, value: Any) -> str:
+        return str(value)
+
+
+@_method
+@dataclass(frozen=True)
+class McpServers(Request[list[str]]):
+    """A status line for each MCP server of mcp.json."""
+
+    NAME: ClassVar[str] = "mcp-servers"
+
+    def result(self, value: Any) -> list[str]:
+        return [str(line) for line in value or []]
+
+
 # -- values ------------------------------------------------------------------------------
 
 
@@ -378,10 +768,14 @@ def _plist(value: Any) -> dict[str, Any] | None:
 
 
 __all__ = ["APPROVAL", "CHUNK", "DEFAULT_FACE", "DONE", "ERROR", "EVENT_NAMES", "FACES",
-           "ITEMS_MAX", "NOTIFY", "ORG_EDIT", "PROMPT_BYTES", "RESOURCE_BYTES",
-           "STATUS", "TOOL", "Allow", "ApprovalAnswer", "ApprovalAsked", "Chunk", "Deny",
-           "Disconnected", "Done", "Evaluated", "Event", "Listener", "Notice",
-           "OrgEdited", "StatusChanged", "ToolCalled", "ToolDenied", "ToolEvent",
-           "ToolFinished", "ToolRequested", "TurnError", "as_dict", "decode",
-           "decode_answer", "encode",
-           "encode_answer", "face_name", "turn_of"]
+           "ITEMS_MAX", "NOTIFY", "ORG_EDIT", "PROMPT_BYTES", "REQUESTS", "RESOURCE_BYTES",
+           "STATUS", "TOOL", "Allow", "AnswerApproval", "ApprovalAnswer", "ApprovalAsked",
+           "ChatCancel", "ChatSend", "Chunk", "Context", "Deny", "Disconnected", "Done",
+           "Echo", "Evaluated", "Event", "HeldJobs", "Hello", "JobAllow", "JobDeny",
+           "JobProblems", "Jobs", "Listener", "McpServers", "Memex", "MethodError",
+           "Models", "Notice", "OrgEdit", "OrgEdited", "Ping", "PreviewAttachments",
+           "ReloadSkill", "Request", "RewriteCheck", "SessionHistory", "Sessions",
+           "SetFocus", "Status", "StatusChanged", "ToolCalled", "ToolDenied", "ToolEvent",
+           "ToolFinished", "ToolRequested", "TurnError", "Usage", "as_dict", "decode",
+           "decode_answer", "decode_request", "encode", "encode_answer", "face_name",
+           "turn_of"]

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from llm_agent import Recorder, make_agent, make_config, provider_env, user_signal  # noqa: F401
 
+from passepartout import protocol
 from passepartout.agent import Agent
 from passepartout.org.private import MARKER
 from passepartout.server import attachments
@@ -57,7 +58,8 @@ def test_malformed_attachments_are_refused() -> None:
         attachments.read_items([[Keyword("text"), "abc", Keyword("start"), -1]])
     bridge = Bridge(make_config_mapping())
     with pytest.raises(Refusal, match="attachments"):
-        METHODS["chat-send"].run(bridge, None, "s", "t", "hi", {"attachments": "x"})
+        METHODS["chat-send"].run(bridge, None,
+                                 protocol.ChatSend("s", "t", "hi", {"attachments": "x"}))
 
 
 def make_config_mapping() -> Any:
@@ -101,7 +103,7 @@ def send(agent: Agent, text: str, context: dict[str, Any]) -> tuple[dict[str, An
 
     agent.submit = submit  # type: ignore[method-assign]
     peer = Peer()
-    METHODS["chat-send"].run(bridge, peer, "s1", "t1", text, context)
+    METHODS["chat-send"].run(bridge, peer, protocol.ChatSend("s1", "t1", text, context))
     return submitted, peer
 
 
@@ -143,11 +145,11 @@ def test_the_preview_is_what_a_turn_would_carry(agent: Agent, tmp_path: Path) ->
     bridge.agent = agent
     bridge.ready.set()
     preview = METHODS["attachments-preview"]
-    shown = preview.run(bridge, None, *preview.check([[[Keyword("file"), str(notes)]]]))
+    shown = preview.run(bridge, None, preview.check([[[Keyword("file"), str(notes)]]]))
     assert "Book the train" in shown and "Blood" not in shown and MARKER in shown
-    assert preview.run(bridge, None, None) == "Nothing is attached."
+    assert preview.run(bridge, None, protocol.PreviewAttachments(None)) == "Nothing is attached."
     with pytest.raises(Refusal, match="list"):
-        preview.run(bridge, None, "nonsense")
+        preview.run(bridge, None, protocol.PreviewAttachments("nonsense"))
 
 
 @pytest.mark.attack
@@ -160,9 +162,9 @@ def test_the_preview_passes_the_requests_own_filter(agent: Agent, tmp_path: Path
     bridge.agent = agent
     bridge.ready.set()
     preview = METHODS["attachments-preview"]
-    preview.run(bridge, None, *preview.check([[[Keyword("file"), str(notes)]]]))  # learned
+    preview.run(bridge, None, preview.check([[[Keyword("file"), str(notes)]]]))  # learned
     copy = [Keyword("name"), "scratch", Keyword("text"), "I said: Blood results are fine."]
-    shown = preview.run(bridge, None, *preview.check([[copy]]))
+    shown = preview.run(bridge, None, preview.check([[copy]]))
     assert "Blood results" not in shown and MARKER in shown and "scratch" in shown
 
 
@@ -217,7 +219,7 @@ def rewrite(agent: Agent, *, face: str = "emacs", **fields: Any) -> dict[str, An
         plist += [Keyword(key), value]
     method = METHODS["rewrite-check"]
     peer = SimpleNamespace(face=face, closed=False)  # the client that sent the rewrite
-    result: dict[str, Any] = method.run(bridge, peer, *method.check([plist]))
+    result: dict[str, Any] = method.run(bridge, peer, method.check([plist]))
     return result
 
 

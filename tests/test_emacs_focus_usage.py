@@ -13,6 +13,7 @@ from typing import ClassVar
 import pytest
 from fakellm import FakeLLM
 
+from passepartout import protocol
 from passepartout.cli import doctor
 from passepartout.config import Config
 from passepartout.context import Focus, focus_for, peripheral_sections
@@ -115,15 +116,15 @@ def test_the_bridge_answers_usage_and_context(config: Config) -> None:
     bridge.ready.set()
     Ledger.in_home(config.home).record(Call("openai/m", "openai", 3, 2, cost=0.01,
                                             session="s9"))
-    usage = METHODS["usage"].run(bridge, None, *METHODS["usage"].check(["s9"]))
+    usage = METHODS["usage"].run(bridge, None, METHODS["usage"].check(["s9"]))
     assert usage["session"]["tokens-in"] == 3 and usage["today"]["calls"] == 1
     show = METHODS["context"]
-    assert "No heading is in focus" in show.run(bridge, None)
-    METHODS["focus"].run(bridge, None, *METHODS["focus"].check(
+    assert "No heading is in focus" in show.run(bridge, None, protocol.Context())
+    METHODS["focus"].run(bridge, None, METHODS["focus"].check(
         [[Keyword("heading"), "Plan the trip", Keyword("body"), BODY]]))
-    assert "Ask Marie about the hotel" in show.run(bridge, None)
+    assert "Ask Marie about the hotel" in show.run(bridge, None, protocol.Context())
     with pytest.raises(Exception, match="body"):
-        METHODS["focus"].run(bridge, None, *METHODS["focus"].check(
+        METHODS["focus"].run(bridge, None, METHODS["focus"].check(
             [[Keyword("heading"), "x", Keyword("body"), 3]]))
     status = bridge.status()
     assert "model" in status and "provider" in status

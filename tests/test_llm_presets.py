@@ -9,6 +9,7 @@ import pytest
 from fakellm import FakeLLM
 from llm_agent import make_agent, make_config, user_signal
 
+from passepartout import protocol
 from passepartout.config import Config
 from passepartout.errors import ProtocolError
 from passepartout.server.methods import METHODS, Bridge, Refusal
@@ -96,16 +97,18 @@ def test_bad_fields_are_refused() -> None:
         budget=0.5, tools=frozenset({"a", "b"}))
     bridge = Bridge(Config.from_mapping({"PASSEPARTOUT_MODEL": "openai/a"}))
     with pytest.raises(Refusal, match="tier"):
-        METHODS["chat-send"].run(bridge, None, "s", "t", "hi", {"tier": "huge"})
+        METHODS["chat-send"].run(bridge, None,
+                                 protocol.ChatSend("s", "t", "hi", {"tier": "huge"}))
     with pytest.raises(Refusal, match="tier"):
-        METHODS["chat-send"].run(bridge, None, "s", "t", "hi", {"tier": "reflex"})
+        METHODS["chat-send"].run(bridge, None,
+                                 protocol.ChatSend("s", "t", "hi", {"tier": "reflex"}))
 
 
 def test_models_lists_what_is_configured() -> None:
     config = Config.from_mapping({"PASSEPARTOUT_MODEL": "openai/a",
                                   "PASSEPARTOUT_MODEL_COGNITION": "openai/small",
                                   "PASSEPARTOUT_FALLBACK_MODELS": "anthropic/b,openai/a"})
-    listed = METHODS["models"].run(Bridge(config), None)
+    listed = METHODS["models"].run(Bridge(config), None, protocol.Models())
     assert listed["default"] == "openai/a"
     assert listed["cognition"] == "openai/small" and listed["reasoning"] == "openai/a"
     assert listed["all"] == ["openai/a", "openai/small", "anthropic/b", "local/smollm2"]

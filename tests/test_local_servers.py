@@ -16,6 +16,7 @@ from fake_localserver import FakeLocalServer
 from fakellm import FakeLLM
 from llm_agent import make_config
 
+from passepartout import protocol
 from passepartout.cli.doctor import check_local_servers, provider_keys
 from passepartout.config import Config
 from passepartout.faces.terminal.chat import run_chat
@@ -123,11 +124,11 @@ def test_the_emacs_picker_offers_the_servers_models(
             FakeLocalServer("llama.cpp", ["qwen"]) as llama:
         monkeypatch.setenv("OLLAMA_API_BASE", ollama.base)
         monkeypatch.setenv("LLAMAFILE_API_BASE", llama.base)
-        listed = METHODS["models"].run(Bridge(config), None)
+        listed = METHODS["models"].run(Bridge(config), None, protocol.Models())
     assert listed["servers"] == ["ollama/llama3.2:latest", "llamafile/qwen"]
     assert listed["all"] == ["openai/a", "local/smollm2", "ollama/llama3.2:latest",
                              "llamafile/qwen"]
-    listed = METHODS["models"].run(Bridge(config), None)  # the servers stopped
+    listed = METHODS["models"].run(Bridge(config), None, protocol.Models())  # the servers stopped
     assert listed["servers"] is None and listed["all"] == ["openai/a", "local/smollm2"]
 
 

@@ -11,14 +11,18 @@ from pathlib import Path
 import pytest
 from fakellm import FakeLLM
 from llm_agent import make_config
+from test_emacs_channel import RecordingPeer, chat
 
+from passepartout import protocol
 from passepartout.faces.terminal.answers import FromStream, Refuse
 from passepartout.faces.terminal.channel import TerminalChannel
 from passepartout.faces.terminal.chat import run_chat
 from passepartout.llm.models import PROVIDER_DEFAULTS, local_installed
 from passepartout.loop.actions import Action, ApprovalRequest
-from passepartout.loop.events import Done, Reply
+from passepartout.loop.events import Chunk, Denied, Done, Error, Notice, Reply, ToolCall, ToolResult
+from passepartout.server.peer import PeerChannel
 from passepartout.signals import Signal
+from passepartout.wire import frames
 
 pytest_plugins = ["llm_agent"]
 
@@ -97,12 +101,49 @@ def test_chat_with_the_local_model(tmp_path: Path) -> None:
 
 def test_a_command_that_failed_is_said_failed() -> None:
     """A shell command that ran and exited non-zero prints [failed], not [ok]."""
-    from passepartout.loop.events import ToolResult
-
     out = io.StringIO()
     channel = TerminalChannel(out, Refuse())
-    channel.show(ToolResult("shell", True, "exit code 1\nno such file"))
-    channel.show(ToolResult("shell", True, "exit code 0\nfine"))
+    channel.show(protocol.ToolFinished("s", "t", "shell", True, "exit code 1\nno such file"))
+    channel.show(protocol.ToolFinished("s", "t", "shell", True, "exit code 0\nfine"))
     text = out.getvalue()
     assert "[failed] exit code 1" in text
     assert "[ok] exit code 0" in text
+
+
+def test_the_standalone_and_the_attached_chat_show_a_turn_alike() -> None:
+    """The terminal renders protocol events only: the loop's events of a turn run here
+    (--standalone) and the same events sent by the daemon over the wire print the same."""
+    events = [Chunk("Let me "), Chunk("look."), ToolCall("shell", {"cmd": "ls"}),
+              ToolResult("shell", True, "exit code 1\nno such file"),
+              Denied("shell(cmd='rm')", "no"), Notice("saved"), Chunk("It "),
+              Reply("It says."), Error("llm-error", "slow"), Done(True)]
+    standalone = io.StringIO()
+    here = TerminalChannel(standalone, Refuse())
+    for event in events:
+        here.send(chat(), event)
+    server, peer = PeerChannel(), RecordingPeer()
+    server.peer_opened(peer)
+    server.bind("s1", peer)
+    for event in events:
+        server.send(chat(), event)
+    attached = io.StringIO()
+    there = TerminalChannel(attached, Refuse())
+    for name, args in peer.calls:
+        sent = protocol.decode(name, frames.read_payload(frames.frame(args)[frames.HEAD:]))
+        assert sent is not None
+        there.show(sent)
+    assert attached.getvalue() == standalone.getvalue()
+    assert standalone.getvalue() == (
+        "Let me look.\n  [tool] shell cmd='ls'\n  [failed] exit code 1 no such file\n"
+        "  [refused] shell(cmd='rm'): no\n  (saved)\nIt says.\nerror: slow\n(cancelled)\n")
+    assert here.errors == there.errors == 1
+    assert here.wait(0) and there.wait(0)
+
+
+def test_a_daemon_gone_mid_turn_ends_the_turn_with_an_error() -> None:
+    out = io.StringIO()
+    channel = TerminalChannel(out, Refuse())
+    channel.show(protocol.Chunk("s", "t", "half"))
+    channel.show(protocol.Disconnected("the daemon stopped"))
+    assert out.getvalue() == "half\nerror: the daemon went away: the daemon stopped\n"
+    assert channel.errors == 1 and channel.wait(0)

@@ -22,9 +22,9 @@ from wire_client import ServerProcess, WireClient, start_server
 
 import passepartout.wire.admission as admission_module
 from passepartout.errors import ConfigError
-from passepartout.server.epc import frame
 from passepartout.signals import Symbol
 from passepartout.wire.admission import DEFAULT_CAP, DEFAULT_TIMEOUT, Admission
+from passepartout.wire.frames import frame
 
 AUTH_TIMEOUT = 1.0
 IDLE = 300

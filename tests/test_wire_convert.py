@@ -1,4 +1,4 @@
-"""The boundary between s-expressions and Python values (passepartout.server.epc encode/decode).
+"""The boundary between s-expressions and Python values (signals, wire.frames).
 
 nil, (), None, False and [] are one value; t is True; keywords stay keywords; dicts and
 dataclasses travel as plists; Unicode and escapes survive; Emacs itself reads what we
@@ -20,8 +20,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from passepartout.errors import ProtocolError
-from passepartout.server.epc import decode, encode, frame, read_payload
 from passepartout.signals import ATTACHMENT_MIN, MAX_NESTING, Keyword, Symbol
+from passepartout.signals import dumps as encode
+from passepartout.signals import loads as decode
+from passepartout.wire.frames import frame, read_payload
 
 
 @pytest.mark.parametrize("text", ["nil", "()", "( )", "[]"])

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from wire_client import ServerProcess, WireClient, start_server
 
-from passepartout.server.epc import frame
 from passepartout.signals import Keyword, Symbol
+from passepartout.wire.frames import frame
 
 
 @pytest.fixture(scope="module")
@@ -178,6 +178,9 @@ def test_an_unknown_method_is_a_structured_error(
     ("focus", [[Keyword("outline"), 3]]),
     ("skills-reload", []),
     ("approval-answer", [None, True]),
+    ("job-allow", ["n1"]),
+    ("hello", []),
+    ("hello", ["token", None, 3]),
 ])
 def test_bad_arity_or_types_are_structured_errors(
     server: ServerProcess, keeper: WireClient, method: str, args: list

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from passepartout.server.epc import frame, read_payload
 from passepartout.signals import Symbol
+from passepartout.wire.frames import frame, read_payload
 
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable

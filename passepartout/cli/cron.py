@@ -17,11 +17,12 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from passepartout import protocol
 from passepartout.config import Config
 from passepartout.errors import ConfigError, DaemonError
 from passepartout.text import one_line
 from passepartout.views import cron_jobs, held_jobs, table
-from passepartout.wire.client import DaemonClient, as_dict, connect
+from passepartout.wire.client import DaemonClient, connect
 
 log = logging.getLogger(__name__)
 
@@ -58,9 +59,9 @@ def _list(config: Config) -> int:
         where = "from the state files (no daemon runs)"
     else:
         with client:
-            jobs = [as_dict(j) for j in client.call("jobs") or []]
+            jobs = client.request(protocol.Jobs())
             try:  # the headings not scheduled, as the state files' reading lists them
-                jobs += [as_dict(p) for p in client.call("job-problems") or []]
+                jobs.extend(client.request(protocol.JobProblems()))
             except DaemonError as err:  # a daemon of an older version
                 log.info("job problems not listed: %s", err.message)
             held = _daemon_held(client)
@@ -95,7 +96,7 @@ def _list(config: Config) -> int:
 
 def _daemon_held(client: DaemonClient) -> list[dict[str, Any]]:
     try:
-        return [as_dict(h) for h in client.call("held-jobs") or []]
+        return client.request(protocol.HeldJobs())
     except DaemonError as err:  # a daemon of an older version
         log.info("held jobs not listed: %s", err.message)
         return []
@@ -131,7 +132,7 @@ def _allow(config: Config, wanted: str) -> int:
         for item in chosen:
             if client is not None:
                 try:
-                    client.call("job-allow", str(item["id"]), str(item["hash"]))
+                    client.request(protocol.JobAllow(str(item["id"]), str(item["hash"])))
                 except DaemonError as err:
                     raise ConfigError(f"{item['id']}: {err.message}") from None
             else:
@@ -148,7 +149,7 @@ def _deny(config: Config, wanted: str) -> int:
     if client is not None:
         with client:
             try:
-                done = as_dict(client.call("job-deny", wanted))
+                done = client.request(protocol.JobDeny(wanted))
             except DaemonError as err:
                 raise ConfigError(err.message) from None
         print(f"denied: {done.get('id')}: it does not run until it changes")

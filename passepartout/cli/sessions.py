@@ -6,9 +6,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from passepartout import protocol
 from passepartout.config import Config
 from passepartout.views import sessions, table
-from passepartout.wire.client import as_dict, connect
+from passepartout.wire.client import connect
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -22,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
         found: list[dict[str, Any]] = sessions(config.home)
     else:
         with client:
-            found = [as_dict(s) for s in client.call("sessions") or []]
+            found = client.request(protocol.Sessions())
     if not found:
         print("no sessions yet")
         return 0

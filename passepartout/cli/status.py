@@ -8,10 +8,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from passepartout import protocol
 from passepartout.config import Config
 from passepartout.errors import DaemonError
 from passepartout.server.daemon import uptime
-from passepartout.wire.client import DaemonClient, as_dict, connect
+from passepartout.wire.client import DaemonClient, connect
 from passepartout.wire.place import Place
 
 NOT_RUNNING = 3
@@ -34,10 +35,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"passepartout daemon: not running (its socket would be {place.socket})")
         return NOT_RUNNING
     with client:
-        status = as_dict(client.call("status"))
-        jobs = [as_dict(j) for j in client.call("jobs") or []] if status.get("ready") else []
+        status = client.request(protocol.Status())
+        jobs = client.request(protocol.Jobs()) if status.get("ready") else []
         try:
-            kept: int | str = len(client.call("sessions") or [])
+            kept: int | str = len(client.request(protocol.Sessions()))
         except DaemonError as err:  # the rest of the status still stands
             kept = f"unreadable ({err.message})"
         mcp = _mcp_lines(client) if status.get("ready") else []
@@ -48,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
 def _mcp_lines(client: DaemonClient) -> list[str]:
     """Each MCP server of mcp.json: ready (its tools), failed or died (why)."""
     try:
-        return [str(line) for line in client.call("mcp-servers") or []]
+        return client.request(protocol.McpServers())
     except DaemonError as err:  # a daemon of an older version, or without the mcp skill
         return [f"unknown ({err.message})"]
 

@@ -19,9 +19,10 @@ import signal
 import sys
 import time
 
+from passepartout import protocol
 from passepartout.config import Config
 from passepartout.errors import DaemonError
-from passepartout.wire.client import as_dict, connect
+from passepartout.wire.client import connect
 from passepartout.wire.place import HomeLock, Place
 
 STOP_WAIT = 40.0  # the daemon's own bound on shutdown is 20 s, plus the boot's 10 s
@@ -91,7 +92,7 @@ def _daemon_pidfd(home: os.PathLike[str]) -> tuple[int | None, int]:
                               f"{err.strerror}") from None
         try:
             # Asked after the pidfd was taken: the answer names the process it holds.
-            said = as_dict(client.call("status")).get("pid")
+            said = client.request(protocol.Status()).get("pid")
             if said != peer:
                 raise DaemonError(f"the process serving the socket (pid {peer}) says it "
                                   f"is pid {said}: it is not the daemon")

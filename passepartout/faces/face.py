@@ -25,17 +25,18 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from passepartout import protocol
 from passepartout.errors import DaemonError
 from passepartout.protocol import ApprovalAnswer, Disconnected, Done, Event, Listener
 from passepartout.signals import Symbol
-from passepartout.wire.client import DaemonClient, as_dict, connect, frame
+from passepartout.wire.client import DaemonClient, connect, frame
 
 log = logging.getLogger(__name__)
 
 CALL_TIMEOUT = 30.0
+R = TypeVar("R")
 
 
 # -- one turn ----------------------------------------------------------------------------
@@ -100,7 +101,7 @@ class Face:
     def __init__(self, client: DaemonClient, *, source: str = "terminal") -> None:
         self.client = client
         self.source = source
-        self.info = as_dict(client.info)
+        self.info = client.info
         self._send_lock = threading.Lock()
         self._lock = threading.Lock()
         self._uids = itertools.count(1_000_000)  # clear of the uids DaemonClient used
@@ -148,8 +149,15 @@ class Face:
 
     # -- calls -------------------------------------------------------------------------
 
+    def request(self, request: protocol.Request[R], *,
+                timeout: float = CALL_TIMEOUT) -> R:
+        """Send a request of the protocol and wait for its result (a refusal raises
+        :class:`DaemonError`, its ``kind`` the daemon's)."""
+        return request.result(self.call(request.NAME, *request.args(), timeout=timeout))
+
     def call(self, method: str, *args: Any, timeout: float = CALL_TIMEOUT) -> Any:
-        """Call a method of the daemon's table and wait for its reply."""
+        """Call a method by its wire name with raw arguments and wait for its reply;
+        :meth:`request` is the typed form."""
         uid = next(self._uids)
         pending = _Call()
         with self._lock:
@@ -178,7 +186,7 @@ class Face:
         with self._lock:
             self._turns[(session, turn_id)] = handle
         try:
-            self.call("chat-send", session, turn_id, text, dict(context or {}) or None)
+            self.request(protocol.ChatSend(session, turn_id, text, dict(context or {})))
         except DaemonError:
             self._forget(handle)
             raise
@@ -189,35 +197,32 @@ class Face:
         ``always`` the daemon also keeps the answer as a standing grant scoped to the
         action (see :mod:`passepartout.security.approvals.standing`)."""
         try:
-            return bool(self.call("approval-answer", approval_id,
-                                  protocol.encode_answer(answer)))
+            return self.request(protocol.AnswerApproval(approval_id, answer))
         except DaemonError as err:
             if err.kind == "expired":
                 return False
             raise
 
     def cancel(self, session: str, turn: str | None = None) -> None:
-        self.call("chat-cancel", session, turn)
+        self.request(protocol.ChatCancel(session, turn))
 
     def sessions(self) -> list[dict[str, Any]]:
         """The kept sessions (id, title, messages, last-activity), most recent first."""
-        return [as_dict(s) for s in self.call("sessions") or []]
+        return self.request(protocol.Sessions())
 
     def history(self, session: str) -> list[dict[str, Any]]:
         """A session's messages (role, content ...), oldest first."""
-        return [as_dict(m) if isinstance(m, list) else m
-                for m in self.call("session-history", session) or []]
+        return self.request(protocol.SessionHistory(session))
 
     def status(self) -> dict[str, Any]:
-        return as_dict(self.call("status"))
+        return self.request(protocol.Status())
 
     def jobs(self) -> list[dict[str, Any]]:
-        return [as_dict(j) for j in self.call("jobs") or []]
+        return self.request(protocol.Jobs())
 
     def usage(self, session: str | None = None) -> dict[str, Any]:
         """Tokens and cost of ``session`` and of today (nested plists as dicts)."""
-        return {k: as_dict(v) if isinstance(v, list) else v
-                for k, v in as_dict(self.call("usage", session)).items()}
+        return self.request(protocol.Usage(session))
 
     # -- the wire ----------------------------------------------------------------------
 

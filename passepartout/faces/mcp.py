@@ -24,6 +24,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS
 
+from passepartout import protocol
 from passepartout.config import Config
 from passepartout.errors import PassepartoutError
 from passepartout.wire.bearer import BearerGate, kept_token
@@ -64,7 +65,6 @@ class DaemonLink:
 
     def call(self, client: str, operation: str, args: dict[str, Any]) -> str:
         from passepartout.errors import DaemonError
-        from passepartout.signals import Keyword
         from passepartout.wire.client import connect
         from passepartout.wire.start import ensure_daemon
 
@@ -72,13 +72,11 @@ class DaemonLink:
         daemon = connect(self.config.home, timeout=self.timeout)
         if daemon is None:
             raise PassepartoutError("the daemon stopped; try again")
-        plist: list[Any] = []
-        for key, value in args.items():
-            if value is not None:
-                plist += [Keyword(key), list(value) if isinstance(value, tuple) else value]
+        fields = {key: list(value) if isinstance(value, tuple) else value
+                  for key, value in args.items() if value is not None}
         with daemon:
             try:
-                return str(daemon.call("memex", client, operation, plist or None))
+                return daemon.request(protocol.Memex(client, operation, fields))
             except DaemonError as err:  # "memex: WHY": the why is the client's answer
                 raise PassepartoutError(err.message.removeprefix("memex: ")) from None
 

@@ -12,21 +12,17 @@ client list and the handler's life cycle; the handler's protocol parts are repla
   once, each for a few seconds, whatever it sent), and its writer thread starts only
   once it has presented the token;
 - dispatch: its ``_handle`` runs any registered function with no token check and sends
-  ``repr(err)`` back; here only the table in :mod:`passepartout.server.methods` answers, after
-  ``hello``, and errors are ``(KIND MESSAGE)``;
+  ``repr(err)`` back; here a call is read into its typed request
+  (:func:`passepartout.protocol.decode_request`: an unknown name or arguments that do not
+  fit are refused there), only the table in :mod:`passepartout.server.methods` answers,
+  after ``hello``, and errors are ``(KIND MESSAGE)``;
 - writing: its ``_send`` writes from whichever thread calls it, without a lock, so a
   lane's callback and a reply could interleave their bytes; here every write holds the
   connection's lock, and callbacks go through a writer thread so the loop never waits
   on the socket;
-- attachments (our extension, for our Elisp client): a frame may carry strings of 16 KiB
-  or more as raw UTF-8 after the s-expression, announced by a leading
-  ``(attachments SIZE...)``; the server reads them from anyone and sends them only to
-  a client whose ``hello`` said ``:attachments t``.  Elisp prints and reads a megabyte
-  of escaped text in tens of milliseconds; raw bytes are a copy;
-- values: sexpdata's ``dumps`` writes a ``Keyword`` as a string and a dict as an alist;
-  :mod:`passepartout.signals` is the one place where s-expressions meet Python values
-  (nil, (), None and False are one value; t is True); ``encode``/``decode`` here are its
-  ``dumps``/``loads``.
+- frames and values: the codec both sides share is :mod:`passepartout.wire.frames`
+  (with its attachments: long strings as raw bytes, sent only to a client whose
+  ``hello`` said ``:attachments t``); every frame that leaves here is masked first.
 """
 
 from __future__ import annotations
@@ -38,7 +34,6 @@ import itertools
 import logging
 import os
 import queue
-import re
 import socket
 import socketserver
 import struct
@@ -49,55 +44,34 @@ from epc.handler import EPCHandler
 from epc.server import EPCServer
 
 from passepartout.errors import PassepartoutError, ProtocolError
-from passepartout.protocol import DEFAULT_FACE, EVENT_NAMES, face_name
+from passepartout.protocol import (
+    DEFAULT_FACE,
+    EVENT_NAMES,
+    Hello,
+    MethodError,
+    Request,
+    decode_request,
+    face_name,
+)
 from passepartout.security.vault import mask_value
 from passepartout.server.methods import METHODS, Bridge, Method, Refusal
-from passepartout.signals import Symbol, plist_to_dict
-from passepartout.signals import dumps as encode
-from passepartout.signals import loads as decode
+from passepartout.signals import Symbol
+from passepartout.wire import frames
 from passepartout.wire.admission import Admission
+from passepartout.wire.frames import FrameError
 
 log = logging.getLogger(__name__)
 
-MAX_FRAME = 8 * 1024 * 1024
-MAX_FRAME_BEFORE_HELLO = 64 * 1024
 BODY_TIMEOUT = 30.0
 _QUICKACK = getattr(socket, "TCP_QUICKACK", None)  # Linux only
-_HEADER = re.compile(rb"[0-9a-fA-F]{6}")
-_ATTACHMENTS = re.compile(rb"\(attachments((?: [0-9]{1,8})+)\)")
 
 # -- values -------------------------------------------------------------------------------
 
 
 def frame(value: Any, *, attachments: bool = False) -> bytes:
-    """One EPC frame: six hex digits of length, then the UTF-8 s-expression; with
-    ``attachments``, long strings follow it as raw bytes."""
-    # Every frame that leaves is masked: replies too, not only the loop's events.
-    strings: list[str] | None = [] if attachments else None
-    data = encode(mask_value(value), strings).encode("utf-8", "replace") + b"\n"
-    if strings:
-        raw = [text.encode("utf-8", "replace") for text in strings]
-        sizes = b" ".join(b"%d" % len(blob) for blob in raw)
-        data = b"".join([b"(attachments ", sizes, b")", data, *raw])
-    if len(data) > 0xFFFFFF:
-        raise ProtocolError(f"message of {len(data)} bytes is too large for one frame")
-    return b"%06x" % len(data) + data
-
-
-def read_payload(data: bytes) -> Any:
-    """The message in one frame's payload, its attachments (if any) in place."""
-    match = _ATTACHMENTS.match(data)
-    if match is None:
-        return decode(data.decode("utf-8", "replace"))
-    sizes = [int(size) for size in match.group(1).split()]
-    end = len(data) - sum(sizes)
-    if end < match.end():
-        raise ProtocolError("the attachments are longer than the frame")
-    strings, start = [], end
-    for size in sizes:
-        strings.append(data[start:start + size].decode("utf-8", "replace"))
-        start += size
-    return decode(data[match.end():end].decode("utf-8", "replace"), strings)
+    """One frame to a client (:func:`passepartout.wire.frames.frame`), masked: every
+    frame that leaves is, replies too, not only the loop's events."""
+    return frames.frame(mask_value(value), attachments=attachments)
 
 
 def error_reply(kind: str, message: str) -> list[Any]:
@@ -105,10 +79,6 @@ def error_reply(kind: str, message: str) -> list[Any]:
 
 
 # -- one connection ---------------------------------------------------------------------
-
-
-class _FrameError(Exception):
-    """The byte stream cannot be trusted any more: answer, then close."""
 
 
 class Connection(EPCHandler):
@@ -204,7 +174,7 @@ class Connection(EPCHandler):
         while not self.closed:
             try:
                 data = self._read_frame()
-            except _FrameError as err:
+            except FrameError as err:
                 if self.closed:  # closed here on purpose (admission, stop): a short read
                     return
                 if self.authenticated:
@@ -223,22 +193,18 @@ class Connection(EPCHandler):
         if not head:
             return None
         self._ack_now()
-        if not _HEADER.fullmatch(head):
-            raise _FrameError("a frame must start with its length in 6 hex digits")
-        length = int(head, 16)
-        limit = MAX_FRAME if self.authenticated else MAX_FRAME_BEFORE_HELLO
-        if length > limit:
-            raise _FrameError(f"a frame of {length} bytes is over the limit of {limit}")
+        limit = frames.MAX_FRAME if self.authenticated else frames.MAX_FRAME_BEFORE_HELLO
+        length = frames.length(head, limit)
         self.connection.settimeout(BODY_TIMEOUT)
         try:
             data = self.rfile.read(length)
         except TimeoutError:
-            raise _FrameError(f"no complete frame within {BODY_TIMEOUT:g} s") from None
+            raise FrameError(f"no complete frame within {BODY_TIMEOUT:g} s") from None
         finally:
             if not self.closed:
                 self.connection.settimeout(None)
         if len(data) < length:
-            raise _FrameError(f"the frame said {length} bytes but {len(data)} came")
+            raise FrameError(f"the frame said {length} bytes but {len(data)} came")
         return bytes(data)
 
     def _ack_now(self) -> None:
@@ -254,7 +220,7 @@ class Connection(EPCHandler):
     def _handle_frame(self, data: bytes) -> bool:
         """Answer one message; False closes the connection."""
         try:
-            message = read_payload(data)
+            message = frames.read_payload(data)
         except ProtocolError as err:
             self._error(None, err.kind, err.message, tag="epc-error")
             return True
@@ -285,41 +251,35 @@ class Connection(EPCHandler):
         if len(rest) != 2 or not isinstance(rest[0], str):
             self._error(uid, "protocol-error", "a call is (call UID METHOD ARGS)", tag="epc-error")
             return True
-        name, args = str(rest[0]), rest[1]
-        if args is None:
-            args = []
-        if not isinstance(args, list):
-            self._error(uid, "bad-arguments", f"{name}: the arguments must be a list")
-            return True
-        if name == "hello":
-            return self._hello(uid, args)
-        if not self.authenticated:
+        name = str(rest[0])
+        if name != Hello.NAME and not self.authenticated:
             self._error(uid, "unauthorized", "call hello with the token first")
             return True
+        try:
+            request = decode_request(name, rest[1])
+        except MethodError as err:  # unknown, or arguments that do not fit
+            self._error(uid, err.kind, err.message)
+            return True
+        if isinstance(request, Hello):
+            return self._hello(uid, request)
         method = METHODS.get(name)
-        if method is None:
+        if method is None:  # a request of the protocol this server does not serve
             self._error(uid, "unknown-method", f"no method named {name}")
             return True
         if method.slow:
             # Its own daemon thread: a slow call never holds the connection, nor the exit.
-            threading.Thread(target=self._run, args=(uid, method, args),
+            threading.Thread(target=self._run, args=(uid, method, request),
                              name=f"epc-{method.name}", daemon=True).start()
         else:
-            self._run(uid, method, args)
+            self._run(uid, method, request)
         return True
 
-    def _hello(self, uid: Any, args: list[Any]) -> bool:
-        if len(args) not in (1, 2) or not isinstance(args[0], str):
-            self._error(uid, "bad-arguments", "hello takes the token and a client plist")
-            return True
-        if not hmac.compare_digest(args[0].encode("utf-8"), self.server.token):
+    def _hello(self, uid: Any, hello: Hello) -> bool:
+        if not hmac.compare_digest(hello.token.encode("utf-8"), self.server.token):
             self.server.admission.refused("a wrong token", self.client_address)
             self._error(uid, "unauthorized", "wrong token")
             return False
-        try:
-            client = plist_to_dict(args[1] if len(args) > 1 else None)
-        except ProtocolError:
-            client = {}
+        client = hello.client_fields()
         self.attachments = client.get("attachments") is True
         self._face = face_name(client.get("client"))
         timeout = client.get("approval-timeout")
@@ -341,9 +301,9 @@ class Connection(EPCHandler):
                 log.exception("the backlog could not be replayed")
         return True
 
-    def _run(self, uid: Any, method: Method, args: list[Any]) -> None:
+    def _run(self, uid: Any, method: Method, request: Request[Any]) -> None:
         try:
-            result = method.run(self.server.bridge, self, *method.check(args))
+            result = method.run(self.server.bridge, self, request)
         except PassepartoutError as err:  # Refusal included: a structured error reply
             self._error(uid, err.kind, err.message)
             return
@@ -442,4 +402,4 @@ def _shut(sock: socket.socket) -> None:
     sock.shutdown(socket.SHUT_RDWR)
 
 
-__all__ = ["BridgeServer", "Connection", "Refusal", "decode", "encode", "frame", "read_payload"]
+__all__ = ["BridgeServer", "Connection", "Refusal", "frame"]

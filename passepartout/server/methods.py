@@ -1,7 +1,9 @@
-"""What each method Emacs may call does: the explicit method table of the EPC server.
+"""What each method a face may call does: the explicit method table of the EPC server.
 
-The transport (:mod:`passepartout.server.epc`) reads frames, checks the token and converts
-values; it hands a method its checked arguments and the calling connection.  Every
+The methods are the requests of :mod:`passepartout.protocol` (typed there once, for the
+server and every client); this table says what each runs.  The transport
+(:mod:`passepartout.server.epc`) reads frames, checks the token and decodes a call into
+its request; it hands the method that request and the calling connection.  Every
 method returns at once: a prompt goes to the session's lane, and the few that may take
 time (reloading a skill, reading jobs or history) are marked ``slow`` and run off the
 connection's thread.  The agent boots after the port line, so a method that needs it
@@ -24,7 +26,7 @@ from passepartout.server.backlog import replay, waiting_flight_plans
 from passepartout.server.focus import FOCUS_BODY_MAX, Focus, FocusHolder
 from passepartout.server.peer import Peer, PeerChannel, emit
 from passepartout.server.peer import leaves as _leaves
-from passepartout.signals import Keyword, Signal, Symbol, plist_to_dict
+from passepartout.signals import Keyword, Signal, Symbol
 from passepartout.turn import TurnContext
 
 if TYPE_CHECKING:
@@ -168,43 +170,32 @@ def _run_safely(work: Callable[[Agent | None], None], agent: Agent | None) -> No
         log.exception("queued work failed")
 
 
-# -- argument checks -------------------------------------------------------------------
-
-STRING, OPTIONAL_STRING, PLIST, ANY = "string", "string-or-nil", "plist", "any"
+# -- the table ----------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Method:
-    """One entry of the table: its parameters (name, kind) and what it runs."""
+    """One entry of the table: the request it answers (see :mod:`passepartout.protocol`)
+    and what it runs."""
 
-    name: str
-    params: tuple[tuple[str, str], ...]
-    run: Callable[..., Any]  # (bridge, peer, *checked arguments) -> the reply
+    request: type[protocol.Request[Any]]
+    run: Callable[[Bridge, Peer, Any], Any]  # (bridge, peer, the request) -> the reply
     slow: bool = False
 
-    def check(self, args: list[Any]) -> list[Any]:
-        if len(args) != len(self.params):
-            names = " ".join(p for p, _ in self.params) or "no arguments"
-            raise Refusal("bad-arguments",
-                          f"{self.name} takes {len(self.params)} argument(s) ({names}), "
-                          f"not {len(args)}")
-        return [_check(self.name, p, kind, a) for (p, kind), a in zip(self.params, args,
-                                                                       strict=True)]
+    @property
+    def name(self) -> str:
+        return self.request.NAME
 
+    @property
+    def params(self) -> tuple[tuple[str, str], ...]:
+        return self.request.params()
 
-def _check(method: str, param: str, kind: str, value: Any) -> Any:
-    if kind == STRING:
-        if not isinstance(value, str) or isinstance(value, Keyword | Symbol):
-            raise Refusal("bad-arguments", f"{method}: {param} must be a string")
-        return value
-    if kind == OPTIONAL_STRING:
-        return None if value is None else _check(method, param, STRING, value)
-    if kind == PLIST:
-        try:
-            return plist_to_dict(value)
-        except ProtocolError as err:
-            raise Refusal("bad-arguments", f"{method}: {param}: {err.message}") from None
-    return value
+    def check(self, args: Any) -> protocol.Request[Any]:
+        """The request of these arguments (a ``bad-arguments`` refusal when they do not
+        fit it)."""
+        request = protocol.decode_request(self.name, args)
+        assert isinstance(request, self.request)
+        return request
 
 
 def _optional_string(fields: dict[str, Any], key: str) -> str | None:
@@ -217,16 +208,17 @@ def _optional_string(fields: dict[str, Any], key: str) -> str | None:
 # -- the methods ------------------------------------------------------------------------
 
 
-def _ping(bridge: Bridge, peer: Peer) -> Symbol:
+def _ping(bridge: Bridge, peer: Peer, request: protocol.Ping) -> Symbol:
     return Symbol("pong")
 
 
-def _echo(bridge: Bridge, peer: Peer, value: Any) -> Any:
-    return value
+def _echo(bridge: Bridge, peer: Peer, request: protocol.Echo) -> Any:
+    return request.value
 
 
-def _chat_send(bridge: Bridge, peer: Peer, session: str, turn: str, text: str,
-               context: dict[str, Any]) -> str:
+def _chat_send(bridge: Bridge, peer: Peer, request: protocol.ChatSend) -> str:
+    session, turn, text = request.session, request.turn, request.text
+    context = request.context
     if not session or not turn:
         raise Refusal("bad-arguments", "chat-send: session-id and turn-id must not be empty")
     meta = {k: v for k, v in context.items() if k not in _RESERVED_META}
@@ -291,20 +283,21 @@ def _audit_request(agent: Agent, peer: Peer, session: str, turn: str, text: str,
         log.warning("the audit could not note a request by %s: %s", client, err)
 
 
-def _chat_cancel(bridge: Bridge, peer: Peer, session: str, turn: str | None) -> bool:
+def _chat_cancel(bridge: Bridge, peer: Peer, request: protocol.ChatCancel) -> bool:
+    session, turn = request.session, request.turn
     bridge.when_ready(lambda agent: agent.cancel(session, turn or None) if agent else None)
     return True
 
 
-def _approval_answer(bridge: Bridge, peer: Peer, approval_id: str, answer: Any) -> bool:
-    if not bridge.channel.answer(approval_id, protocol.decode_answer(answer)):
-        raise Refusal("expired", f"no approval {approval_id} is waiting "
+def _approval_answer(bridge: Bridge, peer: Peer, request: protocol.AnswerApproval) -> bool:
+    if not bridge.channel.answer(request.approval_id, request.answer):
+        raise Refusal("expired", f"no approval {request.approval_id} is waiting "
                                  "(it was answered, timed out or withdrawn)")
     return True
 
 
-def _org_edit(bridge: Bridge, peer: Peer, fields: dict[str, Any]) -> bool:
-    payload = {**fields, "sensor": Keyword("org-edit")}
+def _org_edit(bridge: Bridge, peer: Peer, request: protocol.OrgEdit) -> bool:
+    payload = {**request.plist, "sensor": Keyword("org-edit")}
     # The edit's questions (a new or changed job to approve) go to the client that saved.
     session = f"org-edit-{id(peer):x}"
     bridge.channel.bind(session, peer)
@@ -318,7 +311,8 @@ def _org_edit(bridge: Bridge, peer: Peer, fields: dict[str, Any]) -> bool:
     return True
 
 
-def _focus(bridge: Bridge, peer: Peer, fields: dict[str, Any]) -> bool:
+def _focus(bridge: Bridge, peer: Peer, request: protocol.SetFocus) -> bool:
+    fields = request.plist
     outline = fields.get("outline") or []
     if not isinstance(outline, list) or not all(isinstance(h, str) for h in outline):
         raise Refusal("bad-arguments", ":outline must be a list of strings")
@@ -331,7 +325,7 @@ def _focus(bridge: Bridge, peer: Peer, fields: dict[str, Any]) -> bool:
     return True
 
 
-def _context(bridge: Bridge, peer: Peer) -> str:
+def _context(bridge: Bridge, peer: Peer, request: protocol.Context) -> str:
     """What the next chat turn's context holds about the person's place in org (the
     related notes, which depend on the prompt, are not known yet)."""
     from passepartout.context import Focus as ContextFocus
@@ -352,12 +346,13 @@ def _context(bridge: Bridge, peer: Peer) -> str:
         raise Refusal(err.kind, err.message) from None
 
 
-def _attachments_preview(bridge: Bridge, peer: Peer, items: Any) -> str:
+def _attachments_preview(bridge: Bridge, peer: Peer,
+                         request: protocol.PreviewAttachments) -> str:
     """What the given parts would add to a turn, read and filtered as a turn reads them."""
     from passepartout.server import attachments
 
     try:
-        parts = attachments.resolve(attachments.read_items(items),
+        parts = attachments.resolve(attachments.read_items(request.attachments),
                                     bridge.wait_agent().services.get("security"))
     except PassepartoutError as err:
         raise Refusal(err.kind, err.message) from None
@@ -372,18 +367,18 @@ def _attachments_preview(bridge: Bridge, peer: Peer, items: Any) -> str:
         raise Refusal(err.kind, err.message) from None
 
 
-def _rewrite_check(bridge: Bridge, peer: Peer, fields: dict[str, Any]) -> dict[str, Any]:
+def _rewrite_check(bridge: Bridge, peer: Peer, request: protocol.RewriteCheck) -> dict[str, Any]:
     """The gates' verdict on a rewrite the person accepted (passepartout.server.rewrite)."""
     from passepartout.server import rewrite
 
     try:
-        proposal = rewrite.Rewrite.from_fields(fields)
+        proposal = rewrite.Rewrite.from_fields(request.plist)
     except ProtocolError as err:
         raise Refusal("bad-arguments", err.message) from None
     return rewrite.check(bridge.wait_agent(), proposal, peer.face)
 
 
-def _usage(bridge: Bridge, peer: Peer, session: str | None) -> dict[str, Any]:
+def _usage(bridge: Bridge, peer: Peer, request: protocol.Usage) -> dict[str, Any]:
     """Tokens and cost of a session and of today, from the ledger."""
     llm = bridge.wait_agent().services.llm
     ledger = getattr(llm, "ledger", None)
@@ -391,10 +386,10 @@ def _usage(bridge: Bridge, peer: Peer, session: str | None) -> dict[str, Any]:
         from passepartout.llm.ledger import Ledger
 
         ledger = Ledger.in_home(bridge.config.home)
-    return ledger.usage(session or None)
+    return ledger.usage(request.session or None)
 
 
-def _models(bridge: Bridge, peer: Peer) -> dict[str, Any]:
+def _models(bridge: Bridge, peer: Peer, request: protocol.Models) -> dict[str, Any]:
     """The models the configuration names, for Emacs's picker: the default, each tier's,
     the fallbacks and the local one, then those of an Ollama or llama.cpp server on
     this machine (``servers``); ``all`` lists them once each, default first."""
@@ -418,21 +413,21 @@ def _models(bridge: Bridge, peer: Peer) -> dict[str, Any]:
             "all": list(dict.fromkeys(m for m in every if m))}
 
 
-def _status(bridge: Bridge, peer: Peer) -> dict[str, Any]:
+def _status(bridge: Bridge, peer: Peer, request: protocol.Status) -> dict[str, Any]:
     return bridge.status()
 
 
-def _jobs(bridge: Bridge, peer: Peer) -> Any:
+def _jobs(bridge: Bridge, peer: Peer, request: protocol.Jobs) -> Any:
     orchestrator = bridge.wait_agent().services.orchestrator
     return list(orchestrator.jobs()) if orchestrator is not None else None
 
 
-def _job_problems(bridge: Bridge, peer: Peer) -> Any:
+def _job_problems(bridge: Bridge, peer: Peer, request: protocol.JobProblems) -> Any:
     orchestrator = bridge.wait_agent().services.orchestrator
     return orchestrator.job_problems() or None if orchestrator is not None else None
 
 
-def _held_jobs(bridge: Bridge, peer: Peer) -> Any:
+def _held_jobs(bridge: Bridge, peer: Peer, request: protocol.HeldJobs) -> Any:
     orchestrator = bridge.wait_agent().services.orchestrator
     return orchestrator.held_jobs() or None if orchestrator is not None else None
 
@@ -449,48 +444,46 @@ def _job_answer(bridge: Bridge, node_id: str, allow: bool,
     return {"id": held.node.id, "what": held.what}
 
 
-def _job_allow(bridge: Bridge, peer: Peer, node_id: str,
-               digest: str | None = None) -> dict[str, Any]:
+def _job_allow(bridge: Bridge, peer: Peer, request: protocol.JobAllow) -> dict[str, Any]:
     """The person approves a held heading (only if its content hash is still ``digest``,
     what they were shown)."""
-    return _job_answer(bridge, node_id, True, digest or None)
+    return _job_answer(bridge, request.node_id, True, request.digest or None)
 
 
-def _job_deny(bridge: Bridge, peer: Peer, node_id: str) -> dict[str, Any]:
-    return _job_answer(bridge, node_id, False)
+def _job_deny(bridge: Bridge, peer: Peer, request: protocol.JobDeny) -> dict[str, Any]:
+    return _job_answer(bridge, request.node_id, False)
 
 
-def _skills_reload(bridge: Bridge, peer: Peer, name: str) -> dict[str, Any]:
+def _skills_reload(bridge: Bridge, peer: Peer, request: protocol.ReloadSkill) -> dict[str, Any]:
     agent = bridge.wait_agent()
-    entry = agent.loader.reload(name)
+    entry = agent.loader.reload(request.name)
     agent.check_health()
     return {"name": entry.name, "status": str(entry.status), "error": entry.error}
 
 
-def _session_history(bridge: Bridge, peer: Peer, session: str) -> Any:
+def _session_history(bridge: Bridge, peer: Peer, request: protocol.SessionHistory) -> Any:
     sessions = bridge.wait_agent().services.sessions
-    return sessions.history(session) if sessions is not None else None
+    return sessions.history(request.session) if sessions is not None else None
 
 
-def _sessions(bridge: Bridge, peer: Peer) -> Any:
+def _sessions(bridge: Bridge, peer: Peer, request: protocol.Sessions) -> Any:
     from passepartout.views import sessions
 
     return sessions(bridge.config.home) or None
 
 
-def _memex(bridge: Bridge, peer: Peer, client: str, operation: str,
-           args: dict[str, Any]) -> str:
+def _memex(bridge: Bridge, peer: Peer, request: protocol.Memex) -> str:
     """One request of an MCP client of ``passepartout mcp`` (see passepartout.mcp.memex)."""
     face = bridge.wait_agent().services.get("mcp-memex")
     if face is None:
         raise Refusal("unavailable", "the mcp skill is not loaded")
     try:
-        return str(face.handle(client, operation, args))
+        return str(face.handle(request.client, request.operation, request.arguments))
     except PassepartoutError as err:
         raise Refusal(err.kind, err.message) from None
 
 
-def _mcp_servers(bridge: Bridge, peer: Peer) -> Any:
+def _mcp_servers(bridge: Bridge, peer: Peer, request: protocol.McpServers) -> Any:
     """A status line for each MCP server of mcp.json (the mcp skill's)."""
     service = bridge.wait_agent().services.get("mcp")
     return list(service.lines()) or None if service is not None else None
@@ -499,31 +492,28 @@ def _mcp_servers(bridge: Bridge, peer: Peer) -> Any:
 METHODS: dict[str, Method] = {
     m.name: m
     for m in (
-        Method("ping", (), _ping),
-        Method("echo", (("value", ANY),), _echo),
-        Method("chat-send", (("session-id", STRING), ("turn-id", STRING), ("text", STRING),
-                             ("context", PLIST)), _chat_send),
-        Method("chat-cancel", (("session-id", STRING), ("turn-id", OPTIONAL_STRING)), _chat_cancel),
-        Method("approval-answer", (("approval-id", STRING), ("answer", ANY)), _approval_answer),
-        Method("org-edit", (("plist", PLIST),), _org_edit),
-        Method("focus", (("plist", PLIST),), _focus),
-        Method("status", (), _status),
-        Method("models", (), _models),
-        Method("jobs", (), _jobs, slow=True),
-        Method("job-problems", (), _job_problems, slow=True),
-        Method("held-jobs", (), _held_jobs, slow=True),
-        Method("job-allow", (("id", STRING), ("hash", OPTIONAL_STRING)), _job_allow,
-               slow=True),
-        Method("job-deny", (("id", STRING),), _job_deny, slow=True),
-        Method("skills-reload", (("name", STRING),), _skills_reload, slow=True),
-        Method("session-history", (("session-id", STRING),), _session_history, slow=True),
-        Method("sessions", (), _sessions, slow=True),
-        Method("context", (), _context, slow=True),
-        Method("usage", (("session-id", OPTIONAL_STRING),), _usage, slow=True),
-        Method("rewrite-check", (("plist", PLIST),), _rewrite_check, slow=True),
-        Method("attachments-preview", (("attachments", ANY),), _attachments_preview, slow=True),
-        Method("memex", (("client", STRING), ("operation", STRING), ("args", PLIST)), _memex,
-               slow=True),
-        Method("mcp-servers", (), _mcp_servers, slow=True),
+        Method(protocol.Ping, _ping),
+        Method(protocol.Echo, _echo),
+        Method(protocol.ChatSend, _chat_send),
+        Method(protocol.ChatCancel, _chat_cancel),
+        Method(protocol.AnswerApproval, _approval_answer),
+        Method(protocol.OrgEdit, _org_edit),
+        Method(protocol.SetFocus, _focus),
+        Method(protocol.Status, _status),
+        Method(protocol.Models, _models),
+        Method(protocol.Jobs, _jobs, slow=True),
+        Method(protocol.JobProblems, _job_problems, slow=True),
+        Method(protocol.HeldJobs, _held_jobs, slow=True),
+        Method(protocol.JobAllow, _job_allow, slow=True),
+        Method(protocol.JobDeny, _job_deny, slow=True),
+        Method(protocol.ReloadSkill, _skills_reload, slow=True),
+        Method(protocol.SessionHistory, _session_history, slow=True),
+        Method(protocol.Sessions, _sessions, slow=True),
+        Method(protocol.Context, _context, slow=True),
+        Method(protocol.Usage, _usage, slow=True),
+        Method(protocol.RewriteCheck, _rewrite_check, slow=True),
+        Method(protocol.PreviewAttachments, _attachments_preview, slow=True),
+        Method(protocol.Memex, _memex, slow=True),
+        Method(protocol.McpServers, _mcp_servers, slow=True),
     )
 }

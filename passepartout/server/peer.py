@@ -20,27 +20,15 @@ import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, assert_never
+from typing import Any, Protocol
 
 from passepartout import protocol
 from passepartout.errors import PipelineError
 from passepartout.loop import Action, ApprovalRequest
 from passepartout.loop.actions import Answer
 from passepartout.loop.approvals import DEFAULT_TIMEOUT
-from passepartout.loop.events import (
-    ApprovalAnswered,
-    ApprovalAsked,
-    Chunk,
-    Denied,
-    Done,
-    Error,
-    Event,
-    Notice,
-    Reply,
-    ToolCall,
-    ToolRequested,
-    ToolResult,
-)
+from passepartout.loop.events import Denied, Done, Error, Event, Notice, Reply
+from passepartout.loop.protocol_events import to_protocol
 from passepartout.protocol import Allow, Deny, Evaluated
 from passepartout.server.backlog import Backlog
 from passepartout.server.backlog import Notice as Missed
@@ -262,44 +250,10 @@ class PeerChannel:
 
     def _protocol_event(self, session: str, turn: str, event: Event, kept: _Sent,
                         used: list[str] | None = None) -> protocol.Event | None:
-        match event:
-            case Chunk(text=text):
-                with self._lock:
-                    kept.streamed += text
-                return protocol.Chunk(session, turn, text) if text else None
-            case Reply(text=text):
-                text = self._unstreamed(kept, text)
-                return protocol.Chunk(session, turn, text) if text else None
-            case ToolRequested(name=name, arguments=arguments, call_id=call_id):
-                with self._lock:
-                    kept.streamed = ""
-                return protocol.ToolRequested(session, turn, name, arguments, call_id)
-            case ToolCall() | ToolResult() | Denied():
-                with self._lock:
-                    kept.streamed = ""  # the next model step streams a new text
-                return _tool_event(session, turn, event)
-            case Error(code=code, message=message):
-                return protocol.TurnError(session, turn, code, message)
-            case Done(cancelled=cancelled):
-                with self._lock:
-                    kept.streamed = ""
-                model, local = answered_by(used)
-                return protocol.Done(session, turn, cancelled, model, local)
-            case ApprovalAsked():
-                return None  # approve() itself asks, with the id the answer must carry
-            case ApprovalAnswered():
-                return None  # the face that asked shows the answer itself
-            case Notice(text=text, level=level):
-                return protocol.Notice(level, text)
-        assert_never(event)
-
-    def _unstreamed(self, kept: _Sent, reply: str) -> str:
-        """The part of a whole reply that its chunks have not shown yet."""
+        answered = answered_by(used) if isinstance(event, Done) else (None, None)
         with self._lock:
-            streamed, kept.streamed = kept.streamed, ""
-        if not streamed:
-            return reply
-        return reply[len(streamed):] if reply.startswith(streamed) else ""
+            sent, kept.streamed = to_protocol(session, turn, event, kept.streamed, answered)
+        return sent
 
     def _send_unbound(self, event: Event) -> None:
         # Events of signals that belong to no chat (org-edit hooks, jobs) become notices.
@@ -473,19 +427,6 @@ def _leave(text: str) -> str:
     except PassepartoutError as err:
         log.warning("a reply was withheld from a client: %s", err.message)
         return "[withheld: the memex is still being scanned for private text; ask again soon]"
-
-
-def _tool_event(session: str, turn: str,
-                event: ToolCall | ToolResult | Denied) -> protocol.ToolEvent:
-    match event:
-        case ToolCall(name=name, args=args, call_id=call_id):
-            return protocol.ToolCalled(session, turn, name, dict(args) if args else None,
-                                       call_id)
-        case ToolResult(name=name, ok=ok, output=output, call_id=call_id):
-            return protocol.ToolFinished(session, turn, name, ok, output, call_id)
-        case Denied(action=action, reason=reason):
-            return protocol.ToolDenied(session, turn, action, reason)
-    assert_never(event)
 
 
 def _approval_info(request: ApprovalRequest) -> dict[str, Any]:

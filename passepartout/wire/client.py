@@ -15,23 +15,25 @@ import socket
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from passepartout.errors import DaemonError
-from passepartout.signals import Keyword, Symbol, dumps, loads, plist_to_dict
+from passepartout import protocol
+from passepartout.errors import DaemonError, ProtocolError
+from passepartout.signals import Keyword, Symbol, plist_to_dict
+from passepartout.wire import frames
 
 CONNECT_TIMEOUT = 5.0
-MAX_FRAME = 8 * 1024 * 1024
+R = TypeVar("R")
 
 
 def frame(value: Any) -> bytes:
-    """One EPC frame; one too large for the protocol is refused here, before anything
-    is sent (its six-digit length would overflow and break the connection for good)."""
-    data = dumps(value).encode("utf-8") + b"\n"
-    if len(data) > MAX_FRAME:
-        raise DaemonError(f"the message is too large to send ({len(data) / 2**20:.1f} MB; "
-                          f"at most {MAX_FRAME // 2**20} MB)", "too-large")
-    return b"%06x" % len(data) + data
+    """One frame to the daemon (:func:`passepartout.wire.frames.frame`); one larger than
+    the daemon reads is refused here, before anything is sent, and the connection stays."""
+    try:
+        return frames.frame(value, limit=frames.MAX_FRAME)
+    except frames.TooLarge as err:
+        raise DaemonError(f"the message is too large to send ({err.size / 2**20:.1f} MB; "
+                          f"at most {frames.MAX_FRAME // 2**20} MB)", "too-large") from None
 
 
 class DaemonClient:
@@ -46,7 +48,7 @@ class DaemonClient:
 
         self.timeout = timeout
         self.callbacks: list[tuple[str, list[Any]]] = []
-        self._buf = b""
+        self._frames = frames.Buffer()
         self._uid = 0
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.settimeout(CONNECT_TIMEOUT)
@@ -69,7 +71,7 @@ class DaemonClient:
         plist: list[Any] = []
         for key, value in (client or {"client": "cli"}).items():
             plist += [Keyword(key), value]
-        self.info = self.call("hello", token, plist or None)
+        self.info = self.request(protocol.Hello(token, plist or None))
 
     def close(self) -> None:
         with contextlib.suppress(OSError):  # wakes a thread blocked reading it
@@ -82,8 +84,14 @@ class DaemonClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def request(self, request: protocol.Request[R]) -> R:
+        """Send a request of the protocol and wait for its result; a refusal raises
+        DaemonError."""
+        return request.result(self.call(request.NAME, *request.args()))
+
     def call(self, method: str, *args: Any) -> Any:
-        """Call ``method`` and wait for its reply; a refusal raises DaemonError."""
+        """Call ``method`` by its wire name with raw arguments and wait for its reply (a
+        refusal raises DaemonError); :meth:`request` is the typed form."""
         self._uid += 1
         uid = self._uid
         try:
@@ -129,24 +137,17 @@ class DaemonClient:
         finally:
             self.sock.settimeout(self.timeout)
 
-    def _fill(self, n: int) -> None:
-        while len(self._buf) < n:
-            chunk = self.sock.recv(1 << 16)
-            if not chunk:
-                raise DaemonError("the daemon closed the connection", "closed")
-            self._buf += chunk
-
     def _read(self) -> list[Any]:
-        self._fill(6)
         try:
-            length = int(self._buf[:6], 16)
-        except ValueError:
-            raise DaemonError("the daemon sent a malformed frame", "protocol-error") from None
-        if length > MAX_FRAME:
-            raise DaemonError("the daemon sent a frame over the limit", "protocol-error")
-        self._fill(6 + length)
-        data, self._buf = self._buf[6:6 + length], self._buf[6 + length:]
-        message = loads(data.decode("utf-8", "replace"))
+            while (missing := self._frames.missing()) > 0:
+                chunk = self.sock.recv(max(missing, 1 << 16))
+                if not chunk:
+                    raise DaemonError("the daemon closed the connection", "closed")
+                self._frames.feed(chunk)
+            message = self._frames.take()
+        except ProtocolError as err:
+            raise DaemonError(f"the daemon sent a malformed frame ({err.message})",
+                              "protocol-error") from None
         if not isinstance(message, list) or len(message) < 2:
             raise DaemonError("the daemon sent a message that is not (KIND UID ...)",
                               "protocol-error")

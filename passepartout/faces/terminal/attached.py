@@ -2,8 +2,9 @@
 
 The chat is one more face of the daemon (:class:`~passepartout.faces.face.Face`):
 the same sessions, memory, ledger and cron as Emacs.  Each line read is a prompt sent
-in the chat's session; the turn's events are shown by the same
-:class:`~passepartout.faces.terminal.channel.TerminalChannel` as in ``--standalone``, and an
+in the chat's session; the turn's events (those of :mod:`passepartout.protocol`) are
+shown as they come by :class:`~passepartout.faces.terminal.channel.TerminalChannel`, as in
+``--standalone``, and an
 approval the daemon asks is answered where :mod:`terminal_answers` says (only a yes
 approves; the daemon waits as long as the terminal does).  Notifications of the daemon
 (a cron job's result, a warning) are shown as they come, between the chat's lines.
@@ -25,21 +26,7 @@ from passepartout.faces.face import Face, Turn
 from passepartout.faces.terminal.channel import TURN_TIMEOUT, TerminalChannel
 from passepartout.faces.terminal.commands import HELP, ChatState, answer, command_word
 from passepartout.faces.terminal.history import LineReader
-from passepartout.loop import events as ev
-from passepartout.protocol import (
-    Allow,
-    ApprovalAsked,
-    Chunk,
-    Deny,
-    Disconnected,
-    Done,
-    Event,
-    Notice,
-    ToolCalled,
-    ToolDenied,
-    ToolFinished,
-    TurnError,
-)
+from passepartout.protocol import Allow, ApprovalAsked, Deny, Disconnected, Done, Event, Notice
 from passepartout.services import Services
 from passepartout.text import terminal_safe
 
@@ -82,7 +69,7 @@ def chat_attached(config: Config, face: Face, *, reader: TextIO, writer: TextIO,
             try:
                 turn = face.send(state.session, text, context=state.meta())
             except DaemonError as err:
-                channel.show(ev.Error("error", err.message))
+                channel.error(err.message)
                 continue
             follow(face, turn, channel)
             if text.lower().split()[0] == "/help":
@@ -108,8 +95,8 @@ def _reattach(face: Face, channel: TerminalChannel, reattach: Attach | None) -> 
         if time.monotonic() > deadline:
             break
         time.sleep(0.2)
-    channel.show(ev.Error("error", "the daemon is not running, and that prompt was not "
-                                   "sent (`passepartout daemon --detach` starts it)"))
+    channel.error("the daemon is not running, and that prompt was not sent "
+                  "(`passepartout daemon --detach` starts it)")
     return None
 
 
@@ -133,7 +120,7 @@ def follow(face: Face, turn: Turn, channel: TerminalChannel) -> None:
         if event is None:
             waited += POLL
             if waited >= (CANCEL_WAIT if cancelling else TURN_TIMEOUT):
-                channel.show(ev.Error("error", "the turn did not end in time"))
+                channel.error("the turn did not end in time")
                 return
             continue
         if isinstance(event, Done | Disconnected):
@@ -141,26 +128,11 @@ def follow(face: Face, turn: Turn, channel: TerminalChannel) -> None:
 
 
 def show(face: Face, event: Event, channel: TerminalChannel) -> None:
-    """One event of the daemon, shown as the standalone chat shows the loop's."""
-    if isinstance(event, Chunk):
-        channel.show(ev.Chunk(event.text))
-    elif isinstance(event, ToolCalled):
-        channel.show(ev.ToolCall(event.name, dict(event.args or {})))
-    elif isinstance(event, ToolFinished):
-        channel.show(ev.ToolResult(event.name, event.ok, event.output or ""))
-    elif isinstance(event, ToolDenied):
-        channel.show(ev.Denied(event.name, event.reason or ""))
-    elif isinstance(event, ApprovalAsked):
+    """One event of the daemon: an approval is asked here, the rest shown as they are."""
+    if isinstance(event, ApprovalAsked):
         _approve(face, event, channel)
-    elif isinstance(event, TurnError):
-        channel.show(ev.Error(event.kind, event.message or event.kind))
-    elif isinstance(event, Done):
-        channel.show(ev.Done(event.cancelled))
-    elif isinstance(event, Disconnected):
-        channel.show(ev.Error("error", f"the daemon went away: {event.reason}"))
-        channel.show(ev.Done())
-    elif isinstance(event, Notice):
-        channel.show(ev.Notice(event.text))
+    else:
+        channel.show(event)
 
 
 def _approve(face: Face, event: ApprovalAsked, channel: TerminalChannel) -> None:
@@ -175,7 +147,7 @@ def _approve(face: Face, event: ApprovalAsked, channel: TerminalChannel) -> None
         if not face.answer(event.approval_id, Allow() if yes else Deny()):
             channel.say("(too late: the approval had already timed out, and was refused)")
     except DaemonError as err:
-        channel.show(ev.Error("error", f"the answer was not sent: {err.message}"))
+        channel.error(f"the answer was not sent: {err.message}")
 
 
 def _quietly_cancel(face: Face, turn: Turn) -> None:
@@ -203,12 +175,12 @@ class _NoticePrinter:
         while True:
             event = self._queue.get()
             if isinstance(event, Notice):
-                self.channel.show(ev.Notice(event.text))
+                self.channel.show(event)
             elif isinstance(event, ApprovalAsked):
                 # Not a turn of this chat (a job's): no one is at this prompt to be
                 # asked, so it is refused at once rather than holding the job.
-                self.channel.show(ev.Notice(f"refused {event.description}: "
-                                            "asked outside this chat"))
+                self.channel.show(Notice("info", f"refused {event.description}: "
+                                                 "asked outside this chat"))
                 try:
                     self.face.answer(event.approval_id, Deny())
                 except DaemonError as err:

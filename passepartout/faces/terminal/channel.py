@@ -1,6 +1,9 @@
-"""How a terminal shows a turn: the events of the loop as lines (the reply as it streams,
-tool calls, refusals, errors), and an approval asked where the answers come from.  Both
-``passepartout chat`` attached to the daemon and ``--standalone`` show turns with it."""
+"""How a terminal shows a turn: the events of :mod:`passepartout.protocol` as lines (the
+reply as it streams, tool calls, refusals, errors), and an approval asked where the
+answers come from.  ``passepartout chat`` attached to the daemon shows the daemon's
+events as they come; ``--standalone`` runs the loop here, and its events become the
+protocol's once (:func:`~passepartout.loop.protocol_events.to_protocol`), as the
+server's are, so the two chats show a turn the same way."""
 
 from __future__ import annotations
 
@@ -8,22 +11,24 @@ import re
 import threading
 from typing import Any, TextIO
 
-from passepartout.faces.terminal.answers import (
-    Answers,
-)
+from passepartout.faces.terminal.answers import Answers
+from passepartout.loop import events as loop_events
 from passepartout.loop.actions import Answer, ApprovalRequest
-from passepartout.loop.events import (
-    ApprovalAnswered,
+from passepartout.loop.protocol_events import to_protocol
+from passepartout.protocol import (
     ApprovalAsked,
     Chunk,
-    Denied,
+    Disconnected,
     Done,
-    Error,
     Event,
     Notice,
-    Reply,
-    ToolCall,
-    ToolResult,
+    OrgEdited,
+    StatusChanged,
+    ToolCalled,
+    ToolDenied,
+    ToolFinished,
+    ToolRequested,
+    TurnError,
 )
 from passepartout.signals import Signal
 from passepartout.text import one_line, terminal_safe
@@ -47,43 +52,59 @@ class TerminalChannel:
         self.answers = answers
         self.errors = 0
         self._done = threading.Event()
-        self._streamed = ""
+        self._turn_streams: dict[tuple[str, str], str] = {}  # --standalone's turns
         self._column = 0
         self._lock = threading.RLock()
 
-    # -- the Channel protocol ---------------------------------------------------------
+    # -- the loop's Channel protocol (--standalone) -----------------------------------
 
-    def send(self, signal: Signal, event: Event) -> None:
-        self.show(event)
+    def send(self, signal: Signal, event: loop_events.Event) -> None:
+        """A loop event of a turn run in this process, shown as its protocol event."""
+        key = (signal.session_id or "", str(signal.turn.turn_id or ""))
+        with self._lock:
+            sent, streamed = to_protocol(*key, event, self._turn_streams.pop(key, ""))
+            if streamed:
+                self._turn_streams[key] = streamed
+        if sent is not None:
+            self.show(sent)
+
+    # -- protocol events ----------------------------------------------------------------
 
     def show(self, event: Event) -> None:
-        """Print one event of the loop (a daemon's events are mapped to them)."""
+        """Print one event of the protocol."""
         with self._lock:
             match event:
                 case Chunk(text=text):
-                    self._streamed += text
                     self._write(text)
-                case Reply(text=text, streamed=streamed):
-                    self._reply(text, streamed)
-                case ToolCall(name=name, args=args):
-                    self._line(f"  [tool] {name} {_args(args)}")
-                case ToolResult(ok=ok, output=output):
+                case ToolCalled(name=name, args=args):
+                    self._line(f"  [tool] {name} {_args(args or {})}")
+                case ToolFinished(ok=ok, output=output):
+                    output = output or ""
                     status = "ok" if ok and not failed_command(output) else "failed"
                     self._line(f"  [{status}] {one_line(output, OUTPUT_PREVIEW, shown=True)}")
-                case Denied(action=action, reason=reason):
-                    self._line(f"  [refused] {action}: {reason}")
+                case ToolDenied(name=name, reason=reason):
+                    self._line(f"  [refused] {name}: {reason or ''}")
                 case Notice(text=text):
                     self._line(f"  ({text})")
-                case Error(message=message):
-                    self.errors += 1
-                    self._line(f"error: {message}")
+                case TurnError(kind=kind, message=message):
+                    self.error(message or kind)
                 case Done(cancelled=cancelled):
                     if cancelled:
                         self._line("(cancelled)")
                     self._end_line()
                     self._done.set()
-                case ApprovalAsked() | ApprovalAnswered():
-                    pass  # approve() asks, and the answer was typed here
+                case Disconnected(reason=reason):
+                    self.error(f"the daemon went away: {reason}")
+                    self._end_line()
+                    self._done.set()
+                case ApprovalAsked() | ToolRequested() | StatusChanged() | OrgEdited():
+                    pass  # asked by approve() or the chat; not shown on a terminal
+
+    def error(self, message: str) -> None:
+        """An error line (the chat then ends with status 1)."""
+        with self._lock:
+            self.errors += 1
+            self._line(f"error: {message}")
 
     def approve(self, request: ApprovalRequest) -> bool:
         yes = self.ask(request.describe())
@@ -95,7 +116,6 @@ class TerminalChannel:
         """Ask where the answers come from; only "y" or "yes" is a yes."""
         with self._lock:
             self._end_line()
-            self._streamed = ""
             yes = self.answers.ask(f"Allow {description}? [y/N] ", self._write)
             self._column = 0
         return yes
@@ -109,20 +129,11 @@ class TerminalChannel:
 
     def begin(self) -> None:
         self._done.clear()
-        self._streamed = ""
 
     def wait(self, timeout: float = TURN_TIMEOUT) -> bool:
         return self._done.wait(timeout)
 
     # -- output -----------------------------------------------------------------------
-
-    def _reply(self, text: str, streamed: bool) -> None:
-        shown, self._streamed = self._streamed, ""
-        if (streamed or shown) and text.startswith(shown):
-            self._write(text[len(shown):])  # only what the chunks have not shown
-        else:
-            self._line(text)
-        self._end_line()
 
     def _write(self, text: str) -> None:
         if not text:
@@ -137,7 +148,6 @@ class TerminalChannel:
 
     def _line(self, text: str, *, newline: bool = True) -> None:
         self._end_line()
-        self._streamed = ""  # a new model step streams a new text
         self._write(text + ("\n" if newline else ""))
 
 
