@@ -97,6 +97,21 @@ def test_chat_with_the_local_model(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert len(result.stdout.strip()) > 0
     assert "error" not in result.stdout.lower()
+    assert "(local model local/smollm2, offline, " in result.stdout  # said, with its time
+
+
+def test_an_attached_turn_of_the_local_model_says_so() -> None:
+    out = io.StringIO()
+    channel = TerminalChannel(out, Refuse())
+    channel.begin()
+    channel.show(protocol.Chunk("s", "t", "Paris."))
+    channel.show(protocol.Done("s", "t", model="local/smollm2", local=True))
+    channel.begin()
+    channel.show(protocol.Chunk("s", "t2", "Rome."))
+    channel.show(protocol.Done("s", "t2", model="openai/gpt-4o", local=False))
+    text = out.getvalue()
+    assert "Paris.\n(local model local/smollm2, offline, " in text
+    assert text.count("(local model") == 1
 
 
 def test_a_command_that_failed_is_said_failed() -> None:

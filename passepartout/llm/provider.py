@@ -106,6 +106,14 @@ def is_local(model: str) -> bool:
     return model.split("/", 1)[0] == "local" and "/" in model
 
 
+def answered_by(used: Sequence[str] | None) -> tuple[str | None, bool | None]:
+    """Which model answered a turn (its last call), and whether it is the local one."""
+    if not used:
+        return None, None
+    model = str(used[-1])
+    return model, is_local(model)
+
+
 def provider_of(model: str) -> str:
     """The provider litellm would route ``model`` to (``openai``, ``anthropic``, ...)."""
     if "/" in model:

@@ -250,6 +250,8 @@ class PeerChannel:
 
     def _protocol_event(self, session: str, turn: str, event: Event, kept: _Sent,
                         used: list[str] | None = None) -> protocol.Event | None:
+        from passepartout.llm.provider import answered_by
+
         answered = answered_by(used) if isinstance(event, Done) else (None, None)
         with self._lock:
             sent, kept.streamed = to_protocol(session, turn, event, kept.streamed, answered)
@@ -398,16 +400,6 @@ def _answer(pending: _Pending, peer: Peer, granted: bool, *, stopping: bool) -> 
         return Answer(True, always=pending.always, by=face)
     return Answer(False, always=pending.always, by=face,
                   reason="refused always" if pending.always else "refused")
-
-
-def answered_by(used: list[str] | None) -> tuple[str | None, bool | None]:
-    """Which model answered a turn (its last call), and whether it is the local one."""
-    from passepartout.llm.provider import is_local
-
-    if not used:
-        return None, None
-    model = str(used[-1])
-    return model, is_local(model)
 
 
 def leaves(peer: Peer) -> bool:

@@ -102,6 +102,7 @@ def _reattach(face: Face, channel: TerminalChannel, reattach: Attach | None) -> 
 
 def follow(face: Face, turn: Turn, channel: TerminalChannel) -> None:
     """Show a turn's events until it is done; Ctrl-C cancels it."""
+    channel.begin()
     waited = 0.0
     cancelling = False
     while True:

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from typing import Any, TextIO
 
+from passepartout.faces.answered import local_mark
 from passepartout.faces.terminal.answers import Answers
 from passepartout.loop import events as loop_events
 from passepartout.loop.actions import Answer, ApprovalRequest
@@ -54,6 +56,7 @@ class TerminalChannel:
         self._done = threading.Event()
         self._turn_streams: dict[tuple[str, str], str] = {}  # --standalone's turns
         self._column = 0
+        self._began = time.monotonic()  # when the running turn was sent
         self._lock = threading.RLock()
 
     # -- the loop's Channel protocol (--standalone) -----------------------------------
@@ -61,8 +64,14 @@ class TerminalChannel:
     def send(self, signal: Signal, event: loop_events.Event) -> None:
         """A loop event of a turn run in this process, shown as its protocol event."""
         key = (signal.session_id or "", str(signal.turn.turn_id or ""))
+        answered: tuple[str | None, bool | None] = (None, None)
+        if isinstance(event, loop_events.Done) and signal.turn.state is not None:
+            from passepartout.llm.provider import answered_by  # only once a turn ends
+
+            answered = answered_by(signal.turn.state.models)
         with self._lock:
-            sent, streamed = to_protocol(*key, event, self._turn_streams.pop(key, ""))
+            sent, streamed = to_protocol(*key, event, self._turn_streams.pop(key, ""),
+                                         answered)
             if streamed:
                 self._turn_streams[key] = streamed
         if sent is not None:
@@ -91,6 +100,9 @@ class TerminalChannel:
                 case Done(cancelled=cancelled):
                     if cancelled:
                         self._line("(cancelled)")
+                    mark = local_mark(event, time.monotonic() - self._began)
+                    if mark is not None:
+                        self._line(mark)
                     self._end_line()
                     self._done.set()
                 case Disconnected(reason=reason):
@@ -129,6 +141,7 @@ class TerminalChannel:
 
     def begin(self) -> None:
         self._done.clear()
+        self._began = time.monotonic()
 
     def wait(self, timeout: float = TURN_TIMEOUT) -> bool:
         return self._done.wait(timeout)
