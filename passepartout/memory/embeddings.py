@@ -17,6 +17,12 @@ text, so no batch holds more than ``MAX_BATCH`` texts and no text more than
 after the node's title, and each piece's vector is kept: a node scores by its best
 piece, so a long node is found by the passage that means what the query means
 rather than by an average of everything it says.
+
+A search reads no vector from disk: every stored piece vector is held in memory
+(``vectors.PieceMatrix``, loaded once in the background and appended to as each
+batch is written), with the segment each current node scores by
+(``vectors.HeadMap``, rebuilt when the head moves). The embedder holds no lock a
+search needs while it embeds or commits a batch.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from passepartout.memory.embedders import DEFAULT_MODEL, MODELS, Encode, installed
 from passepartout.memory.store import MemoryStore, SearchHit
+from passepartout.memory.vectors import HeadMap, PieceMatrix
 
 if TYPE_CHECKING:
     import numpy as np
@@ -42,6 +49,8 @@ MAX_BATCH = 64  # texts in one call to the model
 CHUNK_CHARS = 1000  # characters in one text given to the model (about 250 tokens)
 MAX_CHUNKS = 16  # pieces of one node: the first 16,000 characters count
 BACKFILL = 256  # nodes read from the store per round of the backlog
+LOAD_ROWS = 2000  # stored vectors read per round when loading them into memory
+REFETCH = 5000  # at most this many vectors looked up by key when the head moves
 
 
 def pieces(text: str, size: int = CHUNK_CHARS, most: int = MAX_CHUNKS) -> list[str]:
@@ -141,8 +150,12 @@ class EmbeddingIndex:
         self._queue: queue.Queue[tuple[str, str] | None] = queue.Queue()
         self._busy = threading.Event()
         self._thread: threading.Thread | None = None
-        self._cache: tuple[int, list[str], list[str], Any, Any] | None = None
-        self._version = 0
+        # The stored vectors in memory, and which current node scores by which.
+        self._lock = threading.Lock()
+        self._matrix = PieceMatrix(self.embedder.spec.dims)
+        self._epoch = store.vectors_epoch
+        self._loaded = False  # every vector stored before the start is in the matrix
+        self._head: HeadMap | None = None
 
     def start(self) -> EmbeddingIndex:
         """Attach to the store and start the worker (it loads the model first)."""
@@ -164,6 +177,7 @@ class EmbeddingIndex:
         if not self.embedder.load():
             return False
         self.store.use_embedder(self.embedder.name)
+        self._load()
         if backlog is None or self.store.count_without_vectors(backlog + 1) <= backlog:
             self._backfill()
         self.store.set_semantic(self)
@@ -187,38 +201,89 @@ class EmbeddingIndex:
         return False
 
     def search(self, query: str, k: int, threshold: float | None) -> list[SearchHit] | None:
-        """Top ``k`` nodes by cosine similarity (>= ``threshold`` when given);
-        None while the model is not loaded, so the store uses full-text search."""
+        """Top ``k`` nodes by cosine similarity (>= ``threshold`` when given), a node
+        scored by its best piece, ties by id; None while the model is not loaded, so
+        the store uses full-text search."""
         if not self.embedder.loaded:
             return None
         import numpy as np
 
-        ids, titles, matrix, starts = self._matrix()
-        if not ids:
+        matrix, ids, segments = self._current_head()
+        if not len(segments) or k < 1:
             return []
-        # Each node's best piece: its rows are contiguous, starting at ``starts``.
-        scores = np.maximum.reduceat(matrix @ self.vectors([query])[0], starts)
-        order = np.argsort(-scores)[:k]
+        scores = matrix.segment_scores(self.vectors([query])[0])[segments]
+        candidates = (np.arange(len(scores)) if threshold is None
+                      else np.nonzero(scores >= threshold)[0])
+        if k < len(candidates):  # the k best and every node tied with the k-th
+            kth = np.partition(scores[candidates], len(candidates) - k)[-k]
+            candidates = candidates[scores[candidates] >= kth]
+        chosen = sorted(candidates.tolist(), key=lambda i: (-float(scores[i]), ids[i]))[:k]
+        titles = self.store.titles([ids[i] for i in chosen])
         return [
-            SearchHit(ids[i], titles[i], float(scores[i]), "embedding")
-            for i in order
-            if threshold is None or scores[i] >= threshold
+            SearchHit(ids[i], titles[ids[i]], float(scores[i]), "embedding")
+            for i in chosen
+            if ids[i] in titles  # deleted since the head was read
         ]
 
-    def _matrix(self) -> tuple[list[str], list[str], Any, Any]:
-        """Node ids, titles, every stored piece's vector as a row (a node's rows
-        together) and the first row of each node."""
+    def _current_head(self) -> tuple[PieceMatrix, list[str], Any]:
+        """The matrix, and the current nodes with vectors with the segment each
+        scores by (arrays a search reads without a lock: they are only appended to)."""
+        if self._epoch != self.store.vectors_epoch:  # the stored vectors were dropped
+            with self._lock:
+                if self._epoch != self.store.vectors_epoch:
+                    self._epoch = self.store.vectors_epoch
+                    self._matrix = PieceMatrix(self.embedder.spec.dims)
+                    self._head = None
+                    self._loaded = False
+            self._load()  # read them again
+        elif not self._loaded and self._thread is None:
+            self._load()  # searched without start() or attach(): the worker loads them
+        root = self.store.root_hash()
+        with self._lock:
+            head = self._head
+            if head is None or head.root != root:
+                root, keys = self.store.head_keys()
+                head = HeadMap(root, keys)
+                if self._loaded:
+                    # Vectors stored by another process since (at most a bounded few
+                    # looked up; the backlog fills the rest in).
+                    missing = head.missing(self._matrix)
+                    if 0 < len(missing) <= REFETCH:
+                        self._add(self.store.vectors_of(missing))
+                self._head = head
+            if head.mapped < len(self._matrix):
+                head.extend(self._matrix.keys(head.mapped))
+            return self._matrix, head.ids, head.segments
+
+    def _add(self, rows: Sequence[tuple[str, bytes]]) -> None:
         import numpy as np
 
-        key = hash((self.store.root_hash(), self._version))
-        if self._cache is None or self._cache[0] != key:
-            rows = self.store.head_vectors()
-            dims = self.embedder.spec.dims
-            blocks = [np.frombuffer(v, dtype=np.float32).reshape(-1, dims) for _i, _t, v in rows]
-            mat = np.concatenate(blocks) if blocks else np.zeros((0, dims), dtype=np.float32)
-            starts = np.cumsum([0] + [len(b) for b in blocks[:-1]]).astype(np.intp)
-            self._cache = (key, [r[0] for r in rows], [r[1] for r in rows], mat, starts)
-        return self._cache[1], self._cache[2], self._cache[3], self._cache[4]
+        self._matrix.add((ck, np.frombuffer(v, dtype=np.float32)) for ck, v in rows)
+
+    def _load(self) -> None:
+        """Read every stored vector into memory, a bounded part at a time (searches
+        meanwhile use what is read so far)."""
+        dims = self.embedder.spec.dims
+        reserve = self.store.vector_bytes() // (4 * dims)
+        with self._lock:
+            if self._loaded:
+                return
+            if not len(self._matrix):
+                self._matrix = PieceMatrix(dims, reserve=reserve + reserve // 8)
+            matrix = self._matrix
+        after = ""
+        while True:
+            rows = self.store.stored_vectors(after, LOAD_ROWS)
+            if not rows:
+                break
+            with self._lock:
+                if self._matrix is not matrix:
+                    return  # reset meanwhile: that reset loads them
+                self._add(rows)
+            after = rows[-1][0]
+        with self._lock:
+            if self._matrix is matrix:
+                self._loaded = True
 
     def _enqueue(self, changed: list[tuple[str, str]]) -> None:
         for item in changed:
@@ -292,10 +357,11 @@ class EmbeddingIndex:
         except Exception:  # one bad batch must not stop the worker
             log.exception("embedding a batch of %d texts failed", len(group))
             return False
-        self.store.store_vectors(
-            [(ck, v.tobytes()) for (ck, _t), v in zip(group, vecs, strict=True) if len(v)]
-        )
-        self._version += 1
+        done = [(ck, v) for (ck, _t), v in zip(group, vecs, strict=True) if len(v)]
+        self.store.store_vectors([(ck, v.tobytes()) for ck, v in done])
+        with self._lock:  # stored: searched from now on
+            if self._epoch == self.store.vectors_epoch:
+                self._matrix.add(done)
         return True
 
     def _backfill(self) -> None:
@@ -310,6 +376,7 @@ class EmbeddingIndex:
         try:
             if not self.embedder.load():
                 return
+            self._load()
             self._backfill()
             self._busy.clear()
             while True:
