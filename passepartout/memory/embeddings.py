@@ -238,22 +238,33 @@ class EmbeddingIndex:
             self._load()  # read them again
         elif not self._loaded and self._thread is None:
             self._load()  # searched without start() or attach(): the worker loads them
+        if not len(self._matrix):  # nothing embedded yet: no node to map
+            return self._matrix, [], ()
         root = self.store.root_hash()
+        head = self._head
+        if head is None or head.root != root:
+            head = self._refresh_head()
         with self._lock:
-            head = self._head
-            if head is None or head.root != root:
-                root, keys = self.store.head_keys()
-                head = HeadMap(root, keys)
-                if self._loaded:
-                    # Vectors stored by another process since (at most a bounded few
-                    # looked up; the backlog fills the rest in).
-                    missing = head.missing(self._matrix)
-                    if 0 < len(missing) <= REFETCH:
-                        self._add(self.store.vectors_of(missing))
-                self._head = head
-            if head.mapped < len(self._matrix):
-                head.extend(self._matrix.keys(head.mapped))
+            head.follow(self._matrix)
             return self._matrix, head.ids, head.segments
+
+    def _refresh_head(self) -> HeadMap:
+        """Read the head's nodes again (after a write, an import, a rollback): the
+        worker does it after each batch, so a search seldom has to. No lock is held
+        while reading: a search meanwhile uses the map before."""
+        root, keys = self.store.head_keys()
+        head = HeadMap(root, keys)
+        if self._loaded:
+            # Vectors stored by another process since (at most a bounded few looked
+            # up; the backlog fills the rest in).
+            missing = head.missing(self._matrix)
+            if 0 < len(missing) <= REFETCH:
+                found = self.store.vectors_of(missing)
+                with self._lock:
+                    self._add(found)
+        with self._lock:
+            self._head = head
+        return head
 
     def _add(self, rows: Sequence[tuple[str, bytes]]) -> None:
         import numpy as np
@@ -362,7 +373,14 @@ class EmbeddingIndex:
         with self._lock:  # stored: searched from now on
             if self._epoch == self.store.vectors_epoch:
                 self._matrix.add(done)
+        self._keep_head()
         return True
+
+    def _keep_head(self) -> None:
+        """Have the head map ready for the next search (in the worker, not in it)."""
+        head = self._head
+        if head is None or head.root != self.store.root_hash():
+            self._refresh_head()
 
     def _backfill(self) -> None:
         """Embed what the store holds without vectors, in one walk over the index."""
@@ -377,6 +395,7 @@ class EmbeddingIndex:
             if not self.embedder.load():
                 return
             self._load()
+            self._keep_head()
             self._backfill()
             self._busy.clear()
             while True:

@@ -537,7 +537,9 @@ class MemoryStore:
             if self._vec_conn is None:
                 self._vec_conn = sqlite3.connect(str(self.path), isolation_level=None,
                                                  check_same_thread=False, timeout=30)
-                self._vec_conn.execute("PRAGMA synchronous=FULL")
+                # Vectors are recomputed when lost: a power cut may cost the last
+                # batches, never the file's consistency (WAL), and no fsync a batch.
+                self._vec_conn.execute("PRAGMA synchronous=NORMAL")
             conn = self._vec_conn
             conn.execute("BEGIN IMMEDIATE")
             try:

@@ -113,10 +113,22 @@ class HeadMap:
         self.by_key: dict[str, list[str]] = {}
         for node_id, ckey in head:
             self.by_key.setdefault(ckey, []).append(node_id)
+        self.matrix: PieceMatrix | None = None  # the matrix the segments are of
         self.ids: list[str] = []
         self._segments: list[int] = []
         self.mapped = 0  # segments of the matrix looked at so far
         self._array: Any = np.zeros(0, dtype=np.intp)
+
+    def follow(self, matrix: PieceMatrix) -> None:
+        """Map the segments of ``matrix`` (all again when it is another one than
+        before; lists a search holds are left as they were)."""
+        if matrix is not self.matrix:
+            import numpy as np
+
+            self.matrix, self.ids, self._segments, self.mapped = matrix, [], [], 0
+            self._array = np.zeros(0, dtype=np.intp)
+        if self.mapped < len(matrix):
+            self.extend(matrix.keys(self.mapped))
 
     def extend(self, keys: Sequence[str]) -> None:
         """Take in segments ``mapped`` onwards, whose content keys are ``keys``."""
