@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from passepartout.memory import Embedder, EmbeddingIndex, MemoryNode, MemoryStore, cli
+from passepartout.memory import Embedder, EmbeddingIndex, MemoryNode, MemoryStore, cli, vectors
 from passepartout.memory.embeddings import CHUNK_CHARS, MAX_BATCH, MAX_CHUNKS, pieces
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
@@ -308,3 +308,26 @@ def test_a_search_does_not_wait_for_a_batch_being_written(
         gated.open_gate()
         index.stop()
         store.close()
+
+
+def test_the_matrix_scores_each_segment_by_its_best_piece_across_blocks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(vectors, "BLOCK", 3)  # segments straddle blocks
+    rng = np.random.default_rng(5)
+    segments = {f"k{i}": rng.standard_normal((n, 8)).astype(np.float32)
+                for i, n in enumerate([1, 4, 2, 7, 1, 3])}
+    matrix = vectors.PieceMatrix(8)
+    assert matrix.add(list(segments.items())[:4]) == 4
+    query = rng.standard_normal(8).astype(np.float32)
+    blocks, starts, _count = matrix.view()  # what a search holds while rows are added
+    assert matrix.add([*list(segments.items())[3:], ("k0", segments["k1"])]) == 2
+    assert len(matrix) == 6 and matrix.rows == 18
+    expected = [float((v @ query).max()) for v in segments.values()]
+    assert np.allclose(matrix.segment_scores(query), expected, atol=1e-5)
+    before = np.maximum.reduceat(np.concatenate([b @ query for b in blocks]), starts)
+    assert np.allclose(before, expected[:4], atol=1e-5)  # a view taken before stays right
+    head = vectors.HeadMap("root", [("a", "k3"), ("b", "k0"), ("c", "k3"), ("d", "gone")])
+    head.follow(matrix)
+    assert [(i, int(s)) for i, s in zip(head.ids, head.segments, strict=True)] == [
+        ("b", 0), ("a", 3), ("c", 3)]

@@ -274,13 +274,9 @@ class EmbeddingIndex:
     def _load(self) -> None:
         """Read every stored vector into memory, a bounded part at a time (searches
         meanwhile use what is read so far)."""
-        dims = self.embedder.spec.dims
-        reserve = self.store.vector_bytes() // (4 * dims)
         with self._lock:
             if self._loaded:
                 return
-            if not len(self._matrix):
-                self._matrix = PieceMatrix(dims, reserve=reserve + reserve // 8)
             matrix = self._matrix
         after = ""
         while True:

@@ -572,13 +572,6 @@ class MemoryStore:
                     part)]
         return out
 
-    def vector_bytes(self) -> int:
-        """The size of every stored vector together (no vector is read)."""
-        with self._lock:
-            self._check_open()
-            return int(self._conn.execute(
-                "SELECT coalesce(sum(length(vec)), 0) FROM embeddings").fetchone()[0])
-
     def head_keys(self) -> tuple[str, list[tuple[str, str]]]:
         """The head's root hash and (id, content key) of every current node."""
         with self._lock:

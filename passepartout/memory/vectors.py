@@ -20,23 +20,23 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import numpy as np
 
-GROWTH = 1.5  # capacity is multiplied by this when rows run out
+BLOCK = 4096  # rows in one block of the matrix (4 MB at 256 dimensions)
 
 
 class PieceMatrix:
-    """Append-only rows of piece vectors, grouped by content key."""
+    """Append-only rows of piece vectors, grouped by content key, in blocks of
+    ``BLOCK`` rows: growing never copies what is there (memory stays within a block
+    of the rows held), and rows once written never change."""
 
-    def __init__(self, dims: int, reserve: int = 0) -> None:
-        import numpy as np
-
+    def __init__(self, dims: int) -> None:
         self.dims = dims
         self._lock = threading.Lock()
-        self._rows = np.zeros((max(reserve, 1024), dims), dtype=np.float32)
+        self._blocks: list[Any] = []
         self._n = 0  # rows in use
         self._starts: list[int] = []  # first row of each segment
         self._keys: list[str] = []  # content key of each segment
         self._segment: dict[str, int] = {}  # content key -> segment
-        self._view: tuple[Any, Any, int] | None = None
+        self._view: tuple[list[Any], Any, int] | None = None
 
     def __len__(self) -> int:
         return len(self._keys)
@@ -59,19 +59,18 @@ class PieceMatrix:
                 vecs = np.asarray(vecs, dtype=np.float32).reshape(-1, self.dims)
                 if ckey in self._segment or not len(vecs):
                     continue
-                need = self._n + len(vecs)
-                if need > len(self._rows):
-                    # Rows below ``_n`` never change: a view a search holds of the old
-                    # array stays right; the new array takes over for later views.
-                    grown = np.zeros((max(need, int(len(self._rows) * GROWTH)), self.dims),
-                                     dtype=np.float32)
-                    grown[: self._n] = self._rows[: self._n]
-                    self._rows = grown
-                self._rows[self._n : need] = vecs
                 self._segment[ckey] = len(self._keys)
                 self._keys.append(ckey)
                 self._starts.append(self._n)
-                self._n = need
+                done = 0
+                while done < len(vecs):
+                    at = self._n % BLOCK
+                    if at == 0:
+                        self._blocks.append(np.zeros((BLOCK, self.dims), dtype=np.float32))
+                    take = min(BLOCK - at, len(vecs) - done)
+                    self._blocks[-1][at : at + take] = vecs[done : done + take]
+                    done += take
+                    self._n += take
                 added += 1
             if added:
                 self._view = None
@@ -82,25 +81,26 @@ class PieceMatrix:
         with self._lock:
             return self._keys[start:]
 
-    def view(self) -> tuple[Any, Any, int]:
-        """(the rows in use, each segment's first row, the segment count): arrays a
-        search may read without a lock."""
+    def view(self) -> tuple[list[Any], Any, int]:
+        """(the rows in use as blocks, each segment's first row, the segment count):
+        arrays a search may read without a lock."""
         import numpy as np
 
         with self._lock:
             if self._view is None:
-                self._view = (self._rows[: self._n],
-                              np.asarray(self._starts, dtype=np.intp), len(self._keys))
+                full, rest = divmod(self._n, BLOCK)
+                blocks = self._blocks[:full] + ([self._blocks[full][:rest]] if rest else [])
+                self._view = (blocks, np.asarray(self._starts, dtype=np.intp), len(self._keys))
             return self._view
 
     def segment_scores(self, query: np.ndarray) -> np.ndarray:
         """Each segment's best piece's cosine with the unit vector ``query``."""
         import numpy as np
 
-        rows, starts, count = self.view()
+        blocks, starts, count = self.view()
         if not count:
             return np.zeros(0, dtype=np.float32)
-        return np.maximum.reduceat(rows @ query, starts)
+        return np.maximum.reduceat(np.concatenate([b @ query for b in blocks]), starts)
 
 
 class HeadMap:
