@@ -156,6 +156,7 @@ class EmbeddingIndex:
         self._epoch = store.vectors_epoch
         self._loaded = False  # every vector stored before the start is in the matrix
         self._head: HeadMap | None = None
+        self._refreshing = threading.Event()  # the head is being read again
 
     def start(self) -> EmbeddingIndex:
         """Attach to the store and start the worker (it loads the model first)."""
@@ -243,7 +244,10 @@ class EmbeddingIndex:
         root = self.store.root_hash()
         head = self._head
         if head is None or head.root != root:
-            head = self._refresh_head()
+            if not self._refreshing.is_set():
+                head = self._refresh_head()
+            elif head is None:  # the worker is reading the head: no wait for it
+                return self._matrix, [], ()
         with self._lock:
             head.follow(self._matrix)
             return self._matrix, head.ids, head.segments
@@ -251,7 +255,14 @@ class EmbeddingIndex:
     def _refresh_head(self) -> HeadMap:
         """Read the head's nodes again (after a write, an import, a rollback): the
         worker does it after each batch, so a search seldom has to. No lock is held
-        while reading: a search meanwhile uses the map before."""
+        while reading: a search meanwhile uses the map before (none at first)."""
+        self._refreshing.set()
+        try:
+            return self._read_head()
+        finally:
+            self._refreshing.clear()
+
+    def _read_head(self) -> HeadMap:
         root, keys = self.store.head_keys()
         head = HeadMap(root, keys)
         if self._loaded:
@@ -375,6 +386,8 @@ class EmbeddingIndex:
     def _keep_head(self) -> None:
         """Have the head map ready for the next search (in the worker, not in it)."""
         head = self._head
+        if not len(self._matrix):
+            return  # a search needs no map before a vector is there
         if head is None or head.root != self.store.root_hash():
             self._refresh_head()
 

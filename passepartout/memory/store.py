@@ -572,12 +572,28 @@ class MemoryStore:
                     part)]
         return out
 
-    def head_keys(self) -> tuple[str, list[tuple[str, str]]]:
-        """The head's root hash and (id, content key) of every current node."""
+    def head_keys(self, part: int = 5000) -> tuple[str, list[tuple[str, str]]]:
+        """The head's root hash and (id, content key) of every current node, read
+        ``part`` rows at a time so that other calls get the lock in between. When
+        the head moved meanwhile, the hash is the one before (no current state)."""
+        rows: list[tuple[str, str]] = []
+        after = 0
         with self._lock:
             self._check_open()
-            return self._tree.head(), [
-                (str(r[0]), str(r[1])) for r in self._conn.execute("SELECT id, ckey FROM idx")]
+            root = self._tree.head()
+        while True:
+            with self._lock:
+                self._check_open()
+                got = self._conn.execute(
+                    "SELECT rowid, id, ckey FROM idx WHERE rowid > ? ORDER BY rowid LIMIT ?",
+                    (after, part)).fetchall()
+                moved = self._tree.head() != root
+            if moved:
+                return root, rows  # read again by whoever compares it with the head
+            if not got:
+                return root, rows
+            rows += [(str(r[1]), str(r[2])) for r in got]
+            after = int(got[-1][0])
 
     def titles(self, ids: list[str]) -> dict[str, str]:
         """Id -> title of those of ``ids`` that are current nodes."""
