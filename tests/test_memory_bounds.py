@@ -174,7 +174,8 @@ def test_vectors_arrive_in_the_background_and_hybrid_search_uses_them(
     try:
         assert gated.blocked.wait(60)
         gated.allow(1)  # one batch through, the rest held back
-        while store.stats().embedded == 0:
+        # ... until the next batch is in the model: the first one is written and mapped
+        while store.stats().embedded == 0 or not gated.blocked.is_set():
             assert gated.blocked.wait(60)
         embedded = store.stats().embedded
         assert 0 < embedded <= MAX_BATCH < len(store)
@@ -301,7 +302,8 @@ def test_a_search_does_not_wait_for_a_batch_being_written(
         assert found and found[0]  # answered from full text
         other.execute("ROLLBACK")
         assert written.wait(60)
-        hits = store.search(QUERY, 5)  # the batch is searched as soon as it is written
+        assert gated.blocked.wait(60)  # the next batch is in the model: this one is done
+        hits = store.search(QUERY, 5)  # ... and searched
         assert hits and hits[0].id == GARDEN.id and hits[0].method == "embedding"
     finally:
         other.close()

@@ -377,10 +377,19 @@ class EmbeddingIndex:
             return False
         done = [(ck, v) for (ck, _t), v in zip(group, vecs, strict=True) if len(v)]
         self.store.store_vectors([(ck, v.tobytes()) for ck, v in done])
-        with self._lock:  # stored: searched from now on
-            if self._epoch == self.store.vectors_epoch:
-                self._matrix.add(done)
-        self._keep_head()
+        # A head map stale or missing is read again here, said before the vectors
+        # are searchable, so that a search meanwhile does not read it too.
+        stale = self._head is None or self._head.root != self.store.root_hash()
+        if stale:
+            self._refreshing.set()
+        try:
+            with self._lock:  # stored: searched from now on
+                if self._epoch == self.store.vectors_epoch:
+                    self._matrix.add(done)
+            if stale:
+                self._refresh_head()
+        finally:
+            self._refreshing.clear()
         return True
 
     def _keep_head(self) -> None:
