@@ -12,8 +12,9 @@ the default model), does what the daemon does at its start: import the memex,
 start the embedding index, search once at once, then wait until every node has
 its vector. It prints the peak resident memory of that process (from the
 kernel's own accounting of the child, ``wait4``), the import time, the first
-search's time and its methods, a search's time when half the memex is embedded,
-and the time to fully embed. The first
+search's time and its methods, a search's time when half the memex is embedded
+(median of 3), the median and slowest of searches made every 2 s while it is
+embedded, and the time to fully embed. The first
 ``passepartout memory search`` from a shell after an import is timed too.
 
 (bench/memex.py times the import of a worg-like memex against the import as it
@@ -199,13 +200,16 @@ def embed_child(memex: Path, db: Path, mode: str) -> None:
         t = time.perf_counter()
         hits = store.search(EMBED_QUERY, 10)
         out["first"] = time.perf_counter() - t
-        while store.stats().embedded < len(store) // 2 and not index.wait_idle(0.1):
-            pass  # half of the memex has its vectors, the other half is being embedded
-        t = time.perf_counter()
-        store.search(EMBED_QUERY, 10)
-        out["halfway"] = time.perf_counter() - t
-        if not index.wait_idle(3600):
-            raise SystemExit("embedding did not finish within an hour")
+        during: list[float] = []  # a search every 2 s while the memex is embedded
+        while not index.wait_idle(2.0):
+            if time.perf_counter() - start > 3600:
+                raise SystemExit("embedding did not finish within an hour")
+            during.append(timed(lambda: store.search(EMBED_QUERY, 10)))
+            if "halfway" not in out and store.stats().embedded >= len(store) // 2:
+                # half of the memex has its vectors, the other half is being embedded
+                out["halfway"] = statistics.median(
+                    timed(lambda: store.search(EMBED_QUERY, 10)) for _ in range(3))
+        out["during"] = [statistics.median(during), max(during), len(during)] if during else []
         out["embedded_in"] = time.perf_counter() - start
         out["embedded"] = store.stats().embedded
         index.stop()
@@ -254,8 +258,13 @@ def bench_embed(base: Path, sizes: list[float]) -> None:
                     f" | {r['nodes']} nodes | first search {r['first']:7.3f} s"
                     f" ({'+'.join(r['methods']) or 'no hit'})")  # type: ignore[arg-type]
             if "embedded_in" in r:
-                line += (f" | search half-way {r['halfway']:6.3f} s"
-                         f" | fully embedded {r['embedded_in']:6.1f} s after the import")
+                if "halfway" in r:
+                    line += f" | search half-way {r['halfway']:6.3f} s"
+                if r["during"]:
+                    med, most, n = r["during"]  # type: ignore[misc]
+                    line += (f" | searches while embedding: median {med:6.3f} s,"
+                             f" max {most:6.3f} s ({n})")
+                line += f" | fully embedded {r['embedded_in']:6.1f} s after the import"
             print(line, flush=True)
 
 

@@ -8,6 +8,8 @@ it go, so "before the embeddings are done" is a state the test holds, not a race
 from __future__ import annotations
 
 import argparse
+import itertools
+import sqlite3
 import sys
 import threading
 import time
@@ -18,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from passepartout.memory import Embedder, EmbeddingIndex, MemoryNode, MemoryStore, cli
+from passepartout.memory import Embedder, EmbeddingIndex, MemoryNode, MemoryStore, cli, vectors
 from passepartout.memory.embeddings import (
     CHUNK_CHARS,
     MAX_BATCH,
@@ -204,6 +206,8 @@ def test_vectors_arrive_in_the_background_and_hybrid_search_uses_them(
             while len(gated.calls) == calls and store.stats().embedded == 0:
                 assert time.monotonic() < deadline
                 time.sleep(0.01)
+        # ... until the next batch is in the model: the first one is written and mapped
+        assert gated.blocked.wait(60)
         embedded = store.stats().embedded
         assert 0 < embedded <= MAX_BATCH < len(store)
         # The garden note has its vector: found by meaning while the rest waits.
@@ -222,3 +226,148 @@ def test_vectors_arrive_in_the_background_and_hybrid_search_uses_them(
         gated.open_gate()
         index.stop()
         store.close()
+
+
+def stored_scores(store: MemoryStore, index: EmbeddingIndex, query: str) -> dict[str, float]:
+    """Node id -> its best piece's cosine with ``query``, read from the stored vectors
+    (what a search scored before vectors were held in memory)."""
+    q = index.vectors([query])[0]
+    dims = index.embedder.spec.dims
+    return {
+        node_id: float((np.frombuffer(vec, dtype=np.float32).reshape(-1, dims) @ q).max())
+        for node_id, vec in store._conn.execute(
+            "SELECT idx.id, embeddings.vec FROM idx JOIN embeddings USING (ckey)")
+    }
+
+
+def assert_scores_as_stored(store: MemoryStore, index: EmbeddingIndex) -> None:
+    expected = stored_scores(store, index, QUERY)
+    hits = index.search(QUERY, len(store) + 10, None)
+    assert hits is not None
+    got = {h.id: h.score for h in hits}
+    assert got.keys() == expected.keys()
+    assert max(abs(got[i] - expected[i]) for i in got) < 1e-5
+    ranked = [expected[h.id] for h in hits]
+    assert all(a >= b - 1e-5 for a, b in itertools.pairwise(ranked))
+    top = index.search(QUERY, 5, None)
+    assert top is not None and [h.id for h in top] == [h.id for h in hits[:5]]
+
+
+def test_vectors_in_memory_score_as_the_stored_ones(tmp_path: Path, memex: Path,
+                                                    gated: GatedEmbedder) -> None:
+    gated.open_gate()
+    store = imported(tmp_path, memex)
+    store.snapshot("import")
+    index = EmbeddingIndex(store, gated).start()
+    try:
+        assert index.wait_idle(120)
+        assert store.stats().embedded == len(store)
+        assert_scores_as_stored(store, index)  # after an import
+        some = store.top_ids()[:3]
+        store.put_many([
+            MemoryNode("new", "Irrigation", body="Watering vegetable beds at dawn."),
+            MemoryNode(GARDEN.id, GARDEN.title, body="Tomatoes: deep irrigation weekly."),
+        ])
+        store.delete(some[0])
+        assert index.wait_idle(120)
+        assert_scores_as_stored(store, index)  # after a change and a deletion
+        assert index.search(QUERY, 2, None)[0].id in {"new", GARDEN.id}  # type: ignore[index]
+        store.rollback(0)
+        assert_scores_as_stored(store, index)  # after a rollback
+        assert "new" not in {h.id for h in index.search(QUERY, 10, None) or []}
+        assert store.gc() > 0  # the changed texts' vectors go with them
+        assert_scores_as_stored(store, index)
+    finally:
+        index.stop()
+        store.close()
+
+
+def test_a_later_index_reads_the_stored_vectors(tmp_path: Path, memex: Path,
+                                                gated: GatedEmbedder) -> None:
+    # A daemon started again: the vectors of the last run are searched, not re-embedded.
+    gated.open_gate()
+    store = imported(tmp_path, memex)
+    assert EmbeddingIndex(store, gated).attach()
+    calls = len(gated.calls)
+    index = EmbeddingIndex(store, gated).start()
+    try:
+        assert index.wait_idle(120)
+        assert len(gated.calls) == calls
+        assert_scores_as_stored(store, index)
+        store.use_embedder("minilm")  # another model: the stored vectors are dropped
+        assert index.search(QUERY, 5, None) == []
+    finally:
+        index.stop()
+        store.close()
+
+
+def test_a_search_does_not_wait_for_a_batch_being_written(
+    tmp_path: Path, memex: Path, gated: GatedEmbedder, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    store = imported(tmp_path, memex)
+    writing, written = threading.Event(), threading.Event()
+    write = store.store_vectors
+
+    def held_write(items: list[tuple[str, bytes]]) -> None:
+        writing.set()
+        try:
+            write(items)
+        finally:
+            written.set()
+
+    monkeypatch.setattr(store, "store_vectors", held_write)
+    # Another process writes to the memory file: the embedder's commit must wait for it.
+    other = sqlite3.connect(store.path, isolation_level=None)
+    index = EmbeddingIndex(store, gated).start()
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        while not writing.is_set():  # the first batch through the model, one call at a
+            assert gated.blocked.wait(60)  # time (titles, then passages) ...
+            gated.allow(1)
+            while gated.blocked.is_set() and not writing.is_set():
+                time.sleep(0.01)  # (the call is let through; a next one, or the write)
+            for _ in range(6000):
+                if writing.is_set() or gated.blocked.is_set():
+                    break
+                time.sleep(0.01)
+        assert writing.is_set()  # ... and now being written, behind the other writer
+        found: list[list[str]] = []
+        t = threading.Thread(target=lambda: found.append(
+            [h.id for h in store.search("latex export table", 5)]), daemon=True)
+        t.start()
+        t.join(60)  # not a deadline on speed: a search that waits would wait 30 s and more
+        assert not t.is_alive() and not written.is_set(), "the search waited for the write"
+        assert found and found[0]  # answered from full text
+        other.execute("ROLLBACK")
+        assert written.wait(60)
+        assert gated.blocked.wait(60)  # the next batch is in the model: this one is done
+        hits = store.search(QUERY, 5)  # ... and searched
+        assert hits and hits[0].id == GARDEN.id and hits[0].method == "embedding"
+    finally:
+        other.close()
+        gated.open_gate()
+        index.stop()
+        store.close()
+
+
+def test_the_matrix_scores_each_segment_by_its_best_piece_across_blocks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(vectors, "BLOCK", 3)  # segments straddle blocks
+    rng = np.random.default_rng(5)
+    segments = {f"k{i}": rng.standard_normal((n, 8)).astype(np.float32)
+                for i, n in enumerate([1, 4, 2, 7, 1, 3])}
+    matrix = vectors.PieceMatrix(8)
+    assert matrix.add(list(segments.items())[:4]) == 4
+    query = rng.standard_normal(8).astype(np.float32)
+    blocks, starts, _count = matrix.view()  # what a search holds while rows are added
+    assert matrix.add([*list(segments.items())[3:], ("k0", segments["k1"])]) == 2
+    assert len(matrix) == 6 and matrix.rows == 18
+    expected = [float((v @ query).max()) for v in segments.values()]
+    assert np.allclose(matrix.segment_scores(query), expected, atol=1e-5)
+    before = np.maximum.reduceat(np.concatenate([b @ query for b in blocks]), starts)
+    assert np.allclose(before, expected[:4], atol=1e-5)  # a view taken before stays right
+    head = vectors.HeadMap("root", [("a", "k3"), ("b", "k0"), ("c", "k3"), ("d", "gone")])
+    head.follow(matrix)
+    assert [(i, int(s)) for i, s in zip(head.ids, head.segments, strict=True)] == [
+        ("b", 0), ("a", 3), ("c", 3)]

@@ -27,8 +27,10 @@ APPROVAL, NOTIFY = "approval", "notify"
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     tmp = tmp_path_factory.mktemp("chat")
     trust_skills(tmp / "home", HERE / "wire_skills")  # as the person would
+    # The scripted skill answers every prompt; the intent reader would read some first
+    # ("env: PASSEPARTOUT_TOKEN" is refused as a request for a secret).
     srv = start_server(tmp, script=str(HERE / "wire_scripted_server.py"),
-                       SKILLS_DIR=str(HERE / "wire_skills"))
+                       SKILLS_DIR=str(HERE / "wire_skills"), PASSEPARTOUT_INTENTS="off")
     yield srv
     assert srv.stop() == 0, srv.log()
     assert "Traceback" not in srv.log()

@@ -18,6 +18,12 @@ after the node's title, with the title alone as one more piece, and each piece's
 vector is kept: a node scores by its best piece, so a long node is found by the
 passage that means what the query means rather than by an average of everything it
 says.
+
+A search reads no vector from disk: every stored piece vector is held in memory
+(``vectors.PieceMatrix``, loaded once in the background and appended to as each
+batch is written), with the segment each current node scores by
+(``vectors.HeadMap``, rebuilt when the head moves). The embedder holds no lock a
+search needs while it embeds or commits a batch.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from passepartout.memory.embedders import DEFAULT_MODEL, MODELS, Encode, installed
 from passepartout.memory.store import MemoryStore, SearchHit
+from passepartout.memory.vectors import HeadMap, PieceMatrix
 
 if TYPE_CHECKING:
     import numpy as np
@@ -44,6 +51,8 @@ CHUNK_CHARS = 1000  # characters in one text given to the model (about 250 token
 MAX_CHUNKS = 16  # pieces of one node: the first 16,000 characters count
 BACKFILL = 256  # nodes read from the store per round of the backlog
 PAD_RATIO = 4  # a call to the model holds no piece over 4 times as long as its shortest
+LOAD_ROWS = 2000  # stored vectors read per round when loading them into memory
+REFETCH = 5000  # at most this many vectors looked up by key when the head moves
 
 
 def pieces(text: str, size: int = CHUNK_CHARS, most: int = MAX_CHUNKS) -> list[str]:
@@ -146,8 +155,13 @@ class EmbeddingIndex:
         self._queue: queue.Queue[tuple[str, str] | None] = queue.Queue()
         self._busy = threading.Event()
         self._thread: threading.Thread | None = None
-        self._cache: tuple[int, list[str], list[str], Any, Any] | None = None
-        self._version = 0
+        # The stored vectors in memory, and which current node scores by which.
+        self._lock = threading.Lock()
+        self._matrix = PieceMatrix(self.embedder.spec.dims)
+        self._epoch = store.vectors_epoch
+        self._loaded = False  # every vector stored before the start is in the matrix
+        self._head: HeadMap | None = None
+        self._refreshing = threading.Event()  # the head is being read again
 
     def start(self) -> EmbeddingIndex:
         """Attach to the store and start the worker (it loads the model first)."""
@@ -169,6 +183,7 @@ class EmbeddingIndex:
         if not self.embedder.load():
             return False
         self.store.use_embedder(self.embedder.name)
+        self._load()
         if backlog is None or self.store.count_without_vectors(backlog + 1) <= backlog:
             self._backfill()
         self.store.set_semantic(self)
@@ -192,38 +207,106 @@ class EmbeddingIndex:
         return False
 
     def search(self, query: str, k: int, threshold: float | None) -> list[SearchHit] | None:
-        """Top ``k`` nodes by cosine similarity (>= ``threshold`` when given);
-        None while the model is not loaded, so the store uses full-text search."""
+        """Top ``k`` nodes by cosine similarity (>= ``threshold`` when given), a node
+        scored by its best piece, ties by id; None while the model is not loaded, so
+        the store uses full-text search."""
         if not self.embedder.loaded:
             return None
         import numpy as np
 
-        ids, titles, matrix, starts = self._matrix()
-        if not ids:
+        matrix, ids, segments = self._current_head()
+        if not len(segments) or k < 1:
             return []
-        # Each node's best piece: its rows are contiguous, starting at ``starts``.
-        scores = np.maximum.reduceat(matrix @ self.vectors([query])[0], starts)
-        order = np.argsort(-scores)[:k]
+        scores = matrix.segment_scores(self.vectors([query])[0])[segments]
+        candidates = (np.arange(len(scores)) if threshold is None
+                      else np.nonzero(scores >= threshold)[0])
+        if k < len(candidates):  # the k best and every node tied with the k-th
+            kth = np.partition(scores[candidates], len(candidates) - k)[-k]
+            candidates = candidates[scores[candidates] >= kth]
+        chosen = sorted(candidates.tolist(), key=lambda i: (-float(scores[i]), ids[i]))[:k]
+        titles = self.store.titles([ids[i] for i in chosen])
         return [
-            SearchHit(ids[i], titles[i], float(scores[i]), "embedding")
-            for i in order
-            if threshold is None or scores[i] >= threshold
+            SearchHit(ids[i], titles[ids[i]], float(scores[i]), "embedding")
+            for i in chosen
+            if ids[i] in titles  # deleted since the head was read
         ]
 
-    def _matrix(self) -> tuple[list[str], list[str], Any, Any]:
-        """Node ids, titles, every stored piece's vector as a row (a node's rows
-        together) and the first row of each node."""
+    def _current_head(self) -> tuple[PieceMatrix, list[str], Any]:
+        """The matrix, and the current nodes with vectors with the segment each
+        scores by (arrays a search reads without a lock: they are only appended to)."""
+        if self._epoch != self.store.vectors_epoch:  # the stored vectors were dropped
+            with self._lock:
+                if self._epoch != self.store.vectors_epoch:
+                    self._epoch = self.store.vectors_epoch
+                    self._matrix = PieceMatrix(self.embedder.spec.dims)
+                    self._head = None
+                    self._loaded = False
+            self._load()  # read them again
+        elif not self._loaded and self._thread is None:
+            self._load()  # searched without start() or attach(): the worker loads them
+        if not len(self._matrix):  # nothing embedded yet: no node to map
+            return self._matrix, [], ()
+        root = self.store.root_hash()
+        head = self._head
+        if head is None or head.root != root:
+            if not self._refreshing.is_set():
+                head = self._refresh_head()
+            elif head is None:  # the worker is reading the head: no wait for it
+                return self._matrix, [], ()
+        with self._lock:
+            head.follow(self._matrix)
+            return self._matrix, head.ids, head.segments
+
+    def _refresh_head(self) -> HeadMap:
+        """Read the head's nodes again (after a write, an import, a rollback): the
+        worker does it after each batch, so a search seldom has to. No lock is held
+        while reading: a search meanwhile uses the map before (none at first)."""
+        self._refreshing.set()
+        try:
+            return self._read_head()
+        finally:
+            self._refreshing.clear()
+
+    def _read_head(self) -> HeadMap:
+        root, keys = self.store.head_keys()
+        head = HeadMap(root, keys)
+        if self._loaded:
+            # Vectors stored by another process since (at most a bounded few looked
+            # up; the backlog fills the rest in).
+            missing = head.missing(self._matrix)
+            if 0 < len(missing) <= REFETCH:
+                found = self.store.vectors_of(missing)
+                with self._lock:
+                    self._add(found)
+        with self._lock:
+            self._head = head
+        return head
+
+    def _add(self, rows: Sequence[tuple[str, bytes]]) -> None:
         import numpy as np
 
-        key = hash((self.store.root_hash(), self._version))
-        if self._cache is None or self._cache[0] != key:
-            rows = self.store.head_vectors()
-            dims = self.embedder.spec.dims
-            blocks = [np.frombuffer(v, dtype=np.float32).reshape(-1, dims) for _i, _t, v in rows]
-            mat = np.concatenate(blocks) if blocks else np.zeros((0, dims), dtype=np.float32)
-            starts = np.cumsum([0] + [len(b) for b in blocks[:-1]]).astype(np.intp)
-            self._cache = (key, [r[0] for r in rows], [r[1] for r in rows], mat, starts)
-        return self._cache[1], self._cache[2], self._cache[3], self._cache[4]
+        self._matrix.add((ck, np.frombuffer(v, dtype=np.float32)) for ck, v in rows)
+
+    def _load(self) -> None:
+        """Read every stored vector into memory, a bounded part at a time (searches
+        meanwhile use what is read so far)."""
+        with self._lock:
+            if self._loaded:
+                return
+            matrix = self._matrix
+        after = ""
+        while True:
+            rows = self.store.stored_vectors(after, LOAD_ROWS)
+            if not rows:
+                break
+            with self._lock:
+                if self._matrix is not matrix:
+                    return  # reset meanwhile: that reset loads them
+                self._add(rows)
+            after = rows[-1][0]
+        with self._lock:
+            if self._matrix is matrix:
+                self._loaded = True
 
     def _enqueue(self, changed: list[tuple[str, str]]) -> None:
         for item in changed:
@@ -307,11 +390,30 @@ class EmbeddingIndex:
         except Exception:  # one bad batch must not stop the worker
             log.exception("embedding a batch of %d texts failed", len(group))
             return False
-        self.store.store_vectors(
-            [(ck, v.tobytes()) for (ck, _t), v in zip(group, vecs, strict=True) if len(v)]
-        )
-        self._version += 1
+        done = [(ck, v) for (ck, _t), v in zip(group, vecs, strict=True) if len(v)]
+        self.store.store_vectors([(ck, v.tobytes()) for ck, v in done])
+        # A head map stale or missing is read again here, said before the vectors
+        # are searchable, so that a search meanwhile does not read it too.
+        stale = self._head is None or self._head.root != self.store.root_hash()
+        if stale:
+            self._refreshing.set()
+        try:
+            with self._lock:  # stored: searched from now on
+                if self._epoch == self.store.vectors_epoch:
+                    self._matrix.add(done)
+            if stale:
+                self._refresh_head()
+        finally:
+            self._refreshing.clear()
         return True
+
+    def _keep_head(self) -> None:
+        """Have the head map ready for the next search (in the worker, not in it)."""
+        head = self._head
+        if not len(self._matrix):
+            return  # a search needs no map before a vector is there
+        if head is None or head.root != self.store.root_hash():
+            self._refresh_head()
 
     def _backfill(self) -> None:
         """Embed what the store holds without vectors, in one walk over the index."""
@@ -325,6 +427,8 @@ class EmbeddingIndex:
         try:
             if not self.embedder.load():
                 return
+            self._load()
+            self._keep_head()
             self._backfill()
             self._busy.clear()
             while True:

@@ -8,7 +8,8 @@ is committed with ``synchronous=FULL`` before the call returns: a write is
 acknowledged exactly when its call returns.
 
 One ``RLock`` serialises all calls, so the loop worker, the heartbeat and the
-EPC threads can share a store.
+EPC threads can share a store. Vectors are written through a connection of their
+own, outside that lock: a search never waits for the embedder's commit.
 """
 
 from __future__ import annotations
@@ -94,6 +95,13 @@ class MemoryStore:
         self._semantic: SemanticSearch | None = None
         self._gc_allowed = True
         self._closed = False
+        # The embedder's own connection (on disk) and the lock that guards it.
+        self._vec_conn: sqlite3.Connection | None = None
+        self._vec_lock = threading.Lock()
+        self._vec_closed = False
+        # Goes up whenever stored vectors are dropped (another model, a GC): an index
+        # holding them in memory reads them again.
+        self.vectors_epoch = 0
         # Whether this session may vouch for the file at close (see ``cleanmark``).
         self._vouched = False
 
@@ -152,6 +160,11 @@ class MemoryStore:
         with self._lock:
             if self._closed:
                 return
+            with self._vec_lock:
+                if self._vec_conn is not None:
+                    self._vec_conn.close()
+                    self._vec_conn = None
+                self._vec_closed = True
             self.save()
             head = self._tree.head()
             self._conn.close()
@@ -381,7 +394,10 @@ class MemoryStore:
             cur = self._conn.execute(
                 "DELETE FROM objects WHERE hash NOT IN (SELECT hash FROM live)"
             )
-            self._conn.execute("DELETE FROM embeddings WHERE ckey NOT IN (SELECT ckey FROM idx)")
+            dropped = self._conn.execute(
+                "DELETE FROM embeddings WHERE ckey NOT IN (SELECT ckey FROM idx)").rowcount
+            if dropped:
+                self.vectors_epoch += 1
             self._conn.execute("DELETE FROM live")
             self._io.written = 0
             return int(cur.rowcount)
@@ -441,6 +457,7 @@ class MemoryStore:
         with self._txn():
             if self._tree.meta("embedder") != name or self._tree.meta("vectors") != VECTORS:
                 self._conn.execute("DELETE FROM embeddings")
+                self.vectors_epoch += 1
                 self._tree.set_meta("embedder", name)
                 self._tree.set_meta("vectors", VECTORS)
 
@@ -509,18 +526,88 @@ class MemoryStore:
             return int(row[0])
 
     def store_vectors(self, items: list[tuple[str, bytes]]) -> None:
-        with self._txn():
-            self._conn.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?)", items)
+        """Store (content key, vector bytes) in one transaction of the vectors'
+        own connection: the store's lock is not held, so reads and searches go on
+        while it commits (WAL lets readers past a writer)."""
+        if str(self.path) == ":memory:":  # one connection is the whole database
+            with self._txn():
+                self._conn.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?)", items)
+            return
+        with self._vec_lock:
+            if self._vec_closed:
+                raise RuntimeError("memory store is closed")
+            if self._vec_conn is None:
+                self._vec_conn = sqlite3.connect(str(self.path), isolation_level=None,
+                                                 check_same_thread=False, timeout=30)
+                # Vectors are recomputed when lost: a power cut may cost the last
+                # batches, never the file's consistency (WAL), and no fsync a batch.
+                self._vec_conn.execute("PRAGMA synchronous=NORMAL")
+            conn = self._vec_conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?)", items)
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
 
-    def head_vectors(self) -> list[tuple[str, str, bytes]]:
-        """(id, title, vector bytes) for every current node that has a vector."""
+    def stored_vectors(self, after: str, limit: int) -> list[tuple[str, bytes]]:
+        """Up to ``limit`` (content key, vector bytes) in key order past ``after``:
+        a walk over every stored vector, a bounded part at a time."""
         with self._lock:
             self._check_open()
             rows = self._conn.execute(
-                "SELECT idx.id, fts.title, embeddings.vec FROM idx JOIN embeddings USING (ckey)"
-                " JOIN fts ON fts.rowid = idx.rowid * ?", (SPAN,)
+                "SELECT ckey, vec FROM embeddings WHERE ckey > ? ORDER BY ckey LIMIT ?",
+                (after, limit),
             ).fetchall()
-            return [(r[0], r[1], bytes(r[2])) for r in rows]
+            return [(str(r[0]), bytes(r[1])) for r in rows]
+
+    def vectors_of(self, ckeys: list[str]) -> list[tuple[str, bytes]]:
+        """(content key, vector bytes) of those of ``ckeys`` that have vectors."""
+        out: list[tuple[str, bytes]] = []
+        with self._lock:
+            self._check_open()
+            for i in range(0, len(ckeys), 500):
+                part = ckeys[i : i + 500]
+                out += [(str(r[0]), bytes(r[1])) for r in self._conn.execute(
+                    f"SELECT ckey, vec FROM embeddings WHERE ckey IN ({','.join('?' * len(part))})",
+                    part)]
+        return out
+
+    def head_keys(self, part: int = 5000) -> tuple[str, list[tuple[str, str]]]:
+        """The head's root hash and (id, content key) of every current node, read
+        ``part`` rows at a time so that other calls get the lock in between. When
+        the head moved meanwhile, the hash is the one before (no current state)."""
+        rows: list[tuple[str, str]] = []
+        after = 0
+        with self._lock:
+            self._check_open()
+            root = self._tree.head()
+        while True:
+            with self._lock:
+                self._check_open()
+                got = self._conn.execute(
+                    "SELECT rowid, id, ckey FROM idx WHERE rowid > ? ORDER BY rowid LIMIT ?",
+                    (after, part)).fetchall()
+                moved = self._tree.head() != root
+            if moved:
+                return root, rows  # read again by whoever compares it with the head
+            if not got:
+                return root, rows
+            rows += [(str(r[1]), str(r[2])) for r in got]
+            after = int(got[-1][0])
+
+    def titles(self, ids: list[str]) -> dict[str, str]:
+        """Id -> title of those of ``ids`` that are current nodes."""
+        out: dict[str, str] = {}
+        with self._lock:
+            self._check_open()
+            for i in range(0, len(ids), 500):
+                part = ids[i : i + 500]
+                out.update(self._conn.execute(
+                    "SELECT idx.id, fts.title FROM idx JOIN fts ON fts.rowid = idx.rowid * ?"
+                    f" WHERE idx.id IN ({','.join('?' * len(part))})", [SPAN, *part]))
+        return out
 
     def import_memex(self, directory: str | Path) -> Any:
         """Import every org file under ``directory`` (see ``orgimport``)."""
