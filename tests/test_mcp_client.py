@@ -299,8 +299,8 @@ def test_a_server_that_never_answers_initialize_is_killed_with_its_group(
         hub = McpHub(load(place / "config").servers, connect_timeout=wait,
                      retry_first=300).start()
         try:
-            wait_for(lambda: pidfile.exists() or hub.states["silent"].state != "starting",
-                     wait + 60, "the silent server's start, or the hub giving up on it")
+            wait_for(lambda p=pidfile, h=hub: p.exists() or h.states["silent"].state
+                     != "starting", wait + 60, "the silent server's start, or the hub's end")
             if not pidfile.exists():
                 continue  # killed before its interpreter got going
             server, helper = (int(p) for p in pidfile.read_text().split())
