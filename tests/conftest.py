@@ -82,6 +82,22 @@ def daemons(tmp_path: Path, fake_llm: FakeLLM) -> Iterator[Daemons]:  # noqa: F8
 
 
 @pytest.fixture(autouse=True, scope="module")
+def _fresh_private_index() -> Iterator[None]:
+    """Each module starts with an empty privacy index, as each daemon does.  The index
+    is the process's (a daemon serves one memex), but a worker of the suite runs the
+    agents of many modules, each on a memex of its own: what one module's memex holds
+    private ("** Weekly review" under a private heading) was otherwise withheld from a
+    later module's requests, where the same words are public.  Which modules share a
+    worker depends on the machine's load.  Module-wide, not per test: a module's one
+    agent (a module fixture) learns its memex once, at its start."""
+    from passepartout.security.privacy import index
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(index, "_current", index.PrivateIndex())
+        yield
+
+
+@pytest.fixture(autouse=True, scope="module")
 def _collect_after_module() -> Iterator[None]:
     """What a module's tests left for the garbage collector is collected here, at a
     quiet moment: a model stream left open and collected later, inside httpcore's pool

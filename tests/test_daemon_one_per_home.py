@@ -25,14 +25,16 @@ from pathlib import Path
 
 import pytest
 from agents import wait_for
-from daemon_proc import Daemons
+from daemon_proc import Daemons, daemons_under
 from fakellm import FakeLLM
 from test_daemon_emacs import EMACS, emacs
 from test_mcp_server import call
 from wire_client import ROOT
 
+from passepartout.config import Config
 from passepartout.faces.face import Face
 from passepartout.protocol import Chunk, Done
+from passepartout.wire.start import StartError, ensure_daemon
 
 SHIM = '''
 import os
@@ -208,6 +210,29 @@ def test_detach_and_status_say_ready_only_once_the_model_layer_is_up(
         gate.touch()
         if detach.poll() is None:
             detach.kill()
+        daemons.cli("stop")
+
+
+def test_a_daemon_still_starting_is_left_running_and_waited_for_again(
+        daemons: Daemons) -> None:
+    """A face's wait for the daemon it started ends only when the daemon is ready or
+    has exited, or after a long while (minutes: its boot is slow on a busy machine);
+    then the daemon is left running, and said to be still starting."""
+    gate = daemons.tmp / "prime-gate"
+    env = {**daemons.env, **gated(daemons, TEST_PRIME_GATE=gate)}
+    config = Config.from_mapping(env, config_dir=Path(env["PASSEPARTOUT_CONFIG_DIR"]))
+    try:
+        with pytest.raises(StartError, match="still starting after 1 s; it was left running"):
+            ensure_daemon(config, timeout=1.0, environ=env)
+        wait_for(lambda: Path(f"{gate}.reached").exists(), 90, "litellm's priming")
+        status = daemons.cli("status")
+        assert status.returncode == 3 and "still starting" in status.stdout, status.stdout
+        gate.touch()
+        running = ensure_daemon(config, environ=env)
+        assert not running.started  # the one started first, now ready
+        assert daemons_under(str(daemons.tmp)) == [running.info["pid"]]
+    finally:
+        gate.touch()
         daemons.cli("stop")
 
 

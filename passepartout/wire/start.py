@@ -5,12 +5,13 @@ when no daemon runs it starts ``passepartout daemon`` in a session of its own (s
 closing terminal or Emacs does not take it along) and waits until it has written
 ``daemon.json``, which it does once it is ready to answer.  The new daemon says so at
 once on a pipe (:data:`READY_FD`, its write end inherited): the face does not wait for
-a poll to notice.  Two faces starting at once
-are fine, whatever their environments: the second daemon finds the state directory's
-lock taken and exits 1, and both faces then read the first one's info (through the
-pointer in the state directory when it runs in another place).  What the new daemon
-prints before its log file opens goes to ``<home>/daemon-start.log``, so that a daemon
-that cannot start says why.
+a poll to notice.  The wait ends when the daemon is ready or has exited; a daemon
+still starting is waited for (:data:`START_TIMEOUT`, minutes) and then left running.
+Two faces starting at once are fine, whatever their environments: the second daemon
+finds the state directory's lock taken and exits 1, and both faces then read the first
+one's info (through the pointer in the state directory when it runs in another place).
+What the new daemon prints before its log file opens goes to
+``<home>/daemon-start.log``, so that a daemon that cannot start says why.
 """
 
 from __future__ import annotations
@@ -28,7 +29,11 @@ from passepartout.config import Config
 from passepartout.errors import PassepartoutError
 from passepartout.wire.place import HomeLock, Place, PlaceError
 
-START_TIMEOUT = 30.0
+# How long a face waits for a daemon that is alive but not ready yet.  Its boot (the
+# model library's import above all) takes seconds on a quiet machine and can take
+# minutes on a busy one: a daemon that is still running is waited for, and only one
+# that died (or this long a start) ends the wait.
+START_TIMEOUT = 300.0
 _TAIL_LINES = 6
 # The variable naming the descriptor a daemon writes "ready" to (then closes) once it
 # is ready; set by ensure_daemon for the daemon it starts.
@@ -112,8 +117,10 @@ def _wait_started(config: Config, environ: Mapping[str, str] | None,
                 pipe_open = False
         else:
             time.sleep(min(left, 0.02))
-    raise StartError(f"the daemon did not get ready within {timeout:g} s "
-                     f"(its output is in {log_path})")
+    alive = "it" if child.poll() is None else "the daemon that won the start"
+    raise StartError(f"the daemon is still starting after {timeout:g} s; {alive} was left "
+                     "running: `passepartout status` says when it is ready, `passepartout "
+                     f"stop` ends it (its output is in {log_path})")
 
 
 def _find(config: Config, environ: Mapping[str, str] | None) -> Place:
