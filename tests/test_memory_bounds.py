@@ -323,11 +323,10 @@ def test_a_search_does_not_wait_for_a_batch_being_written(
         other.execute("BEGIN IMMEDIATE")
         while not writing.is_set():  # the first batch through the model, one call at a
             assert gated.blocked.wait(60)  # time (titles, then passages) ...
+            calls = len(gated.calls)
             gated.allow(1)
-            while gated.blocked.is_set() and not writing.is_set():
-                time.sleep(0.01)  # (the call is let through; a next one, or the write)
-            for _ in range(6000):
-                if writing.is_set() or gated.blocked.is_set():
+            for _ in range(6000):  # until that call is through: a next one, or the write
+                if writing.is_set() or len(gated.calls) > calls:
                     break
                 time.sleep(0.01)
         assert writing.is_set()  # ... and now being written, behind the other writer
