@@ -329,7 +329,7 @@ def test_private_text_in_a_reply_is_withheld_from_the_client(
     fake_llm.reply(f"From your notes:\n{PRIVATE}\nThat is all.")
     stream = endpoint.client().chat.completions.create(
         model="passepartout", stream=True,
-        messages=[{"role": "user", "content": "summarise my week"}])
+        messages=[{"role": "user", "content": "summarise the notes for me"}])
     text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
     assert "ferritin" not in text and MARKER in text and "That is all." in text
     fake_llm.reply(PRIVATE)
