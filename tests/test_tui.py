@@ -240,6 +240,25 @@ def test_history_lines_say_calls_results_refusals_and_errors() -> None:
                      ("llm-error: the provider is down", "error")]
 
 
+def test_history_lines_leave_out_the_calls_of_a_refused_step_that_never_started() -> None:
+    """Live, a refused step shows its refused call; its siblings never started and were
+    not shown, so a resumed session does not show them either."""
+    from passepartout.faces.tui.history import history_lines
+    from passepartout.llm.translate import SIBLING_NOT_RUN
+
+    lines = history_lines([
+        {"role": "user", "content": "tidy up"},
+        {"role": "assistant", "content": "", "tool-calls": [
+            {"call-id": "c1", "name": "shell", "arguments": '{"cmd": "rm -rf x"}'},
+            {"call-id": "c2", "name": "read-file", "arguments": '{"path": "a"}'}]},
+        {"role": "tool", "call-id": "c1", "content": "refused by policy (deny): no rm"},
+        {"role": "tool", "call-id": "c2", "content": SIBLING_NOT_RUN},
+        {"role": "assistant", "content": "I may not."}])
+    assert lines == [("You: tidy up", "you"),
+                     ("refused shell(cmd='rm -rf x'): no rm", "tool-failed"),
+                     ("I may not.", "agent")]
+
+
 def test_history_lines_say_each_answer_to_an_approval_where_it_came() -> None:
     from passepartout.faces.tui.history import history_lines
 

@@ -196,6 +196,7 @@ def result_messages(results: Any) -> list[Message]:
 
 
 REFUSED_STEP = "Refused by the gates: "  # a refused step without calls, kept as user text
+SIBLING_NOT_RUN = "not run: another call of the same step was refused"  # for the model only
 _FAILED = ("error: ", "refused by policy", "not run:")  # the results below begin so
 
 
@@ -217,7 +218,7 @@ def refusal_messages(pending: Sequence[Action], gate_trace: Sequence[str]) -> li
         reason = next((t[len(key):].strip() for t in reversed(gate_trace)
                        if t.startswith(key)), None)
         text = (f"refused by policy {reason}" if reason
-                else "not run: another call of the same step was refused")
+                else SIBLING_NOT_RUN)
         out.append(tool_message(action.call_id or "", text, action.name))
     return out
 

@@ -61,7 +61,7 @@ def history_lines(messages: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
 
     A call's line comes where the live chat showed it, when it ran: after the answers
     to the step's approvals, just before its result; a refused call has none."""
-    from passepartout.llm.translate import REFUSED_STEP, failed_result
+    from passepartout.llm.translate import REFUSED_STEP, SIBLING_NOT_RUN, failed_result
 
     names: dict[str, str] = {}
     held: dict[str, tuple[str, str]] = {}  # call id -> its line, until its result
@@ -95,6 +95,8 @@ def history_lines(messages: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
             name = names.get(call_id, str(message.get("name") or ""))
             line = held.pop(call_id, None)
             text = one_line(content)[:OUTPUT_PREVIEW]
+            if content == SIBLING_NOT_RUN:
+                continue  # a call that never started: live, only its refused sibling showed
             if content.startswith(("refused by policy", "not run:")):
                 # As the refusal was said live: the call, and the gates' reasons.
                 why = re.sub(r"\Arefused by policy \(\w+\): ", "", content)
