@@ -128,8 +128,12 @@ interrupt what they type (its timeout still runs)."
      ((passepartout-approval-answered approval))
      ((eq choice 'never)
       (passepartout-approval--answer approval '(:allow nil :always t) "refused always"))
-     ((not choice) (passepartout-approval--answer
-                    approval nil (or (passepartout-approval-reason approval) "refused")))
+     ((not choice)
+      ;; A no with a reason of this side (a quit, a failure, no answer in time) says
+      ;; it, so that the turn kept for resume says it as it was said here.
+      (let ((why (passepartout-approval-reason approval)))
+        (passepartout-approval--answer
+         approval (and why (list :allow nil :reason why)) (or why "refused"))))
      ((passepartout-approval-eval-p info)
       (let ((result (passepartout--eval-approved (plist-get info :code) approval)))
         (passepartout-approval--answer

@@ -29,6 +29,7 @@ from typing import Any, ClassVar, Generic, TypeAlias, TypeVar, cast
 
 from passepartout.errors import ProtocolError
 from passepartout.signals import Keyword, Symbol, plist_to_dict
+from passepartout.text import one_line
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +47,7 @@ EVENT_NAMES = frozenset({CHUNK, TOOL, DONE, ERROR, APPROVAL, NOTIFY, STATUS, ORG
 
 # What a turn may attach (the daemon refuses more; a face says so before sending).
 ITEMS_MAX = 20  # parts of one turn
+REASON_MAX = 200  # characters of the reason a face gives for a no
 RESOURCE_BYTES = 1_000_000  # bytes of one resource's text an ACP client may embed
 PROMPT_BYTES = 3_000_000  # bytes of a whole ACP prompt, its resources included
 
@@ -308,9 +310,12 @@ class Allow:
 
 @dataclass(frozen=True)
 class Deny:
-    """No; ``always``: keep the no as a standing grant too."""
+    """No; ``always``: keep the no as a standing grant too.  ``reason``: why, when the
+    face says (the person quit the question, the face's approval function failed),
+    shown when the turn is resumed; empty for a plain refusal."""
 
     always: bool = False
+    reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -326,15 +331,18 @@ ApprovalAnswer: TypeAlias = Allow | Deny | Evaluated
 
 
 def encode_answer(answer: ApprovalAnswer) -> Any:
-    """An answer on the wire: ``t``, ``nil``, ``(:allow t|nil :always t)`` or
-    ``(:ok t|nil :value V)``."""
+    """An answer on the wire: ``t``, ``nil``, ``(:allow t|nil :always t|nil :reason R)``
+    or ``(:ok t|nil :value V)``."""
     match answer:
         case Allow(always=False):
             return True
-        case Deny(always=False):
+        case Deny(always=False, reason=""):
             return None
-        case Allow() | Deny():
-            return {"allow": True if isinstance(answer, Allow) else None, "always": True}
+        case Allow(always=True):
+            return {"allow": True, "always": True}
+        case Deny(always, reason):
+            return {"allow": None, "always": True if always else None,
+                    **({"reason": reason} if reason else {})}
         case Evaluated(ok, value):
             return {"ok": True if ok else None, "value": value}
     raise ProtocolError(f"not an approval answer: {type(answer).__name__}")
@@ -357,7 +365,10 @@ def decode_answer(value: Any) -> ApprovalAnswer:
         return Evaluated(fields["ok"] is True, fields.get("value"))
     if "allow" in fields:
         always = fields.get("always") is True
-        return Allow(always) if fields["allow"] is True else Deny(always)
+        if fields["allow"] is True:
+            return Allow(always)
+        reason = fields.get("reason")
+        return Deny(always, one_line(reason, REASON_MAX) if isinstance(reason, str) else "")
     return Deny()
 
 

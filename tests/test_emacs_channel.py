@@ -279,6 +279,7 @@ def test_closing_forgets_the_sessions_of_the_connection(
     ([Keyword("allow"), None, Keyword("always"), True],
      Answer(False, True, "emacs", "refused always")),
     (None, Answer(False, False, "emacs", "refused")),
+    ([Keyword("allow"), None, Keyword("reason"), "quit"], Answer(False, False, "emacs", "quit")),
 ])
 def test_the_turn_hears_how_the_face_answered(
     bound: tuple[PeerChannel, RecordingPeer], value: Any, heard: Answer

@@ -103,12 +103,16 @@ def test_what_is_not_in_the_protocol_is_dropped(name: str, args: list[Any]) -> N
     ([Keyword("ok"), True, Keyword("value"), "2"], Evaluated(True, "2")),
     ([Keyword("ok"), None, Keyword("value"), "void-function"], Evaluated(False, "void-function")),
     ([Keyword("odd")], Deny()),
+    ([Keyword("allow"), None, Keyword("reason"), "quit"], Deny(reason="quit")),
+    ([Keyword("allow"), None, Keyword("reason"), "a\x1b[2J\nb"], Deny(reason="a [2J b")),
+    ([Keyword("allow"), None, Keyword("reason"), 7], Deny()),
 ])
 def test_only_a_clear_yes_is_a_yes(wire: Any, answer: protocol.ApprovalAnswer) -> None:
     assert decode_answer(wire) == answer
 
 
 @pytest.mark.parametrize("answer", [Allow(), Deny(), Allow(always=True), Deny(always=True),
+                                    Deny(reason="quit"), Deny(always=True, reason="quit"),
                                     Evaluated(True, "2"), Evaluated(False, "boom")])
 def test_an_answer_comes_back_as_it_was_sent(answer: protocol.ApprovalAnswer) -> None:
     assert decode_answer(loads(dumps(encode_answer(answer)))) == answer

@@ -52,10 +52,18 @@
                      '("read-file /etc/hosts" "shell rm -rf ~"))))))
 
 (ert-deftest passepartout-approval-test-failing-function-denies ()
-  "An approval function that signals an error denies."
+  "An approval function that signals an error denies, and says why."
   (passepartout-approval-test-with (lambda (_d _i) (error "Broken"))
     (passepartout--on-approval "a3" "s" "t" "write-file x" nil)
-    (should (eq (passepartout-approval-test--answer-of "a3") nil))))
+    (should (equal (passepartout-approval-test--answer-of "a3")
+                   '(:allow nil :reason "the approval function failed: Broken")))))
+
+(ert-deftest passepartout-approval-test-quit-denies-and-says-so ()
+  "A question quit with \\[keyboard-quit] is a no that says it was quit."
+  (passepartout-approval-test-with (lambda (_d _i) (signal 'quit nil))
+    (passepartout--on-approval "a5" "s" "t" "write-file y" nil)
+    (should (equal (passepartout-approval-test--answer-of "a5")
+                   '(:allow nil :reason "quit")))))
 
 (ert-deftest passepartout-approval-test-timeout-denies ()
   "No answer within `passepartout-approval-timeout' is a denial."
@@ -71,7 +79,8 @@
               t)
           (let ((start (float-time)))
             (passepartout--on-approval "a4" "s" "t" "shell make" nil)
-            (should (eq (passepartout-approval-test--answer-of "a4") nil))
+            (should (equal (passepartout-approval-test--answer-of "a4")
+                           '(:allow nil :reason "no answer in time")))
             (should (< (- (float-time) start) 3))
             (should (equal (nth 5 answered) "no answer in time"))
             ;; Exactly one answer, even after the function returns.

@@ -89,6 +89,7 @@ class _Pending:
     granted: bool = False
     always: bool = False
     answered: bool = False  # the face answered (not a timeout, a closed face, a stop)
+    reason: str = ""  # why the face said no, when it said
 
 
 class PeerChannel:
@@ -341,6 +342,7 @@ class PeerChannel:
             pending.granted = isinstance(answer, Allow | Evaluated)
             pending.always = isinstance(answer, Allow | Deny) and answer.always
             pending.answered = True
+            pending.reason = answer.reason if isinstance(answer, Deny) else ""
             if isinstance(answer, Evaluated):
                 self._results[pending.action.digest()] = {"ok": answer.ok,
                                                           "value": answer.value}
@@ -399,7 +401,7 @@ def _answer(pending: _Pending, peer: Peer, granted: bool, *, stopping: bool) -> 
     if granted:
         return Answer(True, always=pending.always, by=face)
     return Answer(False, always=pending.always, by=face,
-                  reason="refused always" if pending.always else "refused")
+                  reason=pending.reason or ("refused always" if pending.always else "refused"))
 
 
 def leaves(peer: Peer) -> bool:
