@@ -138,7 +138,7 @@ Its drawer is no drawer of the reply's heading, streamed or resumed."
     (unwind-protect
         (passepartout-test-with-shared-server `(((text . ,passepartout-test-hostile)))
           (let* ((buffer (passepartout-chat t))
-                 (turn (passepartout-test-prompt buffer "Plan my week"))
+                 (turn (passepartout-test-prompt buffer "Draft the hostile reply"))
                  (session (passepartout-turn-session turn)))
             (should (eq (passepartout-test-wait-turn turn) 'done))
             (with-current-buffer buffer (write-file saved))
