@@ -31,7 +31,11 @@ class BoundaryFilter(logging.Filter):
 
 
 def make_safe(record: logging.LogRecord) -> None:
-    """Mask secrets and escape terminal controls in ``record``'s message and traceback."""
+    """Mask secrets and escape terminal controls in ``record``'s message and traceback
+    (once: the record factory and the handlers' filter both pass every record here)."""
+    if getattr(record, "passepartout_safe", False):
+        return
+    record.passepartout_safe = True
     try:
         message = record.getMessage()
     except Exception:  # a bad format string: leave it for logging's own error path
