@@ -25,7 +25,10 @@ it is tuned on now); the held-out half is ``local_tools_heldout2.json``, written
 any tuning of this round, without reading the reader's rules, and never tuned on: which
 of its requests fail was not looked at.  The same hand then tuned the reader, on the
 tuning half and on requests of its own (in the tuning half), so the held-out half is
-independent of the reader but not of whoever wrote both.
+independent of the reader but not of whoever wrote both.  The third held-out half,
+``local_tools_heldout3.json`` (90 requests, 24 of them for a secret), was written blind
+by another hand, who read neither the reader nor the other sets, and committed before
+the reader's secret rules were redrawn; it is never tuned on either.
 
     .venv/bin/python bench/local_tools.py [--no-model] [--compare] [--limit N] [--verbose]
 """
@@ -55,7 +58,8 @@ from passepartout.tools import Tool, make_tool
 
 HERE = Path(__file__).resolve().parent
 HALVES = {"tuning": [HERE / "local_tools_prompts.json", HERE / "local_tools_heldout.json"],
-          "held-out": [HERE / "local_tools_heldout2.json"]}
+          "held-out": [HERE / "local_tools_heldout2.json"],
+          "held-out-3": [HERE / "local_tools_heldout3.json"]}
 NOW = dt.datetime(2026, 11, 23, 18, 0).astimezone()
 
 
@@ -147,7 +151,7 @@ def one_right(expect: dict[str, Any] | None, outcome: Outcome) -> bool:
         if outcome.call is not None:
             return False
         if outcome.kind:
-            return (outcome.kind in ("ask", "refuse", "destroy", "which")
+            return (outcome.kind in ("ask", "refuse", "secret", "destroy", "which")
                     or bool(expect.get("decline")))
         return bool(REFUSES.search(outcome.text))
     if outcome.call is None or not outcome.valid or outcome.call[0] != expect["tool"]:
@@ -252,7 +256,7 @@ def main() -> None:
                         help="also the model alone, with and without grammar (slow)")
     parser.add_argument("--limit", type=int, default=0,
                         help="only the first N requests of each half")
-    parser.add_argument("--half", choices=[*HALVES, "both"], default="both")
+    parser.add_argument("--half", choices=[*HALVES, "all"], default="all")
     parser.add_argument("--verbose", action="store_true", help="print each request's outcome")
     opts = parser.parse_args()
     if not opts.no_model:
@@ -264,7 +268,7 @@ def main() -> None:
     print(f"{len(tools)} tools offered, model {local.LOCAL_MODEL}; "
           f"dates relative to {NOW:%a %Y-%m-%d %H:%M}")
     for name, paths in HALVES.items():
-        if opts.half not in ("both", name):
+        if opts.half not in ("all", name):
             continue
         cases = [case for path in paths
                  for case in json.loads(path.read_text(encoding="utf-8"))["prompts"]]

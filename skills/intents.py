@@ -10,10 +10,12 @@ intents ask for it, and so may any model.
 
 Some requests are answered in words, with no tool: a request to show a secret is
 refused, whatever the model; a reminder with no clear date asks when; and when the
-turn's model is the local one, a destructive request is asked about, a file asked for
-without its name is asked which, and a request for what no offline tool does says so,
-instead of letting a 135M model attempt them (a provider's model proposes, and the
-gates ask as for any call; it may know from the conversation which file is meant).
+turn's model is the local one, any other request that names a secret is refused (a note
+or reminder about one without its value is not), a destructive request is asked about,
+a file asked for without its name is asked which, and a request for what no offline
+tool does says so, instead of letting a 135M model attempt them (a provider's model
+proposes, and the gates ask as for any call; it may know from the conversation which
+file is meant).
 """
 
 from __future__ import annotations
@@ -48,7 +50,8 @@ def intents_read(signal: Signal) -> intents.Intent | None:
     if intent is None:
         return None
     if intent.reply:
-        return intent if intent.kind not in ("decline", "destroy", "which") or _offline() else None
+        offline_only = ("decline", "destroy", "which", "secret")
+        return intent if intent.kind not in offline_only or _offline() else None
     if AGENT.tool(intent.tool) is None:
         return None
     return intent

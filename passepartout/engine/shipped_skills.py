@@ -9,7 +9,7 @@ SHIPPED: dict[str, str] = {
     'flightplans.py': '350ed46fa355b65d07461e1fc4543901143bb48960468e6f7bdc49c0758de536',
     'gardener.py': '5714edfc7b9c495b08f884d84a44f9b67bda3a51c146d47c6eb08ca07e8b34c2',
     'hooks.py': '8474978f1459542d0e5080abea95ad8d4e28588f1897fd2908ffea82eadca931',
-    'intents.py': 'ae211de06de51e64ded0c263d6d2ea243ff2c495cf108cc99dc0016dac6d381f',
+    'intents.py': '5a703280aadc196b2fef8b3bb3939329b76047449f0722155f43d1e564ac57f4',
     'mcp.py': '721739f0fcbdf90eade65e02b4f64838ede665c92e64fea356ed5c5adf4bce72',
     'memory.py': 'cf3a40776ca276b7c82bda9dd3978ac78d9c5446ac648167effb1bd4e842a3ec',
     'orgtools.py': '2a387e84615ece44dcd45d275ae944d3c261a324a228f60ae5f2aebb9c623839',

@@ -18,11 +18,13 @@ the next time the clock shows it in waking hours, so at 18:00 "at 8" is 20:00 to
 and "at 5" 17:00 tomorrow.
 
 Some requests get words back instead of a call (:attr:`Intent.reply`): a request to
-show a secret is refused, a destructive one is asked about, a reminder with no date or
+show a secret is refused, any other that names one (``kind="secret"``, see
+:mod:`passepartout.llm.secret_requests`) too unless it is a note or reminder about it, a
+destructive one is asked about, a reminder with no date or
 an ambiguous one ("later", "next week", "weekdays" or "Tuesday and Thursday", which org
 cannot repeat, "04/05", which reads two ways) asks when, a file asked for without its
 name asks which, and a request for what no offline tool does (messages, the web, whole
-documents) says so (``kind="decline"``; the skill gives these last three only when the
+documents) says so (``kind="decline"``; the skill gives these last four only when the
 turn's model is the local one: a provider's model may know from the conversation which
 file is meant).
 """
@@ -38,6 +40,7 @@ from typing import Any
 from dateutil import rrule
 from dateutil.relativedelta import relativedelta
 
+from passepartout.llm import secret_requests
 from passepartout.org.timestamps import Interval, OrgTimestamp, Repeater, RepeaterKind, Unit
 
 TITLE_MAX = 80
@@ -51,9 +54,10 @@ OFFLINE_CAN = ("Offline I can capture notes, schedule reminders, show your agend
 class Intent:
     """A tool call read from the person's words, or the words to answer with.
 
-    ``reply`` set means no tool call: ``kind`` says why ("refuse" a secret, "ask" back
-    about an unclear date, "destroy" asks back about a destructive request, "which" asks
-    which file is meant, "decline" what offline cannot do).
+    ``reply`` set means no tool call: ``kind`` says why ("refuse" a secret, "secret" a
+    request naming one, "ask" back about an unclear date, "destroy" asks back about a
+    destructive request, "which" asks which file is meant, "decline" what offline cannot
+    do).
     """
 
     tool: str
@@ -448,23 +452,6 @@ def _normalize(text: str) -> str:
 
 # -- refusals and questions back ---------------------------------------------------------------
 
-_REVEAL = re.compile(
-    r"^(?:please\s+|can\s+you\s+|could\s+you\s+|would\s+you\s+|i\s+need\s+(?:you\s+to\s+)?)*"
-    r"(?:print|show|display|cat|read|tell|give|reveal|dump|echo|output|paste|copy|send|list"
-    r"|open|fetch|get|type|spell|printenv|env|search|grep|find|look\s+for|scan"
-    r"|look\s+up|extract|recover|decrypt|where(?:'s|\s+is|\s+are|\s+do\s+i\s+keep)"
-    r"|what(?:'s|\s+is|\s+are|\s+was|\s+were)\s+(?:my|the|our|your|his|her|their|all)\b"
-    r"|what\s+(?:\w+\s+)?(?:password|passphrase|pin|token|key|secret)s?\b)", re.I)
-_SECRET = re.compile(
-    r"\b(?:api[\s_-]?keys?|keys?\s+for|access[\s_-]?tokens?|tokens?|passwords?|passphrases?"
-    r"|passwd|secrets?|credentials?|private\s+keys?|ssh\s+keys?|pin\s+(?:code|number)"
-    r"|(?:bank|card|debit|credit|phone|sim|atm)\s+pins?|keyrings?|keychains?|key\s*stores?|(?:env|environment)\s+var(?:iable)?s?|printenv"
-    r"|env(?=\s*$)|session\s+cookies?"
-    r"|[A-Z0-9]+_(?:API_KEY|KEY|TOKEN|SECRET|PASSWORD))\b"
-    r"|(?:^|[\s/'\"])(?:\.env|\.netrc|\.authinfo(?:\.gpg)?|\.pgpass|id_(?:rsa|ed25519|ecdsa|dsa)"
-    r"|\.ssh/\S*|\.gnupg/\S*|\.aws/credentials|shadow)\b"
-    r"|\b(?:openai|anthropic|gemini|mistral|openrouter|groq|github|telegram|aws)\s+(?:api\s+)?key\b",
-    re.I)
 _DESTROY = re.compile(
     r"^(?:please\s+|can\s+you\s+|could\s+you\s+|just\s+|now\s+|run\s+|go\s+ahead\s+and\s+)*"
     r"(?:delete|remove|erase|wipe|rm\s|rm$|rmdir|drop|purge|destroy|shred|trash|clear\s+(?:out\s+)?"
@@ -477,12 +464,18 @@ _DESTROY = re.compile(
 
 
 def _secret(text: str, now: dt.datetime) -> Intent | None:
-    if not (_REVEAL.search(text) and _SECRET.search(text)):
-        return None
-    return _answer("refuse", "I won't show secrets (API keys, passwords, tokens, private keys, "
-                   ".env files) in a chat: what is shown here may be kept or sent on. Open "
-                   "it yourself if you need it; `passepartout doctor` says whether a provider "
-                   "key is set without showing it.")
+    if secret_requests.asks_to_reveal(text):
+        return _answer("refuse", "I won't show secrets (API keys, passwords, tokens, private "
+                       "keys, .env files) in a chat: what is shown here may be kept or sent "
+                       "on. Open it yourself if you need it; `passepartout doctor` says "
+                       "whether a provider key is set without showing it.")
+    if secret_requests.offline_refuses(text):
+        return _answer("secret", "That is about a secret (a password, key, PIN or code). "
+                       "Offline I don't look one up, show it or guess it, and I don't keep "
+                       "one in your notes: what is written here may be kept or sent on. A "
+                       "note or reminder about it without the secret itself is fine, e.g. "
+                       "\"remind me on Friday to change the router password\".")
+    return None
 
 
 def _destructive(text: str, now: dt.datetime) -> Intent | None:
