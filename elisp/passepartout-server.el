@@ -124,9 +124,11 @@ is `passepartout-workspace-of' the buffer it came from."
   "Seconds an approval waits for an answer before it counts as a denial."
   :type 'number)
 
-(defcustom passepartout-start-timeout 60
+(defcustom passepartout-start-timeout 300
   "Seconds the server has to print its port after it starts.
-For the daemon: seconds for attaching, starting it included."
+For the daemon: seconds for attaching, starting it included.  A start
+takes seconds on a quiet machine and can take minutes on a busy one (the
+command line waits as long); a server that dies says so at once."
   :type 'number)
 
 (defcustom passepartout-reconnect-max-delay 30
