@@ -33,11 +33,15 @@ RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
 _POLL = 0.05
 
 _warming: threading.Thread | None = None
+# Seconds after the warm-up starts that the model's own tokenizer loads: past a
+# daemon's ready on a quiet machine (tokens.load_later says why).
+TOKENIZER_DELAY = 5.0
 
 
 def warm_up(model: str | None = None) -> threading.Thread:
-    """Import litellm (and load ``model``'s tokenizer) in the background, so the first
-    call does not wait for them."""
+    """Import and prime litellm in the background, so the first call does not wait for
+    it; ``model``'s own tokenizer loads :data:`TOKENIZER_DELAY` seconds later (counting
+    uses the estimate until then)."""
     global _warming
     thread = threading.Thread(target=_quiet_load, args=(model,), name="litellm-import",
                               daemon=True)
@@ -58,13 +62,11 @@ def wait_warm(timeout: float) -> bool:
 
 def _quiet_load(model: str | None) -> None:
     from passepartout import startup
+    from passepartout.llm import tokens
 
+    tokens.load_later(model, TOKENIZER_DELAY)
     try:
-        from passepartout.llm.tokens import counter
-
         startup.mark("model layer warm-up started")
-        counter(model)
-        startup.mark("tokenizer loaded")
         lit = load_litellm()
         startup.mark("litellm imported")
         _prime(lit)
@@ -77,13 +79,16 @@ def _quiet_load(model: str | None) -> None:
 # (about half a second): make it with a mock reply, which sends nothing, so that the
 # person's first call does not wait for them; and make what that call makes before it
 # sends (the HTTP handler's client with its TLS settings, our outbound filters).
+# A model litellm counts with its default tokenizer (which a first call loads anyway):
+# a mock reply's usage is counted, and a gpt-4o would load a second tokenizer for it.
+_PRIME_MODEL = "openai/gpt-4"
 _PRIME_TOOLS = [{"type": "function", "function": {
     "name": "noop", "description": "nothing", "parameters": {"type": "object", "properties": {}}}}]
 
 
 def _prime(lit: ModuleType) -> None:
     started = time.perf_counter()
-    stream = lit.completion(model="openai/gpt-4o-mini", api_key="unused", mock_response="ok",
+    stream = lit.completion(model=_PRIME_MODEL, api_key="unused", mock_response="ok",
                             messages=[{"role": "user", "content": "hi"}], tools=_PRIME_TOOLS,
                             stream=True, **call_options())
     for _ in stream:

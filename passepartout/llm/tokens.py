@@ -89,10 +89,50 @@ def _remembered(count: Callable[[str], int]) -> Callable[[str], int]:
     return lru_cache(maxsize=8192)(count)
 
 
+# The estimate: what models without a tokenizer of their own count with, and the
+# tokenizer litellm loads for itself on its first call.
+ESTIMATE = "cl100k_base"
+_put_off: set[str] = set()  # tokenizers whose load waits (see load_later)
+
+
 def counter(model: str | None) -> Callable[[str], int]:
-    """A function that counts the tokens of a text for ``model``."""
+    """A function that counts the tokens of a text for ``model`` (with the estimate
+    while the load of its own tokenizer is put off, see :func:`load_later`)."""
     name = encoding_name(model)
+    if name in _put_off:
+        return _tiktoken(ESTIMATE)
+    return _load(name)
+
+
+def _load(name: str) -> Callable[[str], int]:
     return _claude() if name == "claude" else _tiktoken(name)
+
+
+def load_later(model: str | None, delay: float) -> threading.Timer | None:
+    """Load ``model``'s own tokenizer in the background in ``delay`` seconds, counting
+    with the estimate until then; None when the estimate is its tokenizer.
+
+    Loading one takes a third of a second of processor time, in a start that is bound
+    by it: a daemon answers sooner when the load waits until it is ready (the first
+    turns then count as every model without its own tokenizer does; for o200k_base
+    the counts of English and org text differ by under 1 %)."""
+    name = encoding_name(model)
+    if name == ESTIMATE:
+        return None
+
+    def load() -> None:
+        try:
+            _load(name)
+        except Exception as err:  # counted with the estimate, as a model of no tokenizer
+            log.warning("the %s tokenizer did not load: %s", name, err)
+            return
+        _put_off.discard(name)
+
+    _put_off.add(name)
+    timer = threading.Timer(delay, load)
+    timer.name, timer.daemon = "tokenizer-load", True
+    timer.start()
+    return timer
 
 
 def count_tokens(text: str | Iterable[Mapping[str, Any]], model: str | None = None) -> int:
