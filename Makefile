@@ -10,11 +10,10 @@ ELISP := $(wildcard elisp/*.el)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export HF_HUB_OFFLINE := 1
-# `make test-py PYTEST_PARALLEL="-n 2 --dist loadfile"` runs the suites on two workers,
-# a test file's tests on one (its module-wide daemon started once). Not the default:
-# on a busy two-core machine two workers made the hook tests see two model requests
-# for one edit.
-PYTEST_PARALLEL ?=
+# The suites run on two workers (most of a test's time is a daemon or Emacs starting,
+# so two workers halve the suite on two cores); `make test-py PYTEST_PARALLEL=` runs
+# them in one process.
+PYTEST_PARALLEL ?= -n 2 --dist worksteal
 
 .PHONY: all demo doctor install deps venv minilm emacs-backports test test-py test-attacks-user test-el lint lint-py compile lint-el bench pin-skills dist wheel package-el clean
 
