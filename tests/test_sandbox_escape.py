@@ -63,8 +63,12 @@ class Home:
 
 
 @pytest.fixture
-def fake_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Home:
-    home = tmp_path / "home"
+def fake_home(tmp_path_factory: pytest.TempPathFactory,
+              monkeypatch: pytest.MonkeyPatch) -> Home:
+    # A short path, as a person's home is: a socket in it (~/.emacs.d/server/server)
+    # must fit in AF_UNIX's 108 bytes however long the user's name and the worker's
+    # temporary directory are.
+    home = Path(tempfile.mkdtemp(prefix="h", dir=tmp_path_factory.getbasetemp()))
     for rel, text in SECRETS.items():
         (home / rel).parent.mkdir(parents=True, exist_ok=True)
         (home / rel).write_text(text + "\n")
@@ -229,13 +233,17 @@ def host_sockets(
     run_dir = Path(f"/run/pp-test-{os.getpid()}")
     if ROOT:
         paths.append(run_dir / "emacs" / "server")
-    listeners = [(p, _listen(p)) for p in paths]
-    yield listeners
-    for path, sock in listeners:
-        sock.close()
-        path.unlink(missing_ok=True)
-    for top in (runtime, odd, run_dir, paths[1].parent):
-        shutil.rmtree(top, ignore_errors=True)
+    listeners: list[tuple[Path, socket.socket]] = []
+    try:  # what was made is taken down even when a later listener cannot be made
+        for path in paths:
+            listeners.append((path, _listen(path)))
+        yield listeners
+    finally:
+        for path, sock in listeners:
+            sock.close()
+            path.unlink(missing_ok=True)
+        for top in (runtime, odd, run_dir, paths[1].parent):
+            shutil.rmtree(top, ignore_errors=True)
 
 
 @pytest.mark.parametrize("network", [False, True])
