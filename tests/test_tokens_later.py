@@ -24,6 +24,9 @@ def test_a_put_off_tokenizer_counts_with_the_estimate_until_it_has_loaded() -> N
     assert loading is not None
     loading.join(60)
     assert tokens.counter("openai/gpt-4o")(TEXT) == exact
+    # A second model layer in the same process does not put off what is loaded.
+    assert tokens.load_later("openai/gpt-4o", 60) is None
+    assert tokens.counter("openai/gpt-4o")(TEXT) == exact
 
 
 def test_a_model_counted_with_the_estimate_puts_nothing_off() -> None:

@@ -93,6 +93,7 @@ def _remembered(count: Callable[[str], int]) -> Callable[[str], int]:
 # tokenizer litellm loads for itself on its first call.
 ESTIMATE = "cl100k_base"
 _put_off: set[str] = set()  # tokenizers whose load waits (see load_later)
+_loaded: set[str] = set()
 
 
 def counter(model: str | None) -> Callable[[str], int]:
@@ -105,19 +106,22 @@ def counter(model: str | None) -> Callable[[str], int]:
 
 
 def _load(name: str) -> Callable[[str], int]:
-    return _claude() if name == "claude" else _tiktoken(name)
+    count = _claude() if name == "claude" else _tiktoken(name)
+    _loaded.add(name)
+    return count
 
 
 def load_later(model: str | None, delay: float) -> threading.Timer | None:
     """Load ``model``'s own tokenizer in the background in ``delay`` seconds, counting
-    with the estimate until then; None when the estimate is its tokenizer.
+    with the estimate until then.
 
     Loading one takes a third of a second of processor time, in a start that is bound
     by it: a daemon answers sooner when the load waits until it is ready (the first
     turns then count as every model without its own tokenizer does; for o200k_base
-    the counts of English and org text differ by under 1 %)."""
+    the counts of English and org text differ by under 1 %).  None when the estimate is
+    its tokenizer or it is loaded already."""
     name = encoding_name(model)
-    if name == ESTIMATE:
+    if name == ESTIMATE or name in _loaded:
         return None
 
     def load() -> None:
