@@ -3,10 +3,19 @@ estimate (cl100k_base, what every model without a tokenizer of its own counts wi
 
 from __future__ import annotations
 
+import pytest
+
 from passepartout.llm import tokens
 
 # Text the two vocabularies cut differently.
 TEXT = "Ünïcödé wörds 🙂, schön und größer; 東京の天気 " * 20
+
+
+@pytest.fixture(autouse=True)
+def fresh_state(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing loaded or put off by the layer of an earlier test in this process."""
+    monkeypatch.setattr(tokens, "_loaded", set())
+    monkeypatch.setattr(tokens, "_put_off", set())
 
 
 def test_a_put_off_tokenizer_counts_with_the_estimate_until_it_has_loaded() -> None:
@@ -19,7 +28,7 @@ def test_a_put_off_tokenizer_counts_with_the_estimate_until_it_has_loaded() -> N
         assert tokens.counter("openai/gpt-4o")(TEXT) == estimate
     finally:
         waiting.cancel()
-        tokens._put_off.discard("o200k_base")
+    tokens._put_off.discard("o200k_base")
     loading = tokens.load_later("openai/gpt-4o", 0)
     assert loading is not None
     loading.join(60)
