@@ -478,13 +478,25 @@ def _decode_arg(method: str, param: str, kind: str, value: Any) -> Any:
     return value
 
 
-def _dicts(value: Any) -> list[dict[str, Any]]:
-    return [as_dict(item) for item in value or []]
+@dataclass(frozen=True)
+class PlistRequest(Request[dict[str, Any]]):
+    """A request whose reply is one plist, read as a dict."""
+
+    def result(self, value: Any) -> dict[str, Any]:
+        return as_dict(value)
+
+
+@dataclass(frozen=True)
+class PlistsRequest(Request[list[dict[str, Any]]]):
+    """A request whose reply is a list of plists, read as dicts."""
+
+    def result(self, value: Any) -> list[dict[str, Any]]:
+        return [as_dict(item) for item in value or []]
 
 
 @_method
 @dataclass(frozen=True)
-class Hello(Request[dict[str, Any]]):
+class Hello(PlistRequest):
     """The first call of a connection: the token, and the client's plist (``:client``
     its face, ``:attachments``, ``:backlog``, ``:approval-timeout``)."""
 
@@ -498,9 +510,6 @@ class Hello(Request[dict[str, Any]]):
             return plist_to_dict(self.client)
         except ProtocolError:
             return {}
-
-    def result(self, value: Any) -> dict[str, Any]:
-        return as_dict(value)
 
 
 @_method
@@ -584,80 +593,56 @@ class SetFocus(Request[bool]):
 
 @_method
 @dataclass(frozen=True)
-class Status(Request[dict[str, Any]]):
+class Status(PlistRequest):
     NAME: ClassVar[str] = "status"
 
-    def result(self, value: Any) -> dict[str, Any]:
-        return as_dict(value)
-
 
 @_method
 @dataclass(frozen=True)
-class Models(Request[dict[str, Any]]):
+class Models(PlistRequest):
     NAME: ClassVar[str] = "models"
 
-    def result(self, value: Any) -> dict[str, Any]:
-        return as_dict(value)
-
 
 @_method
 @dataclass(frozen=True)
-class Jobs(Request[list[dict[str, Any]]]):
+class Jobs(PlistsRequest):
     NAME: ClassVar[str] = "jobs"
 
-    def result(self, value: Any) -> list[dict[str, Any]]:
-        return _dicts(value)
-
 
 @_method
 @dataclass(frozen=True)
-class JobProblems(Request[list[dict[str, Any]]]):
+class JobProblems(PlistsRequest):
     NAME: ClassVar[str] = "job-problems"
 
-    def result(self, value: Any) -> list[dict[str, Any]]:
-        return _dicts(value)
-
 
 @_method
 @dataclass(frozen=True)
-class HeldJobs(Request[list[dict[str, Any]]]):
+class HeldJobs(PlistsRequest):
     NAME: ClassVar[str] = "held-jobs"
 
-    def result(self, value: Any) -> list[dict[str, Any]]:
-        return _dicts(value)
-
 
 @_method
 @dataclass(frozen=True)
-class JobAllow(Request[dict[str, Any]]):
+class JobAllow(PlistRequest):
     """Approve a held job, only if its content hash is still ``digest``."""
 
     NAME: ClassVar[str] = "job-allow"
     node_id: str = field(metadata=_wire("id", STRING))
     digest: str | None = field(metadata=_wire("hash", OPTIONAL_STRING))
 
-    def result(self, value: Any) -> dict[str, Any]:
-        return as_dict(value)
-
 
 @_method
 @dataclass(frozen=True)
-class JobDeny(Request[dict[str, Any]]):
+class JobDeny(PlistRequest):
     NAME: ClassVar[str] = "job-deny"
     node_id: str = field(metadata=_wire("id", STRING))
 
-    def result(self, value: Any) -> dict[str, Any]:
-        return as_dict(value)
-
 
 @_method
 @dataclass(frozen=True)
-class ReloadSkill(Request[dict[str, Any]]):
+class ReloadSkill(PlistRequest):
     NAME: ClassVar[str] = "skills-reload"
     name: str = field(metadata=_wire("name", STRING))
-
-    def result(self, value: Any) -> dict[str, Any]:
-        return as_dict(value)
 
 
 @_method
@@ -674,13 +659,10 @@ class SessionHistory(Request[list[dict[str, Any]]]):
 
 @_method
 @dataclass(frozen=True)
-class Sessions(Request[list[dict[str, Any]]]):
+class Sessions(PlistsRequest):
     """The kept sessions (id, title, messages, last-activity), most recent first."""
 
     NAME: ClassVar[str] = "sessions"
-
-    def result(self, value: Any) -> list[dict[str, Any]]:
-        return _dicts(value)
 
 
 @_method
@@ -709,14 +691,11 @@ class Usage(Request[dict[str, Any]]):
 
 @_method
 @dataclass(frozen=True)
-class RewriteCheck(Request[dict[str, Any]]):
+class RewriteCheck(PlistRequest):
     """The gates' verdict on a rewrite the person accepted."""
 
     NAME: ClassVar[str] = "rewrite-check"
     plist: dict[str, Any] = field(metadata=_wire("plist", PLIST))
-
-    def result(self, value: Any) -> dict[str, Any]:
-        return as_dict(value)
 
 
 @_method
