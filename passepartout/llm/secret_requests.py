@@ -23,6 +23,7 @@ offline costs a secret.
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 
 # Words that name a secret, or a place where secrets are kept.
@@ -112,6 +113,7 @@ _SPELLED = ("password", "passwords", "passcode", "passphrase", "credentials", "c
 _WORD = re.compile(r"[A-Za-z]{5,}")
 
 
+@functools.lru_cache(maxsize=64)  # the reader asks several of the questions below of one request
 def _respelled(text: str) -> str:
     def fix(m: re.Match[str]) -> str:
         word = m.group(0)
