@@ -25,6 +25,9 @@ log = logging.getLogger(__name__)
 MESSAGE_OVERHEAD = 4
 REPLY_PRIMING = 3
 
+# The estimate: what models without a tokenizer of their own count with, and the
+# tokenizer litellm loads for itself on its first call.
+ESTIMATE = "cl100k_base"
 _O200K_PREFIXES = ("gpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4", "chatgpt-4o")
 _lock = threading.Lock()
 
@@ -47,14 +50,14 @@ def _bare(model: str) -> str:
 def encoding_name(model: str | None) -> str:
     """Which tokenizer counts for ``model``: ``o200k_base``, ``cl100k_base`` or ``claude``."""
     if not model:
-        return "cl100k_base"
+        return ESTIMATE
     lowered = model.lower()
     bare = _bare(model)
     if "claude" in lowered or lowered.startswith("anthropic/"):
         return "claude"
     if bare.startswith(_O200K_PREFIXES):
         return "o200k_base"
-    return "cl100k_base"
+    return ESTIMATE
 
 
 @cache
@@ -76,7 +79,7 @@ def _claude() -> Callable[[str], int]:
     path = bundled / "anthropic_tokenizer.json" if bundled else None
     if path is None or not path.is_file():
         log.info("no bundled Claude tokenizer: counting with cl100k_base")
-        return _tiktoken("cl100k_base")
+        return _tiktoken(ESTIMATE)
     from tokenizers import Tokenizer
 
     tok = Tokenizer.from_str(path.read_text(encoding="utf-8"))
@@ -89,9 +92,6 @@ def _remembered(count: Callable[[str], int]) -> Callable[[str], int]:
     return lru_cache(maxsize=8192)(count)
 
 
-# The estimate: what models without a tokenizer of their own count with, and the
-# tokenizer litellm loads for itself on its first call.
-ESTIMATE = "cl100k_base"
 _put_off: set[str] = set()  # tokenizers whose load waits (see load_later)
 _loaded: set[str] = set()
 
