@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from passepartout.sqlitefile import open_database
+from passepartout.sqlparts import in_parts
 
 log = logging.getLogger(__name__)
 
@@ -225,9 +226,7 @@ class Ledger:
         self.wait_settled()
         total = 0.0
         with self._lock:
-            for start in range(0, len(ids), 500):  # SQLite's bound-parameter limit
-                part = ids[start:start + 500]
-                marks = ",".join("?" * len(part))
+            for part, marks in in_parts(ids):
                 row = self._conn.execute(
                     f"SELECT COALESCE(SUM(cost), 0.0) FROM calls WHERE heading IN ({marks})",
                     part,

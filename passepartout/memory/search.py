@@ -35,6 +35,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from passepartout.sqlparts import in_parts
 from passepartout.text import one_line
 
 POOL = 50  # candidates taken from each side before fusing
@@ -169,11 +170,10 @@ def _parents(conn: sqlite3.Connection, nodes: list[int]) -> dict[int, int | None
         if not todo:
             break
         found: dict[int, int] = {}
-        for i in range(0, len(todo), 500):
-            part = todo[i : i + 500]
+        for part, marks in in_parts(todo):
             found.update(conn.execute(
                 "SELECT c.rowid, p.rowid FROM idx AS c JOIN idx AS p ON p.id = c.parent"
-                f" WHERE c.rowid IN ({','.join('?' * len(part))})", part).fetchall())
+                f" WHERE c.rowid IN ({marks})", part).fetchall())
         for n in todo:
             parents[n] = found.get(n)
         todo = [p for p in dict.fromkeys(found.values()) if p not in parents]

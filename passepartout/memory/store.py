@@ -38,6 +38,7 @@ from passepartout.memory.schema import (
 from passepartout.memory.search import FTS_LAYOUT, POOL, SPAN, SearchHit, fuse, snippet, text_hits
 from passepartout.memory.tree import HeadTree, Pending, Row
 from passepartout.memory.verify import VerifyReport, check_tree, reachable
+from passepartout.sqlparts import in_parts
 
 log = logging.getLogger(__name__)
 
@@ -567,11 +568,9 @@ class MemoryStore:
         out: list[tuple[str, bytes]] = []
         with self._lock:
             self._check_open()
-            for i in range(0, len(ckeys), 500):
-                part = ckeys[i : i + 500]
+            for part, marks in in_parts(ckeys):
                 out += [(str(r[0]), bytes(r[1])) for r in self._conn.execute(
-                    f"SELECT ckey, vec FROM embeddings WHERE ckey IN ({','.join('?' * len(part))})",
-                    part)]
+                    f"SELECT ckey, vec FROM embeddings WHERE ckey IN ({marks})", part)]
         return out
 
     def head_keys(self, part: int = 5000) -> tuple[str, list[tuple[str, str]]]:
@@ -602,11 +601,10 @@ class MemoryStore:
         out: dict[str, str] = {}
         with self._lock:
             self._check_open()
-            for i in range(0, len(ids), 500):
-                part = ids[i : i + 500]
+            for part, marks in in_parts(ids):
                 out.update(self._conn.execute(
                     "SELECT idx.id, fts.title FROM idx JOIN fts ON fts.rowid = idx.rowid * ?"
-                    f" WHERE idx.id IN ({','.join('?' * len(part))})", [SPAN, *part]))
+                    f" WHERE idx.id IN ({marks})", [SPAN, *part]))
         return out
 
     def import_memex(self, directory: str | Path) -> Any:

@@ -28,6 +28,7 @@ from passepartout.memory.merkle import (
 from passepartout.memory.nodes import ROOT_ID, MemoryNode, content_fields, node_from_fields
 from passepartout.memory.schema import ObjectTable
 from passepartout.memory.search import FTS_LAYOUT, fts_delete, fts_rows, fts_write
+from passepartout.sqlparts import in_parts
 
 Pending = dict[str, dict[str, str | None]]
 ROW_COLUMNS = "rowid, id, parent, pos, hash"
@@ -35,7 +36,6 @@ _SAVE = (
     "INSERT INTO objects(hash, data) VALUES (?, ?) ON CONFLICT(hash) DO UPDATE"
     " SET data = excluded.data WHERE objects.data IS NOT excluded.data"
 )
-_IN_CHUNK = 500  # ids per "IN (...)" query, under SQLite's parameter limit
 
 
 class _Buffered:
@@ -183,9 +183,7 @@ class HeadTree:
             return False
         if any(n.position is None or (n is not top and n.parent not in inside) for n in nodes):
             return False
-        for i in range(0, len(ids), _IN_CHUNK):
-            part = ids[i : i + _IN_CHUNK]
-            marks = ",".join("?" * len(part))
+        for part, marks in in_parts(ids):
             query = f"SELECT 1 FROM idx WHERE id IN ({marks}) LIMIT 1"
             if self.conn.execute(query, part).fetchone():
                 return False
