@@ -6,11 +6,13 @@ last bytes back, and the fake model server through litellm itself.
 
 from __future__ import annotations
 
+import gc
 import select
 import socket
 import socketserver
 import threading
 import time
+import types
 from collections.abc import Iterator
 
 import httpx
@@ -236,3 +238,44 @@ def test_litellm_streams_reuse_one_connection(fake_llm: FakeLLM,
         _join_drains()
     assert texts == ["one two three", "four five", "six"]
     assert len(connects) == 1
+
+
+def _left_to_the_collector() -> list[str]:
+    """httpx's and httpcore's stream generators still suspended, and pool streams still
+    open: what the cyclic collector would end later, on whichever thread it runs."""
+    left = []
+    for thing in gc.get_objects():
+        if isinstance(thing, types.GeneratorType) and thing.gi_frame is not None:
+            where = thing.gi_code.co_filename
+            if "/httpx/" in where or "/httpcore/" in where:
+                left.append(thing.gi_code.co_qualname)
+        elif type(thing).__name__ == "PoolByteStream" and not thing._closed:
+            left.append("open PoolByteStream")
+    return left
+
+
+def test_a_cancelled_call_leaves_nothing_for_the_collector(
+        fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cancelled stream's generators end on the call's own thread.  Left to the
+    collector, one of them ended inside httpcore's pool lock, taken by the next call,
+    and waited for that same lock for ever: the daemon answered nothing more."""
+    from passepartout.llm.provider import Cancelled, Provider
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("OPENAI_API_BASE", fake_llm.base_url)
+    fake_llm.slow_stream(" ".join(f"word{i}" for i in range(40)), 0.05)
+    fake_llm.reply("after the cancel")
+    cancel = threading.Event()
+    gc.collect()
+    gc.disable()
+    try:
+        with pytest.raises(Cancelled):
+            Provider().complete(["openai/fake-model"], [{"role": "user", "content": "hi"}],
+                                on_text=lambda _text: cancel.set(), cancel=cancel)
+        _join_drains()
+        assert _left_to_the_collector() == []
+        result = Provider().complete(["openai/fake-model"],
+                                     [{"role": "user", "content": "again"}])
+        assert result.reply.text == "after the cancel"
+    finally:
+        gc.enable()

@@ -40,30 +40,44 @@ class _DrainOnClose(httpx.SyncByteStream):
 
     def __iter__(self) -> Iterator[bytes]:
         self._pending = iter(self._inner)
-        for chunk in self._pending:
-            self._tail = (self._tail + chunk)[-64:]
-            if _DONE in self._tail:
-                # The event stream is over: its last bytes are read in the background
-                # from now, so that a reader stopping here (litellm's own handler never
-                # reads on, nor closes) or closing here still returns the connection.
-                self._drainer = _Drainer(self._pending, self._inner)
+        try:
+            for chunk in self._pending:
+                self._tail = (self._tail + chunk)[-64:]
+                if _DONE in self._tail:
+                    # The event stream is over: its last bytes are read in the background
+                    # from now, so that a reader stopping here (litellm's own handler never
+                    # reads on, nor closes) or closing here still returns the connection.
+                    self._drainer = _Drainer(self._pending, self._inner)
+                    yield chunk
+                    # A reader that goes on gets what the drainer read, then the rest.
+                    self._drainer.thread.join()
+                    yield from self._drainer.read
+                    if not self._drainer.finished:
+                        yield from self._pending
+                    self._pending = None
+                    return
                 yield chunk
-                # A reader that goes on gets what the drainer read, then the rest.
-                self._drainer.thread.join()
-                yield from self._drainer.read
-                if not self._drainer.finished:
-                    yield from self._pending
-                self._pending = None
-                return
-            yield chunk
+        except GeneratorExit:
+            # The reader was closed without closing the response (httpx's iter_raw
+            # closes it only when read to its end): close it here, now.
+            self.close()
+            raise
         self._pending = None  # read to its end: nothing to drain
 
     def close(self) -> None:
-        self._pending = None
+        pending, self._pending = self._pending, None
         if self._drainer is not None:
             self._drainer.abandon()  # it closes when it is done
-        else:  # before [DONE] (a cancelled turn): dropping it stops the provider
-            self._inner.close()
+            return
+        # Before [DONE] (a cancelled turn): dropping it stops the provider.  The
+        # generators reading it end here, on this thread; left to the garbage collector
+        # they would end on whichever thread it ran, and one inside httpcore's pool lock
+        # (another call starting) would wait for that same lock for ever.
+        if pending is not None:
+            close = getattr(pending, "close", None)
+            if callable(close):
+                close()
+        self._inner.close()
 
 
 class _Drainer:
