@@ -20,7 +20,7 @@ def fresh_state(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_a_put_off_tokenizer_counts_with_the_estimate_until_it_has_loaded() -> None:
     exact = tokens._tiktoken("o200k_base")(TEXT)
-    estimate = tokens._tiktoken("cl100k_base")(TEXT)
+    estimate = tokens._tiktoken(tokens.ESTIMATE)(TEXT)
     assert exact != estimate
     waiting = tokens.load_later("openai/gpt-4o", 60)
     assert waiting is not None
