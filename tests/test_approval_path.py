@@ -61,9 +61,7 @@ def test_a_face_that_does_not_answer_in_time_is_a_no() -> None:
     approvals = Approvals({"emacs": face}, timeout=0.2)
     approvals.hooks.attach(APPROVAL_ANSWERED, lambda r, granted: heard.append(granted),
                            owner="test")
-    started = time.monotonic()
-    assert approvals(ask("emacs")) is False
-    assert time.monotonic() - started < 1.5
+    assert approvals(ask("emacs")) is False  # not the face's yes, two seconds on
     assert heard == [False]
 
 
