@@ -121,10 +121,8 @@ def test_a_gate_that_hangs_is_cut_off_and_the_action_refused() -> None:
 
     loop, ran = echo_loop(Skill("stuck", gate=hang), gate_timeout=0.2, emit=record)
     try:
-        started = time.monotonic()
         assert loop.process(turn("s")) == []
-        assert time.monotonic() - started < 3  # not the thirty seconds the gate takes
-        assert ran == []
+        assert ran == []  # the gate's allow, thirty seconds on, would have run it
         denied = [d for k, d in events if k == "denied"]
         assert denied and "took longer than 0.2 s" in denied[0]["reason"]
     finally:

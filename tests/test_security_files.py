@@ -176,20 +176,17 @@ def _snapshot(root: Path) -> dict[str, bytes]:
 @pytest.mark.attack
 def test_only_regular_files_are_opened_and_none_blocks(place: dict[str, Path]) -> None:
     import socket
-    import time
 
     rules = rules_for(place)
     os.mkfifo(place["work"] / "pipe")
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.bind(str(place["work"] / "sock"))
-    started = time.monotonic()
-    try:
+    try:  # a FIFO opened to read would wait for a writer for ever: refused by its kind
         for name, kind in (("pipe", "FIFO"), ("sock", "socket"), (".", "directory")):
             with pytest.raises(FileToolError, match=kind):
                 read_text(name, rules)
     finally:
         sock.close()
-    assert time.monotonic() - started < 2  # a FIFO is never opened, so nothing waits
 
 
 def test_a_file_swapped_between_the_look_and_the_open_is_refused(
