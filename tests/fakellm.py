@@ -158,6 +158,9 @@ class FakeLLM(Script):
             raise ValueError(f"default must be 'error' or 'echo', not {default!r}")
         self.default: DefaultMode = default
         self.requests: list[RecordedRequest] = []
+        self._answered = 0  # replies begun: their delay over, their first byte sent
+        # Set when a client gave up on a reply before its end (a cancel drops it).
+        self.given_up = threading.Event()
         self._per_model: dict[str, Script] = {}
         self._closing = threading.Event()
         self._server = _Server(("127.0.0.1", port), _make_handler(self))
@@ -226,6 +229,16 @@ class FakeLLM(Script):
 
     # -- used by the handler ---------------------------------------------------------------
 
+    @property
+    def answered(self) -> int:
+        """How many replies have begun (their delay over)."""
+        with self._lock:
+            return self._answered
+
+    def _begin_answer(self) -> None:
+        with self._lock:
+            self._answered += 1
+
     def _record(self, request: RecordedRequest) -> None:
         with self._lock:
             self.requests.append(request)
@@ -281,11 +294,13 @@ def _make_handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
             try:
                 self._answer(reply, request)
             except ConnectionError:
-                # The client gave up (a timeout under test): nothing to answer.
+                # The client gave up (a timeout or a cancel under test): nothing to answer.
                 self.close_connection = True
+                fake.given_up.set()
 
         def _answer(self, reply: Reply, request: RecordedRequest) -> None:
             fake._sleep(reply.delay)
+            fake._begin_answer()
             if reply.status != 200:
                 error = {
                     "message": reply.message,

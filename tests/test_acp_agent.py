@@ -169,6 +169,7 @@ def test_a_cancel_mid_stream_ends_the_turn_as_cancelled(
 ) -> None:
     words = " ".join(f"word{i}" for i in range(60))
     fake_llm.slow_stream(words, 0.1)  # six seconds if not cancelled
+    fake_llm.given_up.clear()
     running(daemons)
 
     async def scenario() -> None:
@@ -178,14 +179,14 @@ def test_a_cancel_mid_stream_ends_the_turn_as_cancelled(
             turn = asyncio.ensure_future(conn.prompt(session_id=session,
                                                      prompt=prompt("talk a while")))
             await asyncio.wait_for(peer.chunk_seen.wait(), 30)
-            began = time.monotonic()
             await conn.cancel(session_id=session)
             done = await asyncio.wait_for(turn, 10)
             assert done.stop_reason == "cancelled"
-            assert time.monotonic() - began < 3.0
             assert "word59" not in peer.text(session)
 
     run(scenario())
+    # The daemon dropped the model's stream, which is what stops a provider generating.
+    assert fake_llm.given_up.wait(30)
 
 
 def test_a_terminal_session_is_listed_loaded_continued_and_resumed_back(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -97,10 +96,9 @@ def test_cancel_while_waiting_for_the_first_byte(provider_env: FakeLLM) -> None:
     provider_env.delay(5.0)
     cancel = threading.Event()
     threading.Timer(0.2, cancel.set).start()
-    started = time.monotonic()
     with pytest.raises(Cancelled):
         Provider().complete(["openai/m"], MESSAGES, cancel=cancel)
-    assert time.monotonic() - started < 1.0
+    assert provider_env.answered == 0  # before the reply, five seconds on, had begun
 
 
 def test_cancel_mid_stream_stops_the_turn(agent_setup: tuple[Agent, Recorder, FakeLLM]) -> None:
