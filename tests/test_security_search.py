@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import time
 from pathlib import Path
 
 import pytest
@@ -63,11 +62,9 @@ def test_output_stops_at_its_limits(tmp_path: Path) -> None:
 @pytest.mark.attack
 def test_a_catastrophic_pattern_stops_at_the_time_limit(tmp_path: Path) -> None:
     (tmp_path / "long.txt").write_text("a" * 30_000 + "!\n")
-    started = time.monotonic()
-    for pattern in ("(a+)+$", "(a|aa)+$"):
+    for pattern in ("(a+)+$", "(a|aa)+$"):  # left to backtrack, neither would end
         with pytest.raises(PipelineError, match="backtracks too much"):
             search(pattern, tmp_path, limits=Limits(seconds=0.3))
-    assert time.monotonic() - started < 15  # CPU seconds: a loaded machine stretches them
 
 
 @pytest.mark.attack
